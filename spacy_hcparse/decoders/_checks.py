@@ -1,0 +1,124 @@
+"""Input validation shared by the public decoder functions.
+
+Every public decoder checks its score arrays here before handing them to a numba kernel, so a
+malformed input fails with a ``ValueError`` that names the argument, never inside compiled code.
+"""
+from typing import Optional, Tuple
+
+import numpy as np
+
+# A sentence longer than this is refused: the (n+1)^3 higher-order arrays alone would exceed
+# several GB. Callers with longer inputs split them first (the spaCy components do).
+MAX_WORDS = 2000
+
+
+def check_arc(arc) -> np.ndarray:
+    """Return ``arc`` as a C-contiguous float64 (n+1, n+1) array, or raise ``ValueError``."""
+    arr = _as_float_array(arc, "arc")
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"arc must be a square (n+1, n+1) array, got shape {arr.shape}")
+    if arr.shape[0] < 1:
+        raise ValueError("arc must have at least one row (the root), got shape (0, 0)")
+    if arr.shape[0] - 1 > MAX_WORDS:
+        raise ValueError(
+            f"sentence of {arr.shape[0] - 1} words exceeds MAX_WORDS={MAX_WORDS}; split it first"
+        )
+    _check_finite(_ignoring_unused(arr), "arc")
+    return arr
+
+
+def check_cube(scores, name: str, size: int) -> Optional[np.ndarray]:
+    """Return a (size, size, size) float64 array for ``sib`` / ``grand`` (``None`` passes through)."""
+    if scores is None:
+        return None
+    arr = _as_float_array(scores, name)
+    if arr.shape != (size, size, size):
+        raise ValueError(
+            f"{name} must have shape {(size, size, size)} to match arc, got {arr.shape}"
+        )
+    _check_finite(arr, name)
+    return arr
+
+
+def check_heads(heads, size: int) -> np.ndarray:
+    """Return ``heads`` as an int64 (n+1,) array that is a valid single-root tree."""
+    try:
+        arr = np.ascontiguousarray(heads, dtype=np.int64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"heads must be an integer array: {err}") from None
+    if arr.shape != (size,):
+        raise ValueError(f"heads must have shape ({size},), got {arr.shape}")
+    problem = tree_problem(arr)
+    if problem:
+        raise ValueError(f"heads is not a valid tree: {problem}")
+    return arr
+
+
+def check_inputs(arc, sib=None, grand=None) -> Tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
+    """Validate an (arc, sib, grand) triple; sib and grand may be ``None``."""
+    arc = check_arc(arc)
+    size = arc.shape[0]
+    return arc, check_cube(sib, "sib", size), check_cube(grand, "grand", size)
+
+
+def tree_problem(heads: np.ndarray) -> str:
+    """Describe why ``heads`` is not a single-root tree, or return ``""`` when it is one.
+
+    Convention: ``heads[0] == -1`` (the artificial root), ``heads[m]`` in ``1..n`` or ``0``,
+    exactly one word attached to 0, and every word reaches 0 (no cycles).
+    """
+    n = len(heads) - 1
+    if n < 0:
+        return "empty heads array"
+    if heads[0] != -1:
+        return f"heads[0] must be -1, got {heads[0]}"
+    if n == 0:
+        return ""
+    words = heads[1:]
+    if words.min() < 0 or words.max() > n:
+        return f"head index out of range 0..{n}"
+    if np.any(words == np.arange(1, n + 1)):
+        return "a word is its own head"
+    roots = int(np.sum(words == 0))
+    if roots != 1:
+        return f"expected exactly one word attached to the root, got {roots}"
+    state = np.zeros(n + 1, dtype=np.int8)  # 0 unseen, 1 on the current path, 2 reaches root
+    state[0] = 2
+    for start in range(1, n + 1):
+        path = []
+        node = start
+        while state[node] == 0:
+            state[node] = 1
+            path.append(node)
+            node = heads[node]
+        if state[node] == 1:
+            return f"cycle through word {node}"
+        for visited in path:
+            state[visited] = 2
+    return ""
+
+
+def _as_float_array(scores, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(scores)
+    except Exception as err:  # ragged lists and the like
+        raise ValueError(f"{name} must be a numeric array: {err}") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{name} must be a numeric array, got dtype {arr.dtype}")
+    if np.iscomplexobj(arr):
+        raise ValueError(f"{name} must be real-valued, got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+def _ignoring_unused(arc: np.ndarray) -> np.ndarray:
+    """A copy of ``arc`` with the entries no tree uses (column 0, the diagonal) set to 0."""
+    view = arc.copy()
+    view[:, 0] = 0.0
+    np.fill_diagonal(view, 0.0)
+    return view
+
+
+def _check_finite(arr: np.ndarray, name: str) -> None:
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(f"{name} contains NaN or inf (first at index {tuple(int(i) for i in bad)})")

@@ -1,0 +1,80 @@
+"""Scoring a given tree under first-order, sibling and grandparent factors.
+
+Conventions (shared by every decoder in this package):
+
+* index 0 is the artificial root, words are ``1..n``;
+* ``arc[h, m]`` scores the arc head ``h`` -> modifier ``m``;
+* ``sib[h, s, m]`` scores ``m`` being the next modifier of ``h`` after ``s`` on the same side,
+  modifiers on each side taken in order of increasing distance from ``h``; ``s == h`` marks the
+  closest modifier on that side;
+* ``grand[g, h, m]`` scores the arcs ``g -> h`` and ``h -> m`` together (``h != 0``);
+* ``heads[0] == -1`` and exactly one word is attached to the root.
+"""
+from typing import Optional
+
+import numpy as np
+from numba import njit
+
+from ._checks import check_heads, check_inputs
+
+
+def tree_score(
+    heads, arc, sib: Optional[np.ndarray] = None, grand: Optional[np.ndarray] = None
+) -> float:
+    """Return the sum of the arc, sibling and grandparent factors of the tree ``heads``."""
+    arc, sib, grand = check_inputs(arc, sib, grand)
+    heads = check_heads(heads, arc.shape[0])
+    total = arc_part(heads, arc)
+    if sib is not None:
+        total += sib_part(heads, sib)
+    if grand is not None:
+        total += grand_part(heads, grand)
+    return float(total)
+
+
+@njit(cache=True)
+def arc_part(heads, arc):
+    total = 0.0
+    for m in range(1, heads.shape[0]):
+        total += arc[heads[m], m]
+    return total
+
+
+@njit(cache=True)
+def sib_part(heads, sib):
+    """Sum of sibling factors: for each head, chain its modifiers outward on each side."""
+    size = heads.shape[0]
+    total = 0.0
+    for h in range(size):
+        prev = h
+        for m in range(h + 1, size):  # right side, nearest first
+            if heads[m] == h:
+                total += sib[h, prev, m]
+                prev = m
+        prev = h
+        for m in range(h - 1, 0, -1):  # left side, nearest first
+            if heads[m] == h:
+                total += sib[h, prev, m]
+                prev = m
+    return total
+
+
+@njit(cache=True)
+def grand_part(heads, grand):
+    total = 0.0
+    for m in range(1, heads.shape[0]):
+        h = heads[m]
+        if h != 0:
+            total += grand[heads[h], h, m]
+    return total
+
+
+@njit(cache=True)
+def full_score(heads, arc, sib, grand, use_sib, use_grand):
+    """Kernel-side total score; ``sib``/``grand`` are ignored unless the flags are set."""
+    total = arc_part(heads, arc)
+    if use_sib:
+        total += sib_part(heads, sib)
+    if use_grand:
+        total += grand_part(heads, grand)
+    return total
