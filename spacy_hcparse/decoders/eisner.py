@@ -1,1 +1,229 @@
-"""(being written)"""
+"""Exact projective decoding: Eisner (1996) first order, McDonald & Pereira (2006) with siblings.
+
+Conventions: index 0 is the artificial root, words are ``1..n``; ``arc[h, m]`` scores head ``h`` ->
+modifier ``m``; ``sib[h, s, m]`` scores ``m`` being the next modifier of ``h`` after ``s`` on the same
+side (modifiers on a side taken outward from ``h``; ``s == h`` for the closest one, which is
+McDonald & Pereira's "no previous sibling" case). The root takes exactly one child.
+
+The charts span the words ``1..n`` only; the root then picks its single child ``m``:
+``arc[0, m] (+ sib[0, 0, m])`` + the left complete span headed by ``m`` + its right complete span.
+Chart cells (``s < t``): ``cr`` complete headed ``s``, ``cl`` complete headed ``t``, ``ir``
+incomplete ``s -> t``, ``il`` incomplete ``t -> s``, ``sb`` (second order) adjacent siblings
+``s`` and ``t`` of a head outside ``[s, t]``. Each cell keeps the split point that produced it.
+"""
+from typing import Optional
+
+import numpy as np
+from numba import njit
+
+from ._checks import check_inputs
+
+# chart item kinds on the backtracking stack
+_CR, _CL, _IR, _IL, _SB = 0, 1, 2, 3, 4
+
+
+def decode_eisner(arc, sib: Optional[np.ndarray] = None) -> np.ndarray:
+    """Return the heads of the best projective tree with exactly one root child, in O(n^3).
+
+    ``arc[h, m]``: head ``h`` -> modifier ``m`` (index 0 is the root). ``sib[h, s, m]`` (optional):
+    ``m`` is the next modifier of ``h`` after ``s`` on the same side, ``s == h`` for the closest.
+    Returns int64 ``heads`` with ``heads[0] == -1``. Raises ``ValueError`` on bad input.
+    """
+    arc, sib, _ = check_inputs(arc, sib, None)
+    if sib is None:
+        return eisner_kernel(arc)
+    return eisner2_kernel(arc, sib)
+
+
+@njit(cache=True)
+def eisner_kernel(arc):
+    """First-order kernel: ``arc`` C-contiguous finite float64 (n+1, n+1); returns int64 heads."""
+    size = arc.shape[0]
+    cr, cl, ir, il, bcr, bcl, bi, _, _ = _charts(size)
+    for width in range(1, size - 1):
+        for s in range(1, size - width):
+            t = s + width
+            best = -np.inf
+            for u in range(s, t):
+                val = cr[s, u] + cl[u + 1, t]
+                if val > best:
+                    best = val
+                    bi[s, t] = u
+            ir[s, t] = best + arc[s, t]
+            il[s, t] = best + arc[t, s]
+            _complete(cr, cl, ir, il, bcr, bcl, s, t)
+    heads = _root_and_heads(arc, np.zeros(size), cr, cl)
+    stack = _start_stack(heads, size)
+    while stack[0, 0] > 0:
+        kind, s, t = _pop(stack)
+        if kind == _IR or kind == _IL:
+            if kind == _IR:
+                heads[t] = s
+            else:
+                heads[s] = t
+            u = bi[s, t]
+            _push(stack, _CR, s, u)
+            _push(stack, _CL, u + 1, t)
+        else:
+            _split_complete(stack, kind, s, t, bcr, bcl)
+    return heads
+
+
+@njit(cache=True)
+def eisner2_kernel(arc, sib):
+    """Second-order (sibling) kernel; ``sib`` C-contiguous finite float64 (n+1, n+1, n+1)."""
+    size = arc.shape[0]
+    cr, cl, ir, il, bcr, bcl, bir, bil, sb = _charts(size)
+    bsb = np.zeros((size, size), dtype=np.int64)
+    for width in range(1, size - 1):
+        for s in range(1, size - width):
+            t = s + width
+            best = -np.inf
+            for u in range(s, t):  # adjacent siblings s, t: s's right span meets t's left span
+                val = cr[s, u] + cl[u + 1, t]
+                if val > best:
+                    best = val
+                    bsb[s, t] = u
+            sb[s, t] = best
+            # s -> t: t closest to s (r == s), or previous right modifier r of s
+            best = sib[s, s, t] + cl[s + 1, t]
+            bir[s, t] = s
+            for r in range(s + 1, t):
+                val = ir[s, r] + sb[r, t] + sib[s, r, t]
+                if val > best:
+                    best = val
+                    bir[s, t] = r
+            ir[s, t] = best + arc[s, t]
+            # t -> s: s closest to t (r == t), or previous left modifier r of t
+            best = sib[t, t, s] + cr[s, t - 1]
+            bil[s, t] = t
+            for r in range(s + 1, t):
+                val = sb[s, r] + il[r, t] + sib[t, r, s]
+                if val > best:
+                    best = val
+                    bil[s, t] = r
+            il[s, t] = best + arc[t, s]
+            _complete(cr, cl, ir, il, bcr, bcl, s, t)
+    heads = _root_and_heads(arc, sib[0, 0].copy(), cr, cl)
+    stack = _start_stack(heads, size)
+    while stack[0, 0] > 0:
+        kind, s, t = _pop(stack)
+        if kind == _IR:
+            heads[t] = s
+            r = bir[s, t]
+            if r == s:
+                _push(stack, _CL, s + 1, t)
+            else:
+                _push(stack, _IR, s, r)
+                _push(stack, _SB, r, t)
+        elif kind == _IL:
+            heads[s] = t
+            r = bil[s, t]
+            if r == t:
+                _push(stack, _CR, s, t - 1)
+            else:
+                _push(stack, _SB, s, r)
+                _push(stack, _IL, r, t)
+        elif kind == _SB:
+            u = bsb[s, t]
+            _push(stack, _CR, s, u)
+            _push(stack, _CL, u + 1, t)
+        else:
+            _split_complete(stack, kind, s, t, bcr, bcl)
+    return heads
+
+
+@njit(cache=True)
+def _charts(size):
+    cr = np.zeros((size, size))
+    cl = np.zeros((size, size))
+    ir = np.zeros((size, size))
+    il = np.zeros((size, size))
+    sb = np.zeros((size, size))
+    bcr = np.zeros((size, size), dtype=np.int64)
+    bcl = np.zeros((size, size), dtype=np.int64)
+    bir = np.zeros((size, size), dtype=np.int64)
+    bil = np.zeros((size, size), dtype=np.int64)
+    return cr, cl, ir, il, bcr, bcl, bir, bil, sb
+
+
+@njit(cache=True)
+def _complete(cr, cl, ir, il, bcr, bcl, s, t):
+    """Fill the complete cells of span [s, t] from incomplete ones (already filled for [s, t])."""
+    best = -np.inf
+    for r in range(s + 1, t + 1):
+        val = ir[s, r] + cr[r, t]
+        if val > best:
+            best = val
+            bcr[s, t] = r
+    cr[s, t] = best
+    best = -np.inf
+    for r in range(s, t):
+        val = cl[s, r] + il[r, t]
+        if val > best:
+            best = val
+            bcl[s, t] = r
+    cl[s, t] = best
+
+
+@njit(cache=True)
+def _root_and_heads(arc, root_bonus, cr, cl):
+    """Heads array with the root's single child chosen; other heads are filled by backtracking.
+
+    ``root_bonus[m]`` is added to the root arc to ``m`` (``sib[0, 0, m]`` at second order).
+    """
+    size = arc.shape[0]
+    n = size - 1
+    heads = np.full(size, -1, dtype=np.int64)
+    best = -np.inf
+    child = 0
+    for m in range(1, size):
+        val = arc[0, m] + root_bonus[m] + cl[1, m] + cr[m, n]
+        if val > best:
+            best = val
+            child = m
+    if n > 0:
+        heads[child] = 0
+    return heads
+
+
+@njit(cache=True)
+def _start_stack(heads, size):
+    """Backtracking stack (row 0 holds the depth) seeded with the root child's two spans."""
+    stack = np.zeros((4 * size + 2, 3), dtype=np.int64)
+    n = size - 1
+    for m in range(1, size):
+        if heads[m] == 0:
+            _push(stack, _CL, 1, m)
+            _push(stack, _CR, m, n)
+    return stack
+
+
+@njit(cache=True)
+def _push(stack, kind, s, t):
+    if s >= t:  # single-word spans carry no arcs
+        return
+    depth = stack[0, 0] + 1
+    stack[depth, 0] = kind
+    stack[depth, 1] = s
+    stack[depth, 2] = t
+    stack[0, 0] = depth
+
+
+@njit(cache=True)
+def _pop(stack):
+    depth = stack[0, 0]
+    stack[0, 0] = depth - 1
+    return stack[depth, 0], stack[depth, 1], stack[depth, 2]
+
+
+@njit(cache=True)
+def _split_complete(stack, kind, s, t, bcr, bcl):
+    if kind == _CR:
+        r = bcr[s, t]
+        _push(stack, _IR, s, r)
+        _push(stack, _CR, r, t)
+    else:
+        r = bcl[s, t]
+        _push(stack, _CL, s, r)
+        _push(stack, _IL, r, t)

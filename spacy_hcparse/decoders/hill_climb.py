@@ -1,1 +1,407 @@
-"""(being written)"""
+"""Randomized greedy hill climbing over single-root trees (Zhang, Lei, Barzilay & Jaakkola 2014,
+"Greed is Good if Randomized"; RBGParser's ``HillClimbingDecoder``).
+
+Conventions: index 0 is the artificial root, words are ``1..n``; ``arc[h, m]`` scores head ``h`` ->
+modifier ``m`` (column 0 and the diagonal are ignored); ``sib[h, s, m]`` scores ``m`` being the next
+modifier of ``h`` after ``s`` on the same side, modifiers on each side in order of increasing
+distance from ``h``, ``s == h`` for the closest one (the root only has right modifiers);
+``grand[g, h, m]`` scores the arcs ``g -> h`` and ``h -> m`` together (``h != 0``). A tree is an
+int64 ``heads`` array of shape (n+1,), ``heads[0] == -1``, exactly one word attached to 0.
+
+Each restart draws a start tree (see ``sampling.py``: uniform single-root trees and trees from the
+first-order scores, interleaved by ``uniform_share``; a caller's ``init`` tree comes first), then
+climbs: a pass visits the words deepest-first (the reverse of a depth-first pre-order from the root,
+children in index order) and gives each word ``m`` its best head among those that keep a valid
+single-root tree (not ``m``, not a descendant of ``m``, never the root 0; the root child itself
+stays). Passes repeat until one changes nothing. The gain of a move is computed from the factors it
+touches only (``arc[h, m]``, ``m``'s place in the sibling chains of its old and new heads,
+``grand[., h, m]`` and ``grand[h, m, c]`` for ``m``'s children ``c``).
+
+Restarts stop once the best score has been reached ``converge`` times after ``min_restarts``, or
+after ``max_restarts``, or when ``time_limit`` seconds have passed (checked between kernel calls).
+The random stream is reseeded every ``_SEED_BLOCK`` restarts from ``seed``, so a fixed seed gives
+the same result whether or not a time limit splits the work (unless the limit actually cuts it).
+"""
+import time
+from typing import NamedTuple, Optional
+
+import numpy as np
+from numba import njit
+
+from ._checks import check_heads, check_inputs
+from .sampling import head_tables, uniform_tree, weighted_tree
+from .scoring import full_score
+
+_SEED_BLOCK = 8
+_NO_CUBE = np.zeros((1, 1, 1))
+
+
+class HillClimbResult(NamedTuple):
+    """``heads``: int64 (n+1,) best tree found; ``score``: its total score under the given factors;
+    ``restarts``: start trees climbed; ``hits``: how many of them ended at the best score;
+    ``time_capped``: the time limit stopped the search before its other stopping rules."""
+
+    heads: np.ndarray
+    score: float
+    restarts: int
+    hits: int
+    time_capped: bool
+
+
+def decode_hill_climb(
+    arc,
+    sib: Optional[np.ndarray] = None,
+    grand: Optional[np.ndarray] = None,
+    *,
+    seed: int = 0,
+    init=None,
+    max_restarts: int = 200,
+    min_restarts: int = 10,
+    converge: int = 5,
+    time_limit: Optional[float] = None,
+    uniform_share: float = 0.5,
+    temperature: float = 1.0,
+) -> HillClimbResult:
+    """Best single-root tree found by randomized hill climbing under ``arc`` (+ ``sib``, ``grand``).
+
+    Scores follow the module conventions (``arc[h, m]``, ``sib[h, s, m]``, ``grand[g, h, m]``;
+    ``sib``/``grand`` optional). ``init``: a valid heads array climbed first. ``uniform_share``:
+    the fraction of sampled starts drawn uniformly; the rest come from ``exp(arc / temperature)``.
+    ``time_limit`` (seconds, ``None`` for no limit) is checked between batches of restarts; at
+    least one restart always runs. n = 0 gives ``[-1]``; n = 1 gives ``[-1, 0]`` (no search).
+    """
+    arc, sib, grand = check_inputs(arc, sib, grand)
+    size = arc.shape[0]
+    if init is not None:
+        init = check_heads(init, size)
+    _check_settings(max_restarts, min_restarts, converge, time_limit, uniform_share, temperature)
+    if size <= 2:
+        heads = np.array([-1, 0][:size], dtype=np.int64)
+        score = full_score(heads, arc, *_cubes(sib, grand))
+        return HillClimbResult(heads, float(score), 0, 0, False)
+    search = _Search(arc, sib, grand, init, seed, uniform_share, temperature)
+    return search.run(int(max_restarts), int(min_restarts), int(converge), time_limit)
+
+
+class _Search:
+    """The state carried between kernel calls: the best tree so far, its score, hits, restarts."""
+
+    def __init__(self, arc, sib, grand, init, seed, uniform_share, temperature):
+        size = arc.shape[0]
+        self.arc = arc
+        self.sib, self.grand, self.use_sib, self.use_grand = _cubes(sib, grand)
+        self.use_init = init is not None
+        self.init = init if init is not None else np.zeros(size, dtype=np.int64)
+        self.head_cdf, self.root_cdf = head_tables(arc, float(temperature))
+        self.seed = int(seed) % (2**32)
+        self.share = float(uniform_share)
+        self.best = np.empty(size, dtype=np.int64)
+        self.stats = np.array([-np.inf, 0.0, 0.0])  # best score, hits, restarts done
+
+    def run(self, max_restarts, min_restarts, converge, time_limit) -> HillClimbResult:
+        if time_limit is None:
+            done = self._call(max_restarts, min_restarts, converge)
+            return self._result(capped=False)
+        start = time.perf_counter()
+        batch = 1
+        while True:
+            first = int(self.stats[2])
+            done = self._call(min(first + batch, max_restarts), min_restarts, converge)
+            if done or int(self.stats[2]) >= max_restarts:
+                return self._result(capped=False)
+            elapsed = time.perf_counter() - start
+            if elapsed >= time_limit:
+                return self._result(capped=True)
+            per_restart = elapsed / max(int(self.stats[2]), 1)
+            batch = int(min(64, max(1, 0.25 * (time_limit - elapsed) / max(per_restart, 1e-9))))
+
+    def _call(self, stop, min_restarts, converge) -> bool:
+        return _search(
+            self.arc, self.sib, self.grand, self.use_sib, self.use_grand, self.init, self.use_init,
+            self.head_cdf, self.root_cdf, self.share, self.seed, stop, min_restarts, converge,
+            self.best, self.stats,
+        )
+
+    def _result(self, capped) -> HillClimbResult:
+        score = full_score(self.best, self.arc, self.sib, self.grand, self.use_sib, self.use_grand)
+        return HillClimbResult(
+            self.best.copy(), float(score), int(self.stats[2]), int(self.stats[1]), capped
+        )
+
+
+def _cubes(sib, grand):
+    """(sib, grand, use_sib, use_grand) with a dummy array standing in for a missing factor."""
+    return (
+        _NO_CUBE if sib is None else sib,
+        _NO_CUBE if grand is None else grand,
+        sib is not None,
+        grand is not None,
+    )
+
+
+def _check_settings(max_restarts, min_restarts, converge, time_limit, uniform_share, temperature):
+    for name, value in (("max_restarts", max_restarts), ("min_restarts", min_restarts),
+                        ("converge", converge)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    if min_restarts > max_restarts:
+        raise ValueError(f"min_restarts ({min_restarts}) exceeds max_restarts ({max_restarts})")
+    if time_limit is not None and not time_limit >= 0:
+        raise ValueError(f"time_limit must be None or >= 0 seconds, got {time_limit!r}")
+    if not 0.0 <= uniform_share <= 1.0:
+        raise ValueError(f"uniform_share must be in [0, 1], got {uniform_share!r}")
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0, got {temperature!r}")
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+@njit(cache=True)
+def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_cdf, share, seed,
+            stop, min_restarts, converge, best, stats):
+    """Run restarts ``stats[2]`` .. ``stop - 1``; update ``best``/``stats``; True once converged."""
+    size = arc.shape[0]
+    tol = _tolerance(arc, sib, grand, use_sib, use_grand)
+    heads = np.empty(size, dtype=np.int64)
+    in_tree = np.zeros(size, dtype=np.bool_)
+    work = _workspace(size)
+    for k in range(int(stats[2]), stop):
+        if k % _SEED_BLOCK == 0:
+            np.random.seed((seed * 69069 + (k // _SEED_BLOCK) * 1013904223 + 1) % 4294967296)
+        if use_init and k == 0:
+            heads[:] = init
+        elif _is_uniform_start(k - int(use_init), share):
+            uniform_tree(heads, in_tree, work[0])
+        else:
+            weighted_tree(heads, in_tree, work[0], head_cdf, root_cdf)
+        climb(heads, arc, sib, grand, use_sib, use_grand, tol, work)
+        score = full_score(heads, arc, sib, grand, use_sib, use_grand)
+        stats[2] += 1
+        if score > stats[0] + tol:
+            stats[0] = score
+            stats[1] = 1
+            best[:] = heads
+        elif score >= stats[0] - tol:
+            stats[1] += 1
+        if stats[2] >= min_restarts and stats[1] >= converge:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _is_uniform_start(k, share):
+    """Spread the uniform starts evenly: start ``k`` is uniform when it crosses a multiple of 1/share."""
+    return np.floor((k + 1) * share) > np.floor(k * share)
+
+
+@njit(cache=True)
+def _tolerance(arc, sib, grand, use_sib, use_grand):
+    """Smallest gain counted as an improvement: rounding noise at the scale of the scores."""
+    top = np.max(np.abs(arc))
+    if use_sib:
+        top = max(top, np.max(np.abs(sib)))
+    if use_grand:
+        top = max(top, np.max(np.abs(grand)))
+    return 1e-11 * max(1.0, top)
+
+
+@njit(cache=True)
+def _workspace(size):
+    """Scratch int64 rows: 0 walk pointers, 1 pre-order, 2 prev, 3 next, 4 mark, 5 stack,
+    6 kids, 7 child offsets, 8 children grouped by head, 9 pre-order position, 10 subtree size."""
+    return np.zeros((11, size + 1), dtype=np.int64)
+
+
+@njit(cache=True)
+def climb(heads, arc, sib, grand, use_sib, use_grand, tol, work):
+    """Hill-climb ``heads`` in place to a local optimum: passes of single head changes, deepest
+    word first, until one changes nothing; then one best lift move (see ``_lift``), and again."""
+    while True:
+        while _single_pass(heads, arc, sib, grand, use_sib, use_grand, tol, work):
+            pass
+        if not _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work):
+            return
+
+
+@njit(cache=True)
+def _single_pass(heads, arc, sib, grand, use_sib, use_grand, tol, work):
+    """Move each word, deepest first, to its best valid head; return whether any moved."""
+    n = heads.shape[0] - 1
+    pre, prev, nxt, mark, stack, kids = work[1], work[2], work[3], work[4], work[5], work[6]
+    _preorder(heads, pre, work[7], work[8], stack)
+    changed = False
+    for i in range(n, 0, -1):
+        m = pre[i]
+        p = heads[m]
+        if p == 0:
+            continue  # the root child: any other head would leave the root childless
+        n_kids = _children(heads, m, kids)
+        _mark_subtree(heads, m, mark, stack)
+        neighbours(heads, m, prev, nxt)
+        here = attach_part(p, m, heads, prev, nxt, arc, sib, grand, use_sib, use_grand, kids,
+                           n_kids)
+        best_h, best_gain = p, tol
+        for h in range(1, n + 1):
+            if h == p or mark[h] == 1:
+                continue
+            gain = attach_part(h, m, heads, prev, nxt, arc, sib, grand, use_sib, use_grand,
+                               kids, n_kids) - here
+            if gain > best_gain:
+                best_h, best_gain = h, gain
+        if best_h != p:
+            heads[m] = best_h
+            changed = True
+    return changed
+
+
+@njit(cache=True)
+def _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work):
+    """Apply the best improving lift, if any, and return whether one was applied.
+
+    A lift takes a word ``m`` (head ``p``, possibly the root), a proper descendant ``d`` of ``m``
+    and ``x`` in the subtree of ``d``: ``d`` moves up to ``p`` and ``m`` moves under ``x``. The
+    result is a valid single-root tree (for ``p == 0``, ``d`` becomes the new root child). These
+    are the moves a single head change cannot make: ``m`` under its own descendant, a new root.
+    """
+    n = heads.shape[0] - 1
+    pre, prev, nxt, kids = work[1], work[2], work[3], work[6]
+    pos, span = work[9], work[10]
+    _preorder(heads, pre, work[7], work[8], work[5])
+    for i in range(n + 1):
+        pos[pre[i]] = i
+        span[i] = 1
+    for i in range(n, 0, -1):
+        span[heads[pre[i]]] += span[pre[i]]
+    best_m, best_d, best_x, best_gain = -1, -1, -1, tol
+    for m in range(1, n + 1):
+        p = heads[m]
+        for j in range(pos[m] + 1, pos[m] + span[m]):
+            d = pre[j]
+            q = heads[d]
+            n_kids = _children(heads, d, kids)
+            neighbours(heads, d, prev, nxt)
+            gain = attach_part(p, d, heads, prev, nxt, arc, sib, grand, use_sib, use_grand,
+                               kids, n_kids)
+            gain -= attach_part(q, d, heads, prev, nxt, arc, sib, grand, use_sib, use_grand,
+                                kids, n_kids)
+            heads[d] = p  # for a moment m and d share the head p
+            n_kids = _children(heads, m, kids)
+            neighbours(heads, m, prev, nxt)
+            here = attach_part(p, m, heads, prev, nxt, arc, sib, grand, use_sib, use_grand,
+                               kids, n_kids)
+            for jj in range(j, j + span[d]):
+                x = pre[jj]
+                total = gain + attach_part(x, m, heads, prev, nxt, arc, sib, grand, use_sib,
+                                           use_grand, kids, n_kids) - here
+                if total > best_gain:
+                    best_m, best_d, best_x, best_gain = m, d, x, total
+            heads[d] = q
+    if best_m < 0:
+        return False
+    heads[best_d] = heads[best_m]
+    heads[best_m] = best_x
+    return True
+
+
+@njit(cache=True, inline="always")
+def attach_part(h, m, heads, prev, nxt, arc, sib, grand, use_sib, use_grand, kids, n_kids):
+    """The factors that depend on ``m`` hanging from ``h`` (``neighbours`` filled for ``m``,
+    ``kids[:n_kids]`` its children): the arc, ``m``'s links in ``h``'s sibling chain, and the
+    grand factors through ``m``. A head change's gain is the difference of two such parts."""
+    part = arc[h, m]
+    if use_sib:
+        s, t = prev[h], nxt[h]
+        part += sib[h, s, m]
+        if t >= 0:
+            part += sib[h, m, t] - sib[h, s, t]
+    if use_grand:
+        if h != 0:
+            part += grand[heads[h], h, m]
+        for i in range(n_kids):
+            part += grand[h, m, kids[i]]
+    return part
+
+
+@njit(cache=True, inline="always")
+def neighbours(heads, m, prev, nxt):
+    """For every head ``h``, ``m``'s neighbours in ``h``'s sibling chain on ``m``'s side if ``m``
+    hung from ``h``: ``prev[h]`` the closest modifier between ``h`` and ``m`` (``h`` if none),
+    ``nxt[h]`` the closest one beyond ``m`` (-1 if none). ``m`` itself is never counted."""
+    size = heads.shape[0]
+    for h in range(size):
+        prev[h] = h
+        nxt[h] = -1
+    for k in range(m - 1, 0, -1):  # words left of m, nearest first
+        q = heads[k]
+        if q < k:  # q < k < m: k lies between q and m
+            if prev[q] == q:
+                prev[q] = k
+        elif q > m:  # k < m < q: k lies beyond m, seen from q
+            if nxt[q] == -1:
+                nxt[q] = k
+    for k in range(m + 1, size):  # words right of m, nearest first
+        q = heads[k]
+        if q > k:  # m < k < q
+            if prev[q] == q:
+                prev[q] = k
+        elif q < m:  # q < m < k
+            if nxt[q] == -1:
+                nxt[q] = k
+
+
+@njit(cache=True, inline="always")
+def _children(heads, m, kids):
+    count = 0
+    for c in range(1, heads.shape[0]):
+        if heads[c] == m:
+            kids[count] = c
+            count += 1
+    return count
+
+
+@njit(cache=True, inline="always")
+def _mark_subtree(heads, m, mark, stack):
+    """``mark[v] = 1`` for ``m`` and its descendants, 2 for every other node."""
+    size = heads.shape[0]
+    mark[:size] = 0
+    mark[m] = 1
+    mark[0] = 2
+    for v in range(1, size):
+        top = 0
+        u = v
+        while mark[u] == 0:
+            stack[top] = u
+            top += 1
+            u = heads[u]
+        value = mark[u]
+        for i in range(top):
+            mark[stack[i]] = value
+
+
+@njit(cache=True)
+def _preorder(heads, pre, offsets, grouped, stack):
+    """``pre[:n+1]``: depth-first pre-order from the root 0, children in index order."""
+    size = heads.shape[0]
+    offsets[: size + 1] = 0
+    for m in range(1, size):
+        offsets[heads[m] + 1] += 1
+    for h in range(size):
+        offsets[h + 1] += offsets[h]
+    fill = stack  # borrowed: the next free slot per head
+    fill[:size] = offsets[:size]
+    for m in range(1, size):
+        h = heads[m]
+        grouped[fill[h]] = m
+        fill[h] += 1
+    stack[0] = 0
+    top = 1
+    i = 0
+    while top > 0:
+        top -= 1
+        u = stack[top]
+        pre[i] = u
+        i += 1
+        for k in range(offsets[u + 1] - 1, offsets[u] - 1, -1):
+            stack[top] = grouped[k]
+            top += 1

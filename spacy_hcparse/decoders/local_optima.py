@@ -1,1 +1,317 @@
-"""(being written)"""
+"""Counting the local optima of first-order hill climbing over single-root trees.
+
+Conventions: index 0 is the artificial root, words are ``1..n``; ``arc[h, m]`` scores head ``h`` ->
+modifier ``m``; trees have exactly one word attached to the root.
+
+A tree is a *local optimum* when no single head change (one word moved to another head, the
+result still a single-root tree) strictly raises the arc-factored score. Moving a word to the root
+always makes a second root child, and the root child cannot move (every word is below it), so the
+valid moves are: a word ``m`` that is not the root child takes a new head among the words that are
+not its descendants. Hence the root row ``arc[0, :]`` plays no part, and a tree is a local optimum
+iff every non-root-child word's head is a best head among the words outside its own subtree.
+
+Counting by contracting the cycles of the greedy head choice (cf. Zhang, Lei, Barzilay & Jaakkola
+2014, "Greed is Good if Randomized"). Let every node (at first every word) point to its best head
+among the words outside it. In a local optimum each cycle of this pointer graph is a vertical path
+of the tree that uses every cycle arc but one: the missing arc enters the path's top, the "entry".
+(Proof: a cycle arc ``a -> b`` is either used or ``a`` lies below ``b``; walking the cycle from its
+highest node, used arcs go one level down and an unused arc jumps up to an already visited node,
+so only the closing arc can be unused.) Contract each cycle into a node whose entry is the chosen
+top, whose head scores are the entry's (``arc[u, top]``) and which points to the best word outside
+it; repeat until a single node is left; its entry is the root child. Every sequence of entry
+choices yields a distinct local optimum and every local optimum arises once, so the count is the
+number of leaves of this branching. The enumeration is output-sensitive: O(count * n^3) at worst,
+fast when the count is modest (random or trained scores at n = 60 typically give few optima).
+
+Ties: with equal scores a node may point to any of its best heads; to count each tree once the
+search uses a canonical choice (a cycle's top must point to its smallest best head) and checks
+every leaf tree directly. Heavily tied inputs can have astronomically many optima (all-zero scores:
+every tree), so use ``max_count`` to stop early.
+"""
+from typing import Optional
+
+import numpy as np
+from numba import njit
+
+from ._checks import check_arc
+
+_UNLIMITED = np.iinfo(np.int64).max
+
+
+def count_local_optima(arc, max_count: Optional[int] = None) -> int:
+    """Return the number of single-root trees that no single head change strictly improves.
+
+    ``arc[h, m]``: head ``h`` -> modifier ``m`` (index 0 is the root; the root row does not matter,
+    see the module docstring). With ``max_count`` the enumeration stops as soon as that many optima
+    are found and returns ``max_count`` (read it as "at least ``max_count``").
+    Raises ``ValueError`` on bad input or a ``max_count`` below 1.
+    """
+    arc = check_arc(arc)
+    if max_count is None:
+        cap = _UNLIMITED
+    else:
+        cap = int(max_count)
+        if cap < 1:
+            raise ValueError(f"max_count must be a positive integer, got {max_count!r}")
+    n = arc.shape[0] - 1
+    if n <= 1:
+        return 1
+    return int(_count_kernel(arc, cap, _has_ties(arc)))
+
+
+def _has_ties(arc: np.ndarray) -> bool:
+    """Whether two words are equally good heads for some word (the only comparisons made)."""
+    words = arc[1:, 1:]
+    n = words.shape[0]
+    cols = words.T[~np.eye(n, dtype=bool)].reshape(n, n - 1)  # row t: scores of heads of word t
+    cols = np.sort(cols, axis=1)
+    return bool(np.any(cols[:, 1:] == cols[:, :-1]))
+
+
+@njit(cache=True)
+def _count_kernel(arc, cap, ties):
+    n = arc.shape[0] - 1
+    levels = n + 1
+    st = _State(n, levels)
+    comp, entry = st[0], st[1]
+    for u in range(1, n + 1):
+        comp[0, u] = u - 1
+        entry[0, u - 1] = u
+    total = np.zeros(1, dtype=np.int64)
+    _search(arc, st, 0, n, 0, cap, ties, total)
+    return total[0]
+
+
+@njit(cache=True)
+def _State(n, levels):
+    comp = np.zeros((levels, n + 1), dtype=np.int64)  # word -> node label at each level
+    entry = np.zeros((levels, n + 1), dtype=np.int64)  # node -> its entry word
+    ptr = np.zeros((levels, n + 1), dtype=np.int64)  # node -> chosen best outside word
+    beta = np.zeros((levels, n + 1))  # node -> score of its best outside head
+    nbest = np.zeros((levels, n + 1), dtype=np.int64)  # node -> number of tied best heads
+    cyc = np.zeros((levels, n + 1), dtype=np.int64)  # nodes of the cycles, grouped
+    cyc_off = np.zeros((levels, n + 2), dtype=np.int64)
+    digit = np.zeros((levels, n + 1), dtype=np.int64)  # mixed-radix counters
+    pdigit = np.zeros((levels, n + 1), dtype=np.int64)
+    tops = np.zeros((levels, n + 1), dtype=np.int64)  # entry word of each cycle's top
+    heads = np.full(n + 1, -1, dtype=np.int64)
+    work = np.zeros(n + 1, dtype=np.int64)
+    ncyc = np.zeros(levels, dtype=np.int64)  # number of cycles at each level
+    return comp, entry, ptr, beta, nbest, cyc, cyc_off, digit, pdigit, tops, heads, work, ncyc
+
+
+@njit(cache=True)
+def _search(arc, st, d, size, first_new, cap, ties, total):
+    """Count the leaves below level ``d`` (``size`` nodes; nodes ``>= first_new`` need pointers)."""
+    comp, entry, ptr, beta, nbest = st[0], st[1], st[2], st[3], st[4]
+    pdigit = st[8]
+    radix_product = 1
+    for x in range(first_new, size):
+        _best_outside(arc, comp[d], entry[d, x], x, beta[d], nbest[d])
+        radix_product *= nbest[d, x]
+        pdigit[d, x] = 0
+    while True:
+        for x in range(first_new, size):
+            ptr[d, x] = _nth_best(arc, comp[d], entry[d, x], x, beta[d, x], pdigit[d, x])
+        _level(arc, st, d, size, cap, ties, total)
+        if total[0] >= cap or radix_product == 1:
+            return 0
+        if not _advance(pdigit[d], nbest[d], first_new, size):
+            return 0
+
+
+@njit(cache=True)
+def _level(arc, st, d, size, cap, ties, total):
+    """With pointers fixed at level ``d``: branch on each cycle's top and recurse."""
+    comp, entry, ptr, beta, nbest, cyc, cyc_off, digit, pdigit, tops, heads, work, ncycs = st
+    ncyc = _find_cycles(comp[d], ptr[d], size, cyc[d], cyc_off[d], work)
+    ncycs[d] = ncyc
+    if ncyc == 1 and cyc_off[d, 1] == size:  # one cycle through every node: its top is the root child
+        for j in range(size):
+            if ties:
+                _set_cycle_heads(st, d, 0, j)
+                if _canonical_top(arc, st, d, cyc[d, j]) and _verify(arc, st, d):
+                    total[0] += 1
+            else:
+                total[0] += 1
+            if total[0] >= cap:
+                total[0] = cap
+                return
+        return
+    for c in range(ncyc):
+        digit[d, c] = 0
+    while True:
+        ok = True
+        for c in range(ncyc):
+            top = cyc[d, cyc_off[d, c] + digit[d, c]]
+            if ties and not _canonical_top(arc, st, d, top):
+                ok = False
+                break
+            _set_cycle_heads(st, d, c, digit[d, c])
+        if ok:
+            first_new, new_size = _contract_level(st, d, size, ncyc)
+            _search(arc, st, d + 1, new_size, first_new, cap, ties, total)
+            if total[0] >= cap:
+                total[0] = cap
+                return
+        if not _advance_cycles(digit[d], cyc_off[d], ncyc):
+            return
+
+
+@njit(cache=True)
+def _best_outside(arc, comp_d, t, x, beta_d, nbest_d):
+    """Best score of a head of word ``t`` outside node ``x``, and how many words reach it."""
+    best = -np.inf
+    count = 0
+    for u in range(1, comp_d.shape[0]):
+        if comp_d[u] == x:
+            continue
+        val = arc[u, t]
+        if val > best:
+            best = val
+            count = 1
+        elif val == best:
+            count += 1
+    beta_d[x] = best
+    nbest_d[x] = count
+
+
+@njit(cache=True)
+def _nth_best(arc, comp_d, t, x, best, k):
+    """The ``k``-th (0-based, by index) word outside node ``x`` scoring ``best`` as head of ``t``."""
+    for u in range(1, comp_d.shape[0]):
+        if comp_d[u] != x and arc[u, t] == best:
+            if k == 0:
+                return u
+            k -= 1
+    return -1
+
+
+@njit(cache=True)
+def _advance(dig, radix, lo, hi):
+    for i in range(lo, hi):
+        dig[i] += 1
+        if dig[i] < radix[i]:
+            return True
+        dig[i] = 0
+    return False
+
+
+@njit(cache=True)
+def _advance_cycles(dig, off, ncyc):
+    for c in range(ncyc):
+        dig[c] += 1
+        if dig[c] < off[c + 1] - off[c]:
+            return True
+        dig[c] = 0
+    return False
+
+
+@njit(cache=True)
+def _find_cycles(comp_d, ptr_d, size, cyc_d, off_d, color):
+    """Cycles of the node pointer graph (node x -> node holding word ptr[x]); returns their count."""
+    for x in range(size):
+        color[x] = -1
+    ncyc = 0
+    pos = 0
+    for s in range(size):
+        x = s
+        while color[x] == -1:
+            color[x] = s
+            x = comp_d[ptr_d[x]]
+        if color[x] == s:  # closed a new cycle at x
+            off_d[ncyc] = pos
+            y = x
+            while True:
+                cyc_d[pos] = y
+                pos += 1
+                y = comp_d[ptr_d[y]]
+                if y == x:
+                    break
+            ncyc += 1
+    off_d[ncyc] = pos
+    return ncyc
+
+
+@njit(cache=True)
+def _set_cycle_heads(st, d, c, j):
+    """Cycle ``c`` at level ``d`` with member ``j`` on top: the others take their pointers."""
+    entry, ptr, cyc, cyc_off, tops, heads = st[1], st[2], st[5], st[6], st[9], st[10]
+    lo, hi = cyc_off[d, c], cyc_off[d, c + 1]
+    for i in range(lo, hi):
+        x = cyc[d, i]
+        if i == lo + j:
+            tops[d, c] = x
+            heads[entry[d, x]] = 0  # provisional: a later level (or the root) overrides it
+        else:
+            heads[entry[d, x]] = ptr[d, x]
+
+
+@njit(cache=True)
+def _contract_level(st, d, size, ncyc):
+    """Build level ``d + 1``: untouched nodes first (they keep their pointer), then the cycles."""
+    comp, entry, ptr, beta, nbest, cyc, cyc_off, digit, pdigit, tops, heads, label, _ = st
+    for x in range(size):
+        label[x] = -1
+    for c in range(ncyc):
+        for i in range(cyc_off[d, c], cyc_off[d, c + 1]):
+            label[cyc[d, i]] = -2 - c
+    k = 0
+    for x in range(size):
+        if label[x] == -1:
+            label[x] = k
+            entry[d + 1, k] = entry[d, x]
+            ptr[d + 1, k] = ptr[d, x]
+            beta[d + 1, k] = beta[d, x]
+            nbest[d + 1, k] = nbest[d, x]
+            k += 1
+    first_new = k
+    for c in range(ncyc):
+        entry[d + 1, k + c] = entry[d, tops[d, c]]
+    for x in range(size):
+        if label[x] <= -2:
+            label[x] = first_new + (-2 - label[x])
+    for u in range(1, comp.shape[1]):
+        comp[d + 1, u] = label[comp[d, u]]
+    return first_new, first_new + ncyc
+
+
+@njit(cache=True)
+def _canonical_top(arc, st, d, x):
+    """With ties, a cycle's top must point to its smallest tied best head (one search path per tree)."""
+    comp, entry, ptr, beta = st[0], st[1], st[2], st[3]
+    return ptr[d, x] == _nth_best(arc, comp[d], entry[d, x], x, beta[d, x], 0)
+
+
+@njit(cache=True)
+def _verify(arc, st, d):
+    """Leaf check used with ties: the tree is a local optimum reached by its canonical path."""
+    entry, beta, cyc, cyc_off, tops, heads = st[1], st[3], st[5], st[6], st[9], st[10]
+    n = heads.shape[0] - 1
+    for m in range(1, n + 1):
+        h = heads[m]
+        if h == 0:
+            continue
+        for u in range(1, n + 1):
+            if u != m and arc[u, m] > arc[h, m] and not _below(heads, u, m):
+                return False
+    # a top's entry must not have ended up under one of its tied best heads
+    ncycs = st[12]
+    for lv in range(d):
+        for c in range(ncycs[lv]):
+            t = entry[lv, tops[lv, c]]
+            if heads[t] != 0 and arc[heads[t], t] >= beta[lv, tops[lv, c]]:
+                return False
+    return True
+
+
+@njit(cache=True)
+def _below(heads, u, m):
+    """Whether word ``u`` lies in the subtree of word ``m`` (``u == m`` included)."""
+    steps = 0
+    while u > 0 and steps < heads.shape[0]:
+        if u == m:
+            return True
+        u = heads[u]
+        steps += 1
+    return False

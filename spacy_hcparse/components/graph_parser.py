@@ -1,0 +1,523 @@
+"""``hc_parser``: the graph-based higher-order dependency parser as a spaCy component.
+
+Data flows one way: Doc -> encoder blocks (one per span, row 0 the root) -> arc scores ->
+first-order pruning -> sibling and grandparent scores on the kept triples -> decoder -> heads ->
+label scores on the chosen arcs -> Doc. ``predict`` returns arrays and leaves Docs alone;
+``set_annotations`` writes them.
+"""
+from itertools import islice
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
+
+import numpy as np
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.vocab import Vocab
+from thinc.api import Config, Model, set_dropout_rate
+
+from .. import factors
+from ..decoders import MAX_WORDS, tree_problem
+from ..decoders.dispatch import DECODERS, decode
+from ..learning.losses import head_xent, label_xent
+from ..segment import sentence_spans
+from .annotate import write_trees
+from .extensions import register_extensions
+
+ROOT_LABEL = "ROOT"
+
+DEFAULT_MODEL = """
+[model]
+@architectures = "spacy_hcparse.GraphParserModel.v1"
+lstm_width = 0
+lstm_depth = 1
+max_length = 100
+arc_width = 256
+label_width = 96
+label_rank = 128
+sibling_rank = 64
+grand_rank = 64
+dropout = 0.25
+
+[model.tok2vec]
+@architectures = "spacy.HashEmbedCNN.v2"
+pretrained_vectors = null
+width = 96
+depth = 4
+embed_size = 2000
+window_size = 1
+maxout_pieces = 3
+subword_features = true
+"""
+
+
+class SpanParse(NamedTuple):
+    """The parse of one span: heads (n+1,), label ids (n,), and what the decoder knows."""
+
+    heads: np.ndarray
+    labels: np.ndarray
+    score: float
+    certified: bool
+    upper_bound: float
+    margins: np.ndarray
+
+
+@Language.factory(
+    "hc_parser",
+    assigns=["token.dep", "token.head", "token.is_sent_start", "doc.sents"],
+    default_config={
+        "model": Config().from_str(DEFAULT_MODEL)["model"],
+        "decoder": "hill_climb",
+        "train_decoder": "hill_climb",
+        "top_k": 6,
+        "higher_order_max_length": 100,
+        "hinge_weight": 1.0,
+        "xent_weight": 1.0,
+        "label_weight": 1.0,
+        "time_limit": 0.5,
+        "hill_climb_options": {"max_restarts": 50, "min_restarts": 5, "converge": 3, "uniform_share": 0.0},
+        "dual_options": {"max_iter": 200},
+        "seed": 0,
+        "scorer": {"@scorers": "spacy.parser_scorer.v1"},
+    },
+    default_score_weights={
+        "dep_uas": 0.5,
+        "dep_las": 0.5,
+        "dep_las_per_type": None,
+        "sents_p": None,
+        "sents_r": None,
+        "sents_f": 0.0,
+    },
+)
+def make_graph_parser(
+    nlp: Language,
+    name: str,
+    model: Model,
+    decoder: str,
+    train_decoder: str,
+    top_k: int,
+    higher_order_max_length: int,
+    hinge_weight: float,
+    xent_weight: float,
+    label_weight: float,
+    time_limit: float,
+    hill_climb_options: Dict,
+    dual_options: Dict,
+    seed: int,
+    scorer: Optional[Callable],
+) -> "GraphParser":
+    return GraphParser(
+        nlp.vocab,
+        model,
+        name,
+        decoder=decoder,
+        train_decoder=train_decoder,
+        top_k=top_k,
+        higher_order_max_length=higher_order_max_length,
+        hinge_weight=hinge_weight,
+        xent_weight=xent_weight,
+        label_weight=label_weight,
+        time_limit=time_limit,
+        hill_climb_options=hill_climb_options,
+        dual_options=dual_options,
+        seed=seed,
+        scorer=scorer,
+    )
+
+
+class GraphParser(TrainablePipe):
+    """Graph-based parser with arc, sibling and grandparent factors and a configurable decoder.
+
+    decoder: ``hill_climb`` (default), ``dual`` (certifies optimal trees), ``mst`` (first order),
+        ``eisner`` (projective, arc + sibling). Same weights, any decoder.
+    train_decoder: the decoder used for cost-augmented decoding in training.
+    top_k: heads kept per word by first-order pruning (the root is always kept).
+    higher_order_max_length: longer spans are decoded with first-order MST only, which keeps
+        memory at O(n^2).
+    time_limit: seconds per sentence for the searching decoders.
+    hill_climb_options / dual_options: keyword arguments for ``decode_hill_climb`` (its first
+        start is always the first-order MST tree) and ``decode_dual``.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model,
+        name: str = "hc_parser",
+        *,
+        decoder: str = "hill_climb",
+        train_decoder: str = "hill_climb",
+        top_k: int = 6,
+        higher_order_max_length: int = 100,
+        hinge_weight: float = 1.0,
+        xent_weight: float = 1.0,
+        label_weight: float = 1.0,
+        time_limit: float = 0.5,
+        hill_climb_options: Optional[Dict] = None,
+        dual_options: Optional[Dict] = None,
+        seed: int = 0,
+        scorer: Optional[Callable] = None,
+    ) -> None:
+        for value in (decoder, train_decoder):
+            if value not in DECODERS:
+                raise ValueError(f"[hc_parser] unknown decoder {value!r}; expected one of {DECODERS}")
+        if top_k < 1:
+            raise ValueError(f"[hc_parser] top_k must be at least 1, got {top_k}")
+        register_extensions()
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.scorer = scorer
+        self.cfg: Dict = {
+            "labels": [],
+            "decoder": decoder,
+            "train_decoder": train_decoder,
+            "top_k": top_k,
+            "higher_order_max_length": higher_order_max_length,
+            "hinge_weight": hinge_weight,
+            "xent_weight": xent_weight,
+            "label_weight": label_weight,
+            "time_limit": time_limit,
+            "hill_climb_options": dict(hill_climb_options or {}),
+            "dual_options": dict(dual_options or {}),
+            "seed": seed,
+        }
+
+    # ----- labels -------------------------------------------------------------------------
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        return tuple(self.cfg["labels"])
+
+    @property
+    def label_data(self) -> List[str]:
+        return list(self.cfg["labels"])
+
+    def add_label(self, label: str) -> int:
+        if label in self.cfg["labels"]:
+            return 0
+        if self.model.has_dim("nO") and self.model.get_dim("nO") is not None:
+            raise ValueError(f"[hc_parser] cannot add label {label!r} after the model was initialized")
+        self.cfg["labels"].append(label)
+        self.vocab.strings.add(label)
+        return 1
+
+    @property
+    def max_length(self) -> int:
+        return int(self.model.attrs["max_length"])
+
+    # ----- set-up -------------------------------------------------------------------------
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        labels: Optional[List[str]] = None,
+    ) -> None:
+        validate_get_examples(get_examples, "GraphParser.initialize")
+        if labels is None:
+            labels = sorted(
+                {tok.dep_ for eg in get_examples() for tok in eg.reference if tok.dep_} | {ROOT_LABEL}
+            )
+        for label in labels:
+            self.add_label(label)
+        self.model.set_dim("nO", len(self.labels))
+        sample = [eg.predicted for eg in islice(get_examples(), 10)]
+        self.model.initialize(X=sample or None)
+
+    # ----- prediction ---------------------------------------------------------------------
+    def predict(self, docs: Iterable[Doc]) -> List[List[SpanParse]]:
+        """One list of ``SpanParse`` per doc, one per span of ``sentence_spans(doc, max_length)``."""
+        docs = list(docs)
+        spans = [sentence_spans(doc, self.max_length) for doc in docs]
+        if not any(spans):
+            return [[] for _ in docs]
+        blocks, arcs = self.model.predict(docs)
+        arcs = [np.asarray(a, dtype=np.float64) for a in arcs]
+        masks = [factors.candidate_heads(arc, self.cfg["top_k"]) for arc in arcs]
+        sibs, grands = self._higher_order(blocks, masks, is_train=False)[:2]
+        parses = []
+        for i, (arc, mask) in enumerate(zip(arcs, masks)):
+            result = self._decode(self.cfg["decoder"], factors.pruned_arc(arc, mask), sibs[i], grands[i])
+            parses.append(result)
+        heads = [r.heads for r in parses]
+        label_scores = self.model.get_ref("label_scorer").predict((blocks, heads))
+        flat = [
+            SpanParse(r.heads, self._best_labels(r.heads, s), r.score, r.certified, r.upper_bound, _margins(arc, r.heads))
+            for r, s, arc in zip(parses, label_scores, arcs)
+        ]
+        out, pos = [], 0
+        for doc_spans in spans:
+            out.append(flat[pos : pos + len(doc_spans)])
+            pos += len(doc_spans)
+        return out
+
+    def set_annotations(self, docs: Iterable[Doc], parses: List[List[SpanParse]]) -> None:
+        labels = self.labels
+        for doc, doc_parses in zip(docs, parses):
+            spans = sentence_spans(doc, self.max_length)
+            if not spans:
+                continue
+            names = [[labels[i] for i in p.labels] for p in doc_parses]
+            write_trees(doc, spans, [p.heads for p in doc_parses], names)
+            doc._.hc_parse_score = float(sum(p.score for p in doc_parses))
+            for (start, end), parse in zip(spans, doc_parses):
+                span = doc[start:end]
+                span._.hc_certified = bool(parse.certified)
+                span._.hc_upper_bound = None if np.isnan(parse.upper_bound) else float(parse.upper_bound)
+                for token, margin in zip(span, parse.margins):
+                    token._.hc_head_margin = float(margin)
+
+    # ----- training -----------------------------------------------------------------------
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd=None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        losses = {} if losses is None else losses
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, "GraphParser.update")
+        docs = [eg.predicted for eg in examples]
+        golds = self._gold_spans(examples)
+        if not any(g is not None for doc_golds in golds for g in doc_golds):
+            return losses
+        set_dropout_rate(self.model, drop)
+        (blocks, arcs), bp_model = self.model.begin_update(docs)
+        flat_golds = [g for doc_golds in golds for g in doc_golds]
+        loss, d_blocks, d_arcs = self._loss_and_gradients(blocks, arcs, flat_golds)
+        bp_model((d_blocks, d_arcs))
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def get_loss(self, examples: Iterable[Example], scores) -> Tuple[float, object]:
+        """Not used: ``update`` computes the loss with the decoder in the loop."""
+        raise NotImplementedError("hc_parser computes its loss inside update()")
+
+    def _loss_and_gradients(self, blocks, arcs, golds):
+        cfg = self.cfg
+        n_words = max(1, sum(len(g[0]) - 1 for g in golds if g is not None))
+        arcs64 = [np.asarray(a, dtype=np.float64) for a in arcs]
+        masks = [
+            factors.candidate_heads(arc, cfg["top_k"], keep=None if g is None else g[0])
+            for arc, g in zip(arcs64, golds)
+        ]
+        sibs, grands, sib_triples, grand_triples, bp_sib, bp_grand = self._higher_order(
+            blocks, masks, is_train=True
+        )
+        total = 0.0
+        d_arcs, d_sib_vals, d_grand_vals = [], [], []
+        for i, (arc, mask, gold) in enumerate(zip(arcs64, masks, golds)):
+            d_arc = np.zeros_like(arc)
+            d_sib = np.zeros(len(sib_triples[i]))
+            d_grand = np.zeros(len(grand_triples[i]))
+            if gold is not None and len(arc) > 1:
+                gold_heads = gold[0]
+                if cfg["xent_weight"]:
+                    loss, d = head_xent(arc, gold_heads)
+                    total += cfg["xent_weight"] * loss
+                    d_arc += cfg["xent_weight"] * d
+                if cfg["hinge_weight"]:
+                    loss, da, ds, dg = self._hinge(arc, mask, sibs[i], grands[i], gold_heads, sib_triples[i], grand_triples[i])
+                    total += cfg["hinge_weight"] * loss
+                    d_arc += cfg["hinge_weight"] * da
+                    d_sib += cfg["hinge_weight"] * ds
+                    d_grand += cfg["hinge_weight"] * dg
+            d_arcs.append((d_arc / n_words).astype("f"))
+            d_sib_vals.append((d_sib / n_words).astype("f"))
+            d_grand_vals.append((d_grand / n_words).astype("f"))
+        label_heads = [g[0] if g is not None else _chain_tree(len(a)) for g, a in zip(golds, arcs64)]
+        label_scores, bp_labels = self.model.get_ref("label_scorer").begin_update((blocks, label_heads))
+        d_labels = []
+        for scores, gold in zip(label_scores, golds):
+            if gold is None:
+                d_labels.append(np.zeros_like(scores))
+                continue
+            loss, d = label_xent(np.asarray(scores, dtype=np.float64), gold[1])
+            total += cfg["label_weight"] * loss
+            d_labels.append((cfg["label_weight"] * d / n_words).astype("f"))
+        d_blocks = bp_labels(d_labels)
+        if bp_sib is not None:
+            d_blocks = _add_lists(d_blocks, bp_sib(d_sib_vals))
+            d_blocks = _add_lists(d_blocks, bp_grand(d_grand_vals))
+        return total, d_blocks, d_arcs
+
+    def _hinge(self, arc, mask, sib, grand, gold, sib_triples, grand_triples):
+        """Structured hinge with Hamming cost: max(0, s(y) + cost(y) - s(gold)) at the decoded y."""
+        augmented = factors.hamming_augmented(factors.pruned_arc(arc, mask), gold)
+        result = self._decode(self.cfg["train_decoder"], augmented, sib, grand)
+        pred = result.heads
+        if np.array_equal(pred, gold):
+            return 0.0, np.zeros_like(arc), np.zeros(len(sib_triples)), np.zeros(len(grand_triples))
+        size = len(gold)
+        use_sib, use_grand = sib is not None, grand is not None
+        gold_score = float(arc[gold[1:], np.arange(1, size)].sum())
+        pred_score = float(arc[pred[1:], np.arange(1, size)].sum()) + float(np.sum(pred[1:] != gold[1:]))
+        d_sib = np.zeros(len(sib_triples))
+        d_grand = np.zeros(len(grand_triples))
+        if use_sib:
+            ps, gs = factors.tree_sibling_factors(pred), factors.tree_sibling_factors(gold)
+            pred_score += float(sib[tuple(ps.T)].sum()) if len(ps) else 0.0
+            gold_score += float(sib[tuple(gs.T)].sum()) if len(gs) else 0.0
+            d_sib = factors.factor_gradient(sib_triples, ps, gs, size)
+        if use_grand:
+            pg, gg = factors.tree_grand_factors(pred), factors.tree_grand_factors(gold)
+            pred_score += float(grand[tuple(pg.T)].sum()) if len(pg) else 0.0
+            gold_score += float(grand[tuple(gg.T)].sum()) if len(gg) else 0.0
+            d_grand = factors.factor_gradient(grand_triples, pg, gg, size)
+        loss = pred_score - gold_score
+        if loss <= 0:
+            return 0.0, np.zeros_like(arc), np.zeros(len(sib_triples)), np.zeros(len(grand_triples))
+        return loss, factors.arc_gradient(pred, gold), d_sib, d_grand
+
+    def _higher_order(self, blocks, masks, is_train: bool):
+        """Dense sibling/grandparent cubes for spans short enough (None elsewhere)."""
+        limit = self.cfg["higher_order_max_length"]
+        use = [1 < len(m) - 1 <= limit for m in masks]
+        sib_triples = [factors.sibling_triples(m) if u else np.zeros((0, 3), dtype=np.int64) for m, u in zip(masks, use)]
+        grand_triples = [factors.grandparent_triples(m) if u else np.zeros((0, 3), dtype=np.int64) for m, u in zip(masks, use)]
+        sib_model = self.model.get_ref("sibling_scorer")
+        grand_model = self.model.get_ref("grand_scorer")
+        if is_train:
+            sib_vals, bp_sib = sib_model.begin_update((blocks, sib_triples))
+            grand_vals, bp_grand = grand_model.begin_update((blocks, grand_triples))
+        else:
+            sib_vals = sib_model.predict((blocks, sib_triples))
+            grand_vals = grand_model.predict((blocks, grand_triples))
+            bp_sib = bp_grand = None
+        sibs, grands = [], []
+        for m, u, st, sv, gt, gv in zip(masks, use, sib_triples, sib_vals, grand_triples, grand_vals):
+            size = len(m)
+            sibs.append(factors.dense_cube(size, st, sv) if u else None)
+            grands.append(factors.dense_cube(size, gt, gv) if u else None)
+        return sibs, grands, sib_triples, grand_triples, bp_sib, bp_grand
+
+    def _decode(self, name: str, arc, sib, grand):
+        if len(arc) > MAX_WORDS + 1:  # cannot happen with sentence_spans; guards direct calls
+            raise ValueError(f"[hc_parser] span of {len(arc) - 1} words exceeds {MAX_WORDS}")
+        if sib is None and grand is None and name in ("hill_climb", "dual"):
+            name = "mst"  # first order only: the exact decoder is also the fastest
+        if name == "mst":
+            sib = grand = None
+        if name == "eisner":
+            grand = None
+        init = None
+        options = {}
+        if name == "hill_climb":
+            # The first-order optimum is a strong, cheap first start tree.
+            init = decode("mst", arc).heads
+            options = dict(self.cfg["hill_climb_options"])
+        elif name == "dual":
+            options = dict(self.cfg["dual_options"])
+        return decode(
+            name, arc, sib, grand, seed=self.cfg["seed"], time_limit=self.cfg["time_limit"], init=init, **options
+        )
+
+    def _best_labels(self, heads: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Best label per word: ``ROOT`` for the root's child, any other label elsewhere."""
+        scores = np.array(scores, dtype=np.float64)
+        root = self.cfg["labels"].index(ROOT_LABEL) if ROOT_LABEL in self.cfg["labels"] else -1
+        if root >= 0:
+            is_root = heads[1:] == 0
+            scores[~is_root, root] = -np.inf
+            scores[is_root, :] = -np.inf
+            scores[is_root, root] = 0.0
+        return scores.argmax(axis=1)
+
+    def _gold_spans(self, examples: List[Example]) -> List[List[Optional[Tuple[np.ndarray, np.ndarray]]]]:
+        """Per doc, per span: (gold heads (n+1,), gold label ids (n,)) or None if unusable."""
+        label_ids = {label: i for i, label in enumerate(self.labels)}
+        out = []
+        for eg in examples:
+            doc = eg.predicted
+            _copy_gold_sentences(eg)
+            heads, deps = eg.get_aligned_parse(projectivize=False)
+            doc_golds = []
+            for start, end in sentence_spans(doc, self.max_length):
+                doc_golds.append(_span_gold(heads, deps, start, end, label_ids))
+            out.append(doc_golds)
+        return out
+
+    # ----- serialization checks -----------------------------------------------------------
+    def from_bytes(self, bytes_data, *, exclude=tuple()):
+        try:
+            super().from_bytes(bytes_data, exclude=exclude)
+        except Exception as err:
+            raise ValueError(f"[hc_parser] could not load the model from bytes: {err}") from err
+        self._check_labels("bytes")
+        return self
+
+    def from_disk(self, path, *, exclude=tuple()):
+        try:
+            super().from_disk(path, exclude=exclude)
+        except Exception as err:
+            raise ValueError(f"[hc_parser] could not load the model from {path}: {err}") from err
+        self._check_labels(str(path))
+        return self
+
+    def _check_labels(self, where: str) -> None:
+        scorer = self.model.get_ref("label_scorer")
+        if scorer.has_dim("nO") and scorer.get_dim("nO") != len(self.labels):
+            raise ValueError(
+                f"[hc_parser] model in {where} has {scorer.get_dim('nO')} label outputs but its "
+                f"cfg lists {len(self.labels)} labels: the files do not belong together"
+            )
+
+
+def _copy_gold_sentences(eg: Example) -> None:
+    """Give the predicted doc the reference's sentence starts, so each span has one gold tree.
+
+    Only when the predicted doc has no sentence or parse annotation of its own (the usual case in
+    training); tokens that do not align to the reference never start a sentence.
+    """
+    pred = eg.predicted
+    if len(pred) == 0 or pred.has_annotation("SENT_START") or pred.has_annotation("DEP"):
+        return
+    if not eg.reference.has_annotation("SENT_START"):
+        return
+    starts = eg.get_aligned_sent_starts()
+    for token, start in zip(pred, starts):
+        token.is_sent_start = bool(start) or token.i == 0
+
+
+def _span_gold(heads, deps, start, end, label_ids):
+    """Span-local gold tree (n+1,) and label ids, or None if the gold is not one tree here."""
+    n = end - start
+    local = np.full(n + 1, -1, dtype=np.int64)
+    labels = np.full(n, -1, dtype=np.int64)
+    for m in range(n):
+        h = heads[start + m]
+        if h is None or not (start <= h < end):
+            return None
+        local[m + 1] = 0 if h == start + m else h - start + 1
+        labels[m] = label_ids.get(deps[start + m], -1)
+    if tree_problem(local):
+        return None
+    return local, labels
+
+
+def _margins(arc: np.ndarray, heads: np.ndarray) -> np.ndarray:
+    """First-order score gap between each word's chosen head and its best other head."""
+    n = len(heads) - 1
+    if n == 0:
+        return np.zeros(0)
+    scores = arc[:, 1:].copy()
+    np.fill_diagonal(scores[1:], -np.inf)
+    words = np.arange(n)
+    chosen = scores[heads[1:], words].copy()
+    scores[heads[1:], words] = -np.inf
+    best_other = scores.max(axis=0)
+    return np.where(np.isfinite(best_other), chosen - best_other, 0.0)
+
+
+def _chain_tree(size: int) -> np.ndarray:
+    heads = np.arange(-1, size - 1, dtype=np.int64)
+    return heads
+
+
+def _add_lists(a, b):
+    return [x + y for x, y in zip(a, b)]

@@ -1,0 +1,138 @@
+"""Candidate pruning and factor bookkeeping between the scorers and the decoders.
+
+The decoders work on dense arrays (``arc`` (n+1, n+1), ``sib``/``grand`` (n+1, n+1, n+1), index 0
+the root). The higher-order scorers only score the triples allowed by first-order pruning: each
+word keeps its ``top_k`` best heads, the root always among them. This module builds those triples,
+scatters their scores into dense cubes, and lists the factors a tree uses (for the hinge loss).
+"""
+from typing import Tuple
+
+import numpy as np
+
+# Score given to arcs pruned away: far below any real score, yet finite (the decoders reject inf)
+# and small enough that sums of a few hundred of them keep float64 precision on real scores.
+PRUNED = -1.0e4
+
+
+def candidate_heads(arc: np.ndarray, top_k: int, keep=None) -> np.ndarray:
+    """Boolean (n+1, n+1) mask ``mask[h, m]``: h is among m's ``top_k`` heads, or the root.
+
+    ``keep`` (a heads array) adds those arcs too, so gold arcs stay scorable in training.
+    """
+    size = arc.shape[0]
+    mask = np.zeros((size, size), dtype=bool)
+    if size <= 1:
+        return mask
+    scores = arc.copy()
+    np.fill_diagonal(scores, -np.inf)
+    k = min(top_k, size - 1)
+    best = np.argpartition(-scores[:, 1:], k - 1, axis=0)[:k]  # (k, n) head indices
+    cols = np.broadcast_to(np.arange(1, size), best.shape)
+    mask[best, cols] = True
+    mask[0, 1:] = True
+    if keep is not None:
+        mask[keep[1:], np.arange(1, size)] = True
+    np.fill_diagonal(mask, False)
+    mask[:, 0] = False
+    return mask
+
+
+def pruned_arc(arc: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``arc`` with the arcs outside ``mask`` set to ``PRUNED``."""
+    return np.where(mask, arc, PRUNED)
+
+
+def sibling_triples(mask: np.ndarray) -> np.ndarray:
+    """(T, 3) int array of the (h, s, m) sibling factors compatible with ``mask``.
+
+    ``s == h`` for the closest modifier; otherwise ``s`` lies strictly between ``h`` and ``m``
+    and is itself a candidate modifier of ``h``.
+    """
+    triples = []
+    for h in range(mask.shape[0]):
+        mods = np.flatnonzero(mask[h])
+        for side in (mods[mods > h], mods[mods < h][::-1]):
+            for i, m in enumerate(side):
+                prev = np.concatenate(([h], side[:i]))
+                triples.append(np.stack([np.full(len(prev), h), prev, np.full(len(prev), m)], 1))
+    if not triples:
+        return np.zeros((0, 3), dtype=np.int64)
+    return np.concatenate(triples).astype(np.int64)
+
+
+def grandparent_triples(mask: np.ndarray) -> np.ndarray:
+    """(T, 3) int array of the (g, h, m) grandparent factors compatible with ``mask``."""
+    heads_of = [np.flatnonzero(mask[:, m]) for m in range(mask.shape[0])]
+    triples = []
+    for m in range(1, mask.shape[0]):
+        for h in heads_of[m]:
+            if h == 0:
+                continue
+            gs = heads_of[h]
+            gs = gs[gs != m]
+            triples.append(np.stack([gs, np.full(len(gs), h), np.full(len(gs), m)], 1))
+    if not triples:
+        return np.zeros((0, 3), dtype=np.int64)
+    return np.concatenate(triples).astype(np.int64)
+
+
+def dense_cube(size: int, triples: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """A (size, size, size) float64 array holding ``values`` at ``triples``, 0 elsewhere."""
+    cube = np.zeros((size, size, size), dtype=np.float64)
+    if len(triples):
+        cube[triples[:, 0], triples[:, 1], triples[:, 2]] = values
+    return cube
+
+
+def tree_sibling_factors(heads: np.ndarray) -> np.ndarray:
+    """(F, 3) array of the (h, s, m) sibling factors the tree ``heads`` uses."""
+    out = []
+    size = len(heads)
+    for h in range(size):
+        for side in (range(h + 1, size), range(h - 1, 0, -1)):
+            prev = h
+            for m in side:
+                if heads[m] == h:
+                    out.append((h, prev, m))
+                    prev = m
+    return np.array(out, dtype=np.int64).reshape(-1, 3)
+
+
+def tree_grand_factors(heads: np.ndarray) -> np.ndarray:
+    """(F, 3) array of the (g, h, m) grandparent factors the tree ``heads`` uses."""
+    out = [(heads[heads[m]], heads[m], m) for m in range(1, len(heads)) if heads[m] > 0]
+    return np.array(out, dtype=np.int64).reshape(-1, 3)
+
+
+def factor_gradient(
+    triples: np.ndarray, predicted: np.ndarray, gold: np.ndarray, size: int
+) -> np.ndarray:
+    """d(score(predicted) - score(gold)) / d(values at ``triples``): +1/-1 counts per triple."""
+    if not len(triples):
+        return np.zeros(0, dtype=np.float64)
+    counts = np.zeros((size, size, size), dtype=np.float64)
+    np.add.at(counts, tuple(predicted.T), 1.0)
+    np.add.at(counts, tuple(gold.T), -1.0)
+    return counts[triples[:, 0], triples[:, 1], triples[:, 2]]
+
+
+def arc_gradient(predicted: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """d(score(predicted) - score(gold)) / d arc, an (n+1, n+1) array of +1/-1."""
+    size = len(gold)
+    d_arc = np.zeros((size, size), dtype=np.float64)
+    words = np.arange(1, size)
+    np.add.at(d_arc, (predicted[1:], words), 1.0)
+    np.add.at(d_arc, (gold[1:], words), -1.0)
+    return d_arc
+
+
+def hamming_augmented(arc: np.ndarray, gold: np.ndarray, cost: float = 1.0) -> np.ndarray:
+    """``arc`` plus ``cost`` on every arc that is not gold (cost-augmented decoding)."""
+    out = arc + cost
+    out[gold[1:], np.arange(1, len(gold))] -= cost
+    return out
+
+
+def tree_arrays(heads: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Both factor lists of a tree: (sibling factors, grandparent factors)."""
+    return tree_sibling_factors(heads), tree_grand_factors(heads)

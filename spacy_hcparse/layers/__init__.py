@@ -1,0 +1,1 @@
+"""thinc layers, one per file: the sentence encoder and the factor scorers."""

@@ -1,0 +1,72 @@
+"""Doc-level token vectors -> one (n+1, d) block per parsed span, row 0 a learned root vector."""
+from typing import Callable, List, Optional, Tuple
+
+from spacy.tokens import Doc
+from thinc.api import Model
+from thinc.types import Floats2d
+
+from ..segment import sentence_spans
+
+
+def sentence_encoder(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    context: Optional[Model[List[Floats2d], List[Floats2d]]] = None,
+    max_length: int = 100,
+) -> Model[List[Doc], List[Floats2d]]:
+    """Run ``tok2vec`` over whole docs, cut the output into parsed spans, prepend the root.
+
+    ``context`` (e.g. a BiLSTM) then runs over each span, root row included, so its width is the
+    output width. Spans come from ``segment.sentence_spans(doc, max_length)``.
+    """
+    layers = [tok2vec] if context is None else [tok2vec, context]
+    return Model(
+        "sentence_encoder",
+        forward,
+        init=init,
+        layers=layers,
+        params={"root": None},
+        dims={"nI": None},
+        attrs={"max_length": max_length},
+        refs={"tok2vec": tok2vec},
+    )
+
+
+def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> Model:
+    tok2vec = model.layers[0]
+    if X is not None:
+        tok2vec.initialize(X=X)
+    if not model.has_dim("nI"):
+        model.set_dim("nI", tok2vec.get_dim("nO"))
+    width = model.get_dim("nI")
+    model.set_param("root", model.ops.alloc1f(width))
+    if len(model.layers) > 1:
+        blocks = None if X is None else [model.ops.alloc2f(3, width)]
+        model.layers[1].initialize(X=blocks)
+    return model
+
+
+def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[Floats2d], Callable]:
+    ops = model.ops
+    tokvecs, bp_tok2vec = model.layers[0](docs, is_train)
+    root = model.get_param("root")
+    max_length = model.attrs["max_length"]
+    index = [
+        (i, start, end) for i, doc in enumerate(docs) for start, end in sentence_spans(doc, max_length)
+    ]
+    blocks = [ops.xp.vstack((root[None, :], tokvecs[i][start:end])) for i, start, end in index]
+    bp_context = None
+    if len(model.layers) > 1:
+        blocks, bp_context = model.layers[1](blocks, is_train)
+
+    def backprop(d_blocks: List[Floats2d]) -> List[Doc]:
+        if bp_context is not None:
+            d_blocks = bp_context(d_blocks)
+        d_tokvecs = [ops.alloc2f(*vecs.shape) for vecs in tokvecs]
+        d_root = ops.alloc1f(root.shape[0])
+        for (i, start, end), d_block in zip(index, d_blocks):
+            d_root += d_block[0]
+            d_tokvecs[i][start:end] += d_block[1:]
+        model.inc_grad("root", d_root)
+        return bp_tok2vec(d_tokvecs)
+
+    return blocks, backprop

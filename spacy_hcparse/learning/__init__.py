@@ -1,0 +1,1 @@
+"""Losses and updates: structured hinge, head-selection cross-entropy, label cross-entropy."""

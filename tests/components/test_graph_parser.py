@@ -1,0 +1,189 @@
+"""hc_parser: learning a tiny treebank with every decoder, odd docs, round trips, processes."""
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc
+
+from spacy_hcparse.decoders import tree_problem
+from tests.treebank import SENTENCES, make_doc_with_sentences, make_examples
+
+TINY_MODEL = {
+    "tok2vec": {"width": 32, "depth": 2, "embed_size": 500},
+    "arc_width": 32,
+    "label_width": 16,
+    "sibling_rank": 8,
+    "grand_rank": 8,
+}
+
+
+def train_tiny(decoder="hill_climb", epochs=60, seed=0):
+    spacy.util.fix_random_seed(seed)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("hc_parser", config={"model": TINY_MODEL, "decoder": decoder})
+    examples = make_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(epochs):
+        nlp.update(examples, sgd=optimizer, drop=0.0)
+    return nlp
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return train_tiny()
+
+
+def parse_of(doc):
+    return [t.head.i - doc[0].sent.start + 1 if t.head.i != t.i else 0 for t in doc], [t.dep_ for t in doc]
+
+
+def span_heads(doc, start, end):
+    heads = [-1]
+    for t in doc[start:end]:
+        heads.append(0 if t.head.i == t.i else t.head.i - start + 1)
+    return np.array(heads)
+
+
+def assert_valid(doc):
+    """One root per sentence, heads inside the sentence, no cycles, len unchanged."""
+    for sent in doc.sents:
+        heads = span_heads(doc, sent.start, sent.end)
+        assert not tree_problem(heads), tree_problem(heads)
+        assert all(sent.start <= t.head.i < sent.end for t in sent)
+        assert sum(t.dep_ == "ROOT" for t in sent) == 1
+
+
+@pytest.mark.parametrize("decoder", ["hill_climb", "dual", "mst", "eisner"])
+def test_learns_tiny_treebank(decoder):
+    nlp = train_tiny(decoder if decoder != "eisner" else "hill_climb")
+    parser = nlp.get_pipe("hc_parser")
+    parser.cfg["decoder"] = decoder
+    for words, heads, deps in SENTENCES:
+        doc = nlp(Doc(nlp.vocab, words=words))
+        got_heads, got_deps = parse_of(doc)
+        if decoder == "eisner" and words[0] in ("A", "What"):  # non-projective gold
+            assert_valid(doc)
+            continue
+        assert got_heads == heads, (decoder, words)
+        assert got_deps == deps, (decoder, words)
+
+
+def test_preset_sentences_are_kept(trained):
+    doc = trained(make_doc_with_sentences(trained))
+    starts = [i == 0 for s in SENTENCES for i in range(len(s[0]))]
+    assert [t.is_sent_start for t in doc] == starts
+    assert_valid(doc)
+    for sent, (words, heads, deps) in zip(doc.sents, SENTENCES):
+        assert list(span_heads(doc, sent.start, sent.end)[1:]) == heads
+
+
+def test_extensions(trained):
+    parser = trained.get_pipe("hc_parser")
+    parser.cfg["decoder"] = "dual"
+    try:
+        doc = trained(Doc(trained.vocab, words=SENTENCES[3][0]))
+    finally:
+        parser.cfg["decoder"] = "hill_climb"
+    assert isinstance(doc._.hc_parse_score, float)
+    sent = next(doc.sents)
+    assert sent._.hc_certified in (True, False)
+    assert sent._.hc_upper_bound is None or sent._.hc_upper_bound >= doc._.hc_parse_score - 1e-6
+    assert all(isinstance(t._.hc_head_margin, float) for t in doc)
+
+
+ODD_TEXTS = [
+    [],
+    ["Hello"],
+    [" ", "  ", "\n"],
+    ["Hi", " ", "there", "\t", "!"],
+    ["🙂", "日本語", "Привет", "مرحبا", "ok", "."],
+]
+
+
+@pytest.mark.parametrize("words", ODD_TEXTS)
+def test_odd_docs(trained, words):
+    doc = trained(Doc(trained.vocab, words=words))
+    assert len(doc) == len(words)
+    if words:
+        assert_valid(doc)
+
+
+def test_long_doc_without_boundaries(trained):
+    rng = np.random.default_rng(0)
+    vocab = [w for s in SENTENCES for w in s[0]]
+    words = list(rng.choice(vocab, size=1000))
+    doc = trained(Doc(trained.vocab, words=words))
+    assert len(doc) == 1000
+    assert_valid(doc)
+    assert max(len(s) for s in doc.sents) <= trained.get_pipe("hc_parser").max_length
+
+
+def test_doc_with_heads_is_overwritten(trained):
+    words, heads, deps = SENTENCES[0]
+    doc = Doc(trained.vocab, words=words, heads=[0, 0, 0, 0, 0], deps=["dep"] * 5)
+    doc = trained(doc)
+    assert parse_of(doc) == (heads, deps)
+
+
+def test_empty_and_mixed_batches(trained):
+    docs = [Doc(trained.vocab, words=w) for w in ODD_TEXTS] + [make_doc_with_sentences(trained)]
+    out = list(trained.pipe(docs, batch_size=3))
+    assert [len(d) for d in out] == [len(d) for d in docs]
+    for doc in out:
+        if len(doc):
+            assert_valid(doc)
+
+
+def test_to_bytes_round_trip(trained):
+    doc1 = trained(make_doc_with_sentences(trained))
+    nlp2 = spacy.blank("en")
+    nlp2.add_pipe("hc_parser", config={"model": TINY_MODEL})
+    nlp2.from_bytes(trained.to_bytes())
+    doc2 = nlp2(make_doc_with_sentences(nlp2))
+    assert [t.head.i for t in doc1] == [t.head.i for t in doc2]
+    assert [t.dep_ for t in doc1] == [t.dep_ for t in doc2]
+
+
+def test_to_disk_round_trip(trained, tmp_path):
+    trained.to_disk(tmp_path / "model")
+    nlp2 = spacy.load(tmp_path / "model")
+    doc1 = trained(make_doc_with_sentences(trained))
+    doc2 = nlp2(make_doc_with_sentences(nlp2))
+    assert [t.head.i for t in doc1] == [t.head.i for t in doc2]
+    assert [t.dep_ for t in doc1] == [t.dep_ for t in doc2]
+
+
+def test_corrupt_model_file_is_a_clear_error(trained, tmp_path):
+    trained.to_disk(tmp_path / "model")
+    (tmp_path / "model" / "hc_parser" / "model").write_bytes(b"not a model")
+    with pytest.raises(ValueError, match="hc_parser"):
+        spacy.load(tmp_path / "model")
+
+
+def test_label_mismatch_is_refused(trained, tmp_path):
+    import srsly
+
+    trained.to_disk(tmp_path / "model")
+    cfg_path = tmp_path / "model" / "hc_parser" / "cfg"
+    cfg = srsly.read_json(cfg_path)
+    cfg["labels"] = cfg["labels"][:-1]
+    srsly.write_json(cfg_path, cfg)
+    with pytest.raises(ValueError, match="label"):
+        spacy.load(tmp_path / "model")
+
+
+def test_deterministic_training():
+    a = train_tiny(epochs=5, seed=1)
+    b = train_tiny(epochs=5, seed=1)
+    doc_a = a(make_doc_with_sentences(a))
+    doc_b = b(make_doc_with_sentences(b))
+    assert [t.head.i for t in doc_a] == [t.head.i for t in doc_b]
+    assert doc_a._.hc_parse_score == doc_b._.hc_parse_score
+
+
+def test_multiprocess_gives_same_parses(trained, tmp_path):
+    trained.to_disk(tmp_path / "model")
+    nlp = spacy.load(tmp_path / "model")
+    texts = [" ".join(w for w, _, _ in [(x, 0, 0) for x in s[0]]) for s in SENTENCES] * 3
+    one = [[(t.head.i, t.dep_) for t in d] for d in nlp.pipe(texts)]
+    two = [[(t.head.i, t.dep_) for t in d] for d in nlp.pipe(texts, n_process=2, batch_size=4)]
+    assert one == two

@@ -1,0 +1,78 @@
+"""Backprop of the scorer layers agrees with finite differences on their inputs and params."""
+import numpy as np
+import pytest
+
+from spacy_hcparse.layers.biaffine_arc import biaffine_arc
+from spacy_hcparse.layers.biaffine_label import biaffine_label
+from spacy_hcparse.layers.trilinear import trilinear
+
+RNG = np.random.default_rng(0)
+BLOCKS = [RNG.normal(size=(5, 6)).astype("f"), RNG.normal(size=(3, 6)).astype("f")]
+HEADS = [np.array([-1, 0, 1, 1, 3]), np.array([-1, 2, 0])]
+TRIPLES = [np.array([[1, 1, 2], [1, 2, 3], [0, 0, 4], [3, 1, 4]]), np.array([[2, 2, 1]])]
+
+
+def arc_layer():
+    m = biaffine_arc(width=4, dropout=0.0)
+    m.initialize(X=BLOCKS)
+    m.set_param("U", RNG.normal(size=(4, 4)).astype("f"))
+    m.set_param("u", RNG.normal(size=(4,)).astype("f"))
+    return m, BLOCKS
+
+
+def label_layer():
+    m = biaffine_label(width=4, dropout=0.0, nO=3, rank=5)
+    m.initialize(X=(BLOCKS, HEADS))
+    m.set_param("C", RNG.normal(size=(3, 5)).astype("f"))
+    return m, (BLOCKS, HEADS)
+
+
+def sib_layer():
+    m = trilinear("sib", rank=4, dropout=0.0, null_middle=True)
+    m.initialize(X=(BLOCKS, TRIPLES))
+    return m, (BLOCKS, TRIPLES)
+
+
+def objective(model, X, weights):
+    Y = model.predict(X)
+    return sum(float((y.astype(np.float64) * w).sum()) for y, w in zip(Y, weights))
+
+
+@pytest.mark.parametrize("make", [arc_layer, label_layer, sib_layer])
+def test_input_gradient(make):
+    model, X = make()
+    Y, backprop = model.begin_update(X)
+    weights = [RNG.normal(size=y.shape) for y in Y]
+    d_blocks = backprop([w.astype("f") for w in weights])
+    blocks = X if isinstance(X, list) else X[0]
+    direction = [RNG.normal(size=b.shape).astype("f") for b in blocks]
+    eps = 1e-2
+
+    def shifted(sign):
+        moved = [b + sign * eps * d for b, d in zip(blocks, direction)]
+        return moved if isinstance(X, list) else (moved, X[1])
+
+    numeric = (objective(model, shifted(1), weights) - objective(model, shifted(-1), weights)) / (2 * eps)
+    analytic = sum(float((g * d).sum()) for g, d in zip(d_blocks, direction))
+    assert numeric == pytest.approx(analytic, rel=2e-2, abs=1e-3)
+
+
+@pytest.mark.parametrize("make", [arc_layer, label_layer, sib_layer])
+def test_param_gradient(make):
+    model, X = make()
+    Y, backprop = model.begin_update(X)
+    weights = [RNG.normal(size=y.shape) for y in Y]
+    backprop([w.astype("f") for w in weights])
+    for name in model.param_names:
+        grad = model.get_grad(name).copy()
+        value = model.get_param(name).copy()
+        direction = RNG.normal(size=value.shape).astype("f")
+        eps = 1e-2
+        model.set_param(name, value + eps * direction)
+        up = objective(model, X, weights)
+        model.set_param(name, value - eps * direction)
+        down = objective(model, X, weights)
+        model.set_param(name, value)
+        numeric = (up - down) / (2 * eps)
+        analytic = float((grad * direction).sum())
+        assert numeric == pytest.approx(analytic, rel=2e-2, abs=1e-3), name
