@@ -8,6 +8,7 @@ scatters their scores into dense cubes, and lists the factors a tree uses (for t
 from typing import Tuple
 
 import numpy as np
+from numba import njit
 
 # Score given to arcs pruned away: far below any real score, yet finite (the decoders reject inf)
 # and small enough that sums of a few hundred of them keep float64 precision on real scores.
@@ -48,32 +49,67 @@ def sibling_triples(mask: np.ndarray) -> np.ndarray:
     ``s == h`` for the closest modifier; otherwise ``s`` lies strictly between ``h`` and ``m``
     and is itself a candidate modifier of ``h``.
     """
-    triples = []
-    for h in range(mask.shape[0]):
-        mods = np.flatnonzero(mask[h])
-        for side in (mods[mods > h], mods[mods < h][::-1]):
-            for i, m in enumerate(side):
-                prev = np.concatenate(([h], side[:i]))
-                triples.append(np.stack([np.full(len(prev), h), prev, np.full(len(prev), m)], 1))
-    if not triples:
-        return np.zeros((0, 3), dtype=np.int64)
-    return np.concatenate(triples).astype(np.int64)
+    return _sibling_triples(np.ascontiguousarray(mask, dtype=np.bool_))
 
 
 def grandparent_triples(mask: np.ndarray) -> np.ndarray:
     """(T, 3) int array of the (g, h, m) grandparent factors compatible with ``mask``."""
-    heads_of = [np.flatnonzero(mask[:, m]) for m in range(mask.shape[0])]
-    triples = []
-    for m in range(1, mask.shape[0]):
-        for h in heads_of[m]:
-            if h == 0:
-                continue
-            gs = heads_of[h]
-            gs = gs[gs != m]
-            triples.append(np.stack([gs, np.full(len(gs), h), np.full(len(gs), m)], 1))
-    if not triples:
-        return np.zeros((0, 3), dtype=np.int64)
-    return np.concatenate(triples).astype(np.int64)
+    return _grandparent_triples(np.ascontiguousarray(mask, dtype=np.bool_))
+
+
+@njit(cache=True)
+def _sibling_triples(mask):
+    size = mask.shape[0]
+    total = 0
+    for h in range(size):
+        for step in (1, -1):
+            count = 0
+            m = h + step
+            while 0 < m < size:
+                if mask[h, m]:
+                    count += 1
+                    total += count  # h itself plus every closer candidate
+                m += step
+    out = np.empty((total, 3), dtype=np.int64)
+    mods = np.empty(size, dtype=np.int64)
+    k = 0
+    for h in range(size):
+        for step in (1, -1):
+            count = 0
+            m = h + step
+            while 0 < m < size:
+                if mask[h, m]:
+                    out[k, 0], out[k, 1], out[k, 2] = h, h, m
+                    k += 1
+                    for i in range(count):
+                        out[k, 0], out[k, 1], out[k, 2] = h, mods[i], m
+                        k += 1
+                    mods[count] = m
+                    count += 1
+                m += step
+    return out
+
+
+@njit(cache=True)
+def _grandparent_triples(mask):
+    size = mask.shape[0]
+    total = 0
+    for m in range(1, size):
+        for h in range(1, size):
+            if mask[h, m]:
+                for g in range(size):
+                    if g != m and mask[g, h]:
+                        total += 1
+    out = np.empty((total, 3), dtype=np.int64)
+    k = 0
+    for m in range(1, size):
+        for h in range(1, size):
+            if mask[h, m]:
+                for g in range(size):
+                    if g != m and mask[g, h]:
+                        out[k, 0], out[k, 1], out[k, 2] = g, h, m
+                        k += 1
+    return out
 
 
 def dense_cube(size: int, triples: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -107,13 +143,21 @@ def tree_grand_factors(heads: np.ndarray) -> np.ndarray:
 def factor_gradient(
     triples: np.ndarray, predicted: np.ndarray, gold: np.ndarray, size: int
 ) -> np.ndarray:
-    """d(score(predicted) - score(gold)) / d(values at ``triples``): +1/-1 counts per triple."""
+    """d(score(predicted) - score(gold)) / d(values at ``triples``): +1/-1 per triple used.
+
+    ``predicted`` and ``gold`` list each factor of their tree once (as trees do).
+    """
     if not len(triples):
         return np.zeros(0, dtype=np.float64)
-    counts = np.zeros((size, size, size), dtype=np.float64)
-    np.add.at(counts, tuple(predicted.T), 1.0)
-    np.add.at(counts, tuple(gold.T), -1.0)
-    return counts[triples[:, 0], triples[:, 1], triples[:, 2]]
+    keys = _keys(triples, size)
+    grad = np.isin(keys, _keys(predicted, size)).astype(np.float64)
+    grad -= np.isin(keys, _keys(gold, size))
+    return grad
+
+
+def _keys(triples: np.ndarray, size: int) -> np.ndarray:
+    triples = np.asarray(triples, dtype=np.int64).reshape(-1, 3)
+    return (triples[:, 0] * size + triples[:, 1]) * size + triples[:, 2]
 
 
 def arc_gradient(predicted: np.ndarray, gold: np.ndarray) -> np.ndarray:

@@ -76,6 +76,7 @@ class SpanParse(NamedTuple):
         "label_weight": 1.0,
         "time_limit": 0.5,
         "hill_climb_options": {"max_restarts": 50, "min_restarts": 5, "converge": 3, "uniform_share": 0.0},
+        "train_hill_climb_options": {"max_restarts": 6, "min_restarts": 2, "converge": 2, "uniform_share": 0.0},
         "dual_options": {"max_iter": 200},
         "seed": 0,
         "scorer": {"@scorers": "spacy.parser_scorer.v1"},
@@ -102,6 +103,7 @@ def make_graph_parser(
     label_weight: float,
     time_limit: float,
     hill_climb_options: Dict,
+    train_hill_climb_options: Dict,
     dual_options: Dict,
     seed: int,
     scorer: Optional[Callable],
@@ -119,6 +121,7 @@ def make_graph_parser(
         label_weight=label_weight,
         time_limit=time_limit,
         hill_climb_options=hill_climb_options,
+        train_hill_climb_options=train_hill_climb_options,
         dual_options=dual_options,
         seed=seed,
         scorer=scorer,
@@ -136,7 +139,8 @@ class GraphParser(TrainablePipe):
         memory at O(n^2).
     time_limit: seconds per sentence for the searching decoders.
     hill_climb_options / dual_options: keyword arguments for ``decode_hill_climb`` (its first
-        start is always the first-order MST tree) and ``decode_dual``.
+        start is always the first-order MST tree) and ``decode_dual``; training's cost-augmented
+        search uses ``train_hill_climb_options``.
     """
 
     def __init__(
@@ -154,6 +158,7 @@ class GraphParser(TrainablePipe):
         label_weight: float = 1.0,
         time_limit: float = 0.5,
         hill_climb_options: Optional[Dict] = None,
+        train_hill_climb_options: Optional[Dict] = None,
         dual_options: Optional[Dict] = None,
         seed: int = 0,
         scorer: Optional[Callable] = None,
@@ -179,6 +184,7 @@ class GraphParser(TrainablePipe):
             "label_weight": label_weight,
             "time_limit": time_limit,
             "hill_climb_options": dict(hill_climb_options or {}),
+            "train_hill_climb_options": dict(train_hill_climb_options or {}),
             "dual_options": dict(dual_options or {}),
             "seed": seed,
         }
@@ -349,7 +355,7 @@ class GraphParser(TrainablePipe):
     def _hinge(self, arc, mask, sib, grand, gold, sib_triples, grand_triples):
         """Structured hinge with Hamming cost: max(0, s(y) + cost(y) - s(gold)) at the decoded y."""
         augmented = factors.hamming_augmented(factors.pruned_arc(arc, mask), gold)
-        result = self._decode(self.cfg["train_decoder"], augmented, sib, grand)
+        result = self._decode(self.cfg["train_decoder"], augmented, sib, grand, training=True)
         pred = result.heads
         if np.array_equal(pred, gold):
             return 0.0, np.zeros_like(arc), np.zeros(len(sib_triples)), np.zeros(len(grand_triples))
@@ -396,7 +402,7 @@ class GraphParser(TrainablePipe):
             grands.append(factors.dense_cube(size, gt, gv) if u else None)
         return sibs, grands, sib_triples, grand_triples, bp_sib, bp_grand
 
-    def _decode(self, name: str, arc, sib, grand):
+    def _decode(self, name: str, arc, sib, grand, training: bool = False):
         if len(arc) > MAX_WORDS + 1:  # cannot happen with sentence_spans; guards direct calls
             raise ValueError(f"[hc_parser] span of {len(arc) - 1} words exceeds {MAX_WORDS}")
         if sib is None and grand is None and name in ("hill_climb", "dual"):
@@ -410,7 +416,7 @@ class GraphParser(TrainablePipe):
         if name == "hill_climb":
             # The first-order optimum is a strong, cheap first start tree.
             init = decode("mst", arc).heads
-            options = dict(self.cfg["hill_climb_options"])
+            options = dict(self.cfg["train_hill_climb_options" if training else "hill_climb_options"])
         elif name == "dual":
             options = dict(self.cfg["dual_options"])
         return decode(

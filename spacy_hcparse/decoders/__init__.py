@@ -5,7 +5,27 @@ index 0 is the artificial root and words are ``1..n``; ``arc[h, m]`` (head ``h``
 ``sib[h, s, m]`` (``m`` next modifier of ``h`` after ``s`` on the same side, ``s == h`` for the
 closest); ``grand[g, h, m]``; ``heads[0] == -1`` with exactly one word attached to the root.
 """
+from ._checks import MAX_WORDS, tree_problem
+from .dispatch import DECODERS, DecodeResult, decode
+from .dual import DualResult, decode_dual
+from .eisner import decode_eisner
+from .hill_climb import HillClimbResult, decode_hill_climb
+from .local_optima import count_local_optima
+from .mst import decode_mst
 from .scoring import tree_score
-from ._checks import tree_problem, MAX_WORDS
 
-__all__ = ["tree_score", "tree_problem", "MAX_WORDS"]
+__all__ = [
+    "MAX_WORDS",
+    "DECODERS",
+    "DecodeResult",
+    "DualResult",
+    "HillClimbResult",
+    "count_local_optima",
+    "decode",
+    "decode_dual",
+    "decode_eisner",
+    "decode_hill_climb",
+    "decode_mst",
+    "tree_problem",
+    "tree_score",
+]

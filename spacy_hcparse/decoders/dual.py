@@ -71,6 +71,9 @@ def decode_dual(
     """
     arc, sib, grand = check_inputs(arc, sib, grand)
     _check_params(max_iter, step, time_limit, tree_share)
+    arc = arc.copy()  # column 0 and the diagonal are unused and may hold anything, even NaN
+    arc[:, 0] = 0.0
+    np.fill_diagonal(arc, 0.0)
     size = arc.shape[0]
     use_sib, use_grand = sib is not None, grand is not None
     if size <= 2 or not (use_sib or use_grand):
@@ -87,24 +90,29 @@ def decode_dual(
             break
         todo = int(min(chunk, max_iter - stats[_ITERS]))
         started = time.perf_counter()
-        _run(arc, _cube(sib), _cube(grand), use_sib, use_grand, tree_share, c, todo, repair,
-             *state.arrays())
+        _run(arc, _cube(sib), _cube(grand), use_sib, use_grand, float(tree_share), c, todo,
+             bool(repair), *state.arrays())
         if deadline is not None:  # next chunk: about a tenth of the time left
             per_iter = (time.perf_counter() - started) / todo
             chunk = max(1, int(0.1 * (deadline - time.perf_counter()) / max(per_iter, 1e-9)))
-    heads = state.best_heads.copy()
-    return DualResult(heads, float(stats[_PRIMAL]), float(stats[_DUAL]), bool(stats[_CERT]),
+    score = float(stats[_PRIMAL])
+    bound = max(float(stats[_DUAL]), score)  # only rounding can put the dual below a tree's score
+    return DualResult(state.best_heads.copy(), score, bound, bool(stats[_CERT]),
                       int(stats[_ITERS]), time_capped)
 
 
 def default_step(arc: np.ndarray, sib: Optional[np.ndarray], grand: Optional[np.ndarray]) -> float:
-    """Initial step ``c``: the standard deviation of the arc scores a tree can use (at least 1e-3)."""
+    """Initial step ``c``: the largest standard deviation among the score arrays (arc entries a
+    tree can use), or 1.0 when every score is constant. Subgradient entries are 0/±1, so ``c``
+    is in score units: about the size of the score differences the multipliers must bridge."""
     size = arc.shape[0]
     mask = np.ones((size, size), dtype=bool)
     mask[:, 0] = False
     np.fill_diagonal(mask, False)
-    spread = float(np.std(arc[mask])) if mask.any() else 0.0
-    return max(spread, 1e-3)
+    spreads = [float(np.std(arc[mask]))] if mask.any() else []
+    spreads += [float(np.std(cube)) for cube in (sib, grand) if cube is not None]
+    spread = max(spreads, default=0.0)
+    return spread if spread > 0.0 else 1.0
 
 
 class _State:
@@ -128,12 +136,16 @@ class _State:
 def _check_params(max_iter, step, time_limit, tree_share) -> None:
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
-    if step is not None and not (np.isfinite(step) and step > 0):
+    if step is not None and not (_is_real(step) and np.isfinite(step) and step > 0):
         raise ValueError(f"step must be a positive finite number, got {step!r}")
-    if time_limit is not None and not (time_limit > 0):
-        raise ValueError(f"time_limit must be positive seconds, got {time_limit!r}")
-    if not (0.0 <= tree_share <= 1.0):
-        raise ValueError(f"tree_share must be in [0, 1], got {tree_share!r}")
+    if time_limit is not None and not (_is_real(time_limit) and time_limit > 0):
+        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    if not (_is_real(tree_share) and 0.0 <= tree_share <= 1.0):
+        raise ValueError(f"tree_share must be a number in [0, 1], got {tree_share!r}")
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
 
 
 def _cube(scores: Optional[np.ndarray]) -> np.ndarray:

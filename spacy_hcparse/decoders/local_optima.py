@@ -68,18 +68,82 @@ def _has_ties(arc: np.ndarray) -> bool:
     return bool(np.any(cols[:, 1:] == cols[:, :-1]))
 
 
+# states of the iterative search (no recursion: numba's cache cannot reload recursive kernels)
+_ENTER, _POINTERS, _TOPS, _NEXT_TOPS, _NEXT_POINTERS = 0, 1, 2, 3, 4
+
+
 @njit(cache=True)
 def _count_kernel(arc, cap, ties):
+    """Depth-first over levels; level ``d`` has ``size[d]`` nodes, those ``>= first_new[d]`` new."""
     n = arc.shape[0] - 1
-    levels = n + 1
-    st = _State(n, levels)
-    comp, entry = st[0], st[1]
+    st = _State(n, n + 1)
+    comp, entry, ptr, beta, nbest, cyc, cyc_off, digit, pdigit, tops, heads, work, ncycs = st
+    size = np.zeros(n + 1, dtype=np.int64)
+    first_new = np.zeros(n + 1, dtype=np.int64)
     for u in range(1, n + 1):
         comp[0, u] = u - 1
         entry[0, u - 1] = u
-    total = np.zeros(1, dtype=np.int64)
-    _search(arc, st, 0, n, 0, cap, ties, total)
-    return total[0]
+    size[0] = n
+    total = 0
+    d = 0
+    mode = _ENTER
+    while True:
+        if mode == _ENTER:  # a new level: best outside heads of its new nodes
+            for x in range(first_new[d], size[d]):
+                _best_outside(arc, comp[d], entry[d, x], x, beta[d], nbest[d])
+                pdigit[d, x] = 0
+            mode = _POINTERS
+        elif mode == _POINTERS:  # pointers of the new nodes chosen by pdigit: find the cycles
+            for x in range(first_new[d], size[d]):
+                ptr[d, x] = _nth_best(arc, comp[d], entry[d, x], x, beta[d, x], pdigit[d, x])
+            ncycs[d] = _find_cycles(comp[d], ptr[d], size[d], cyc[d], cyc_off[d], work)
+            if ncycs[d] == 1 and cyc_off[d, 1] == size[d]:
+                total = _count_leaves(arc, st, d, size[d], ties, total, cap)
+                if total >= cap:
+                    return cap
+                mode = _NEXT_POINTERS
+            else:
+                for c in range(ncycs[d]):
+                    digit[d, c] = 0
+                mode = _TOPS
+        elif mode == _TOPS:  # try the current choice of tops; descend if canonical
+            ok = True
+            for c in range(ncycs[d]):
+                if ties and not _canonical_top(arc, st, d, cyc[d, cyc_off[d, c] + digit[d, c]]):
+                    ok = False
+                    break
+                _set_cycle_heads(st, d, c, digit[d, c])
+            if ok:
+                first_new[d + 1], size[d + 1] = _contract_level(st, d, size[d], ncycs[d])
+                d += 1
+                mode = _ENTER
+            else:
+                mode = _NEXT_TOPS
+        elif mode == _NEXT_TOPS:
+            mode = _TOPS if _advance_cycles(digit[d], cyc_off[d], ncycs[d]) else _NEXT_POINTERS
+        else:  # _NEXT_POINTERS
+            if _advance(pdigit[d], nbest[d], first_new[d], size[d]):
+                mode = _POINTERS
+            elif d == 0:
+                return total
+            else:
+                d -= 1
+                mode = _NEXT_TOPS
+
+
+@njit(cache=True)
+def _count_leaves(arc, st, d, size, ties, total, cap):
+    """One cycle through all ``size`` nodes: each top is a leaf (it becomes the root child)."""
+    cyc = st[5]
+    if not ties:
+        return min(cap, total + size)
+    for j in range(size):
+        _set_cycle_heads(st, d, 0, j)
+        if _canonical_top(arc, st, d, cyc[d, j]) and _verify(arc, st, d):
+            total += 1
+            if total >= cap:
+                return cap
+    return total
 
 
 @njit(cache=True)
@@ -91,71 +155,13 @@ def _State(n, levels):
     nbest = np.zeros((levels, n + 1), dtype=np.int64)  # node -> number of tied best heads
     cyc = np.zeros((levels, n + 1), dtype=np.int64)  # nodes of the cycles, grouped
     cyc_off = np.zeros((levels, n + 2), dtype=np.int64)
-    digit = np.zeros((levels, n + 1), dtype=np.int64)  # mixed-radix counters
-    pdigit = np.zeros((levels, n + 1), dtype=np.int64)
-    tops = np.zeros((levels, n + 1), dtype=np.int64)  # entry word of each cycle's top
+    digit = np.zeros((levels, n + 1), dtype=np.int64)  # which member tops each cycle
+    pdigit = np.zeros((levels, n + 1), dtype=np.int64)  # which tied best head each node takes
+    tops = np.zeros((levels, n + 1), dtype=np.int64)  # node on top of each cycle
     heads = np.full(n + 1, -1, dtype=np.int64)
     work = np.zeros(n + 1, dtype=np.int64)
     ncyc = np.zeros(levels, dtype=np.int64)  # number of cycles at each level
     return comp, entry, ptr, beta, nbest, cyc, cyc_off, digit, pdigit, tops, heads, work, ncyc
-
-
-@njit(cache=True)
-def _search(arc, st, d, size, first_new, cap, ties, total):
-    """Count the leaves below level ``d`` (``size`` nodes; nodes ``>= first_new`` need pointers)."""
-    comp, entry, ptr, beta, nbest = st[0], st[1], st[2], st[3], st[4]
-    pdigit = st[8]
-    radix_product = 1
-    for x in range(first_new, size):
-        _best_outside(arc, comp[d], entry[d, x], x, beta[d], nbest[d])
-        radix_product *= nbest[d, x]
-        pdigit[d, x] = 0
-    while True:
-        for x in range(first_new, size):
-            ptr[d, x] = _nth_best(arc, comp[d], entry[d, x], x, beta[d, x], pdigit[d, x])
-        _level(arc, st, d, size, cap, ties, total)
-        if total[0] >= cap or radix_product == 1:
-            return 0
-        if not _advance(pdigit[d], nbest[d], first_new, size):
-            return 0
-
-
-@njit(cache=True)
-def _level(arc, st, d, size, cap, ties, total):
-    """With pointers fixed at level ``d``: branch on each cycle's top and recurse."""
-    comp, entry, ptr, beta, nbest, cyc, cyc_off, digit, pdigit, tops, heads, work, ncycs = st
-    ncyc = _find_cycles(comp[d], ptr[d], size, cyc[d], cyc_off[d], work)
-    ncycs[d] = ncyc
-    if ncyc == 1 and cyc_off[d, 1] == size:  # one cycle through every node: its top is the root child
-        for j in range(size):
-            if ties:
-                _set_cycle_heads(st, d, 0, j)
-                if _canonical_top(arc, st, d, cyc[d, j]) and _verify(arc, st, d):
-                    total[0] += 1
-            else:
-                total[0] += 1
-            if total[0] >= cap:
-                total[0] = cap
-                return
-        return
-    for c in range(ncyc):
-        digit[d, c] = 0
-    while True:
-        ok = True
-        for c in range(ncyc):
-            top = cyc[d, cyc_off[d, c] + digit[d, c]]
-            if ties and not _canonical_top(arc, st, d, top):
-                ok = False
-                break
-            _set_cycle_heads(st, d, c, digit[d, c])
-        if ok:
-            first_new, new_size = _contract_level(st, d, size, ncyc)
-            _search(arc, st, d + 1, new_size, first_new, cap, ties, total)
-            if total[0] >= cap:
-                total[0] = cap
-                return
-        if not _advance_cycles(digit[d], cyc_off[d], ncyc):
-            return
 
 
 @njit(cache=True)

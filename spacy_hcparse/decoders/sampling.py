@@ -82,7 +82,7 @@ def head_tables(arc, temperature):
     return head_cdf, root_cdf
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _draw(cdf_row):
     """Index ``i >= 1`` with ``cdf_row[i - 1] <= u < cdf_row[i]`` (binary search)."""
     u = np.random.random()
@@ -96,14 +96,14 @@ def _draw(cdf_row):
     return lo
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _other_word(n, u):
     """A uniform word in ``1..n`` other than ``u`` (needs ``n >= 2``)."""
     v = np.random.randint(1, n)
     return v + 1 if v >= u else v
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def uniform_tree(heads, in_tree, nxt):
     """Fill ``heads`` (size n+1) with a uniform single-root tree; ``in_tree``/``nxt`` are scratch."""
     n = heads.shape[0] - 1
@@ -122,7 +122,7 @@ def uniform_tree(heads, in_tree, nxt):
         _commit_walk(start, heads, in_tree, nxt)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def weighted_tree(heads, in_tree, nxt, head_cdf, root_cdf):
     """Fill ``heads`` with a tree drawn from the tables of ``head_tables`` (see module doc)."""
     n = heads.shape[0] - 1
@@ -146,7 +146,7 @@ def weighted_tree(heads, in_tree, nxt, head_cdf, root_cdf):
         _commit_walk(start, heads, in_tree, nxt)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _commit_walk(start, heads, in_tree, nxt):
     """Add the loop-erased walk from ``start`` (the last ``nxt`` pointers) to the tree."""
     u = start

@@ -36,19 +36,23 @@ def forward(model: Model, X: List[Floats2d], is_train: bool) -> Tuple[List[Float
     deps, bp_dep = model.layers[1](X, is_train)
     U = model.get_param("U")
     u = model.get_param("u")
+    gemm = model.ops.gemm  # blis, single-threaded like the rest of spaCy's CPU models
     # S = H U D^T + (H u) 1^T
-    scores = [H @ U @ D.T + (H @ u)[:, None] for H, D in zip(heads, deps)]
+    HU = [gemm(H, U) for H in heads]
+    scores = [gemm(HU_, D, trans2=True) + (H @ u)[:, None] for HU_, H, D in zip(HU, heads, deps)]
 
     def backprop(d_scores: List[Floats2d]) -> List[Floats2d]:
         dU = model.ops.alloc2f(*U.shape)
         du = model.ops.alloc1f(u.shape[0])
         d_heads, d_deps = [], []
-        for H, D, dS in zip(heads, deps, d_scores):
+        for H, HU_, D, dS in zip(heads, HU, deps, d_scores):
+            dS = model.ops.xp.ascontiguousarray(dS, dtype="f")
             row = dS.sum(axis=1)
-            dU += H.T @ dS @ D
+            dSD = gemm(dS, D)
+            dU += gemm(H, dSD, trans1=True)
             du += H.T @ row
-            d_heads.append(dS @ D @ U.T + row[:, None] * u[None, :])
-            d_deps.append(dS.T @ H @ U)
+            d_heads.append(gemm(dSD, U, trans2=True) + row[:, None] * u[None, :])
+            d_deps.append(gemm(dS, HU_, trans1=True))
         model.inc_grad("U", dU)
         model.inc_grad("u", du)
         dX_head = bp_head(d_heads)

@@ -52,28 +52,31 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
     head_vecs, bp_head = model.layers[0](blocks, is_train)
     dep_vecs, bp_dep = model.layers[1](blocks, is_train)
     A, B, C = (model.get_param(name) for name in "ABC")
+    gemm = ops.gemm
     cached, scores = [], []
     for H, D, hd in zip(head_vecs, dep_vecs, heads):
         Hs = _with_bias(ops, H[hd[1:]])
         Ds = _with_bias(ops, D[1:])
-        P, Q = Ds @ A, Hs @ B
+        P, Q = gemm(Ds, A), gemm(Hs, B)
         Z = P * Q
         cached.append((Hs, Ds, P, Q, Z))
-        scores.append(Z @ C.T)
+        scores.append(gemm(Z, C, trans2=True))
 
     def backprop(d_scores: List[Floats2d]) -> List[Floats2d]:
         dA, dB, dC = ops.alloc2f(*A.shape), ops.alloc2f(*B.shape), ops.alloc2f(*C.shape)
         d_heads, d_deps = [], []
         for (Hs, Ds, P, Q, Z), dS, hd, H in zip(cached, d_scores, heads, head_vecs):
-            dZ = dS @ C
-            dC += dS.T @ Z
+            dS = ops.xp.ascontiguousarray(dS, dtype="f")
+            dZ = gemm(dS, C)
+            dC += gemm(dS, Z, trans1=True)
             dP, dQ = dZ * Q, dZ * P
-            dA += Ds.T @ dP
-            dB += Hs.T @ dQ
+            dA += gemm(Ds, dP, trans1=True)
+            dB += gemm(Hs, dQ, trans1=True)
             dH = ops.alloc2f(*H.shape)
-            ops.xp.add.at(dH, hd[1:], (dQ @ B.T)[:, :-1])
+            dHs = ops.xp.ascontiguousarray(gemm(dQ, B, trans2=True)[:, :-1])
+            ops.scatter_add(dH, ops.xp.ascontiguousarray(hd[1:], dtype="i"), dHs)
             dD = ops.alloc2f(*H.shape)
-            dD[1:] = (dP @ A.T)[:, :-1]
+            dD[1:] = gemm(dP, A, trans2=True)[:, :-1]
             d_heads.append(dH)
             d_deps.append(dD)
         model.inc_grad("A", dA)

@@ -61,14 +61,13 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats1d], Calla
         d_proj = [[ops.alloc2f(*p.shape) for p in role] for role in projected]
         d_null = ops.alloc1f(null.shape[0])
         for b, (idx, (A, B, C, is_null), dS) in enumerate(zip(triples, cached, d_scores)):
-            dS = dS[:, None].astype("f")
+            dS = ops.xp.ascontiguousarray(dS[:, None], dtype="f")
             dA, dB, dC = dS * B * C, dS * A * C, dS * A * B
             if use_null:
                 d_null += dB[is_null].sum(axis=0)
                 dB[is_null] = 0.0
-            ops.xp.add.at(d_proj[0][b], idx[:, 0], dA)
-            ops.xp.add.at(d_proj[1][b], idx[:, 1], dB)
-            ops.xp.add.at(d_proj[2][b], idx[:, 2], dC)
+            for role, d_role in enumerate((dA, dB, dC)):
+                ops.scatter_add(d_proj[role][b], ops.xp.ascontiguousarray(idx[:, role], dtype="i"), d_role)
         model.inc_grad("null", d_null)
         d_blocks = [bp(d) for bp, d in zip(backprops, d_proj)]
         return [sum(parts) for parts in zip(*d_blocks)]

@@ -1,0 +1,258 @@
+"""Tests for randomized hill climbing: exact optima against brute force for n <= 6, incremental move
+gains against full rescoring, always a valid tree, determinism, ``init``, time cap, bad input."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from spacy_hcparse.decoders import tree_problem, tree_score
+from spacy_hcparse.decoders.hill_climb import (
+    HillClimbResult,
+    _children,
+    _lift,
+    _single_pass,
+    _workspace,
+    attach_part,
+    climb,
+    decode_hill_climb,
+    default_max_restarts,
+    neighbours,
+)
+from spacy_hcparse.decoders.sampling import sample_uniform_tree
+
+from .brute import best_tree, random_scores
+
+
+def _scores(rng, n, sib=True, grand=True):
+    return random_scores(rng, n, sib, grand)
+
+
+def _gain(heads, m, h, arc, sib, grand):
+    """Gain of moving ``m`` to ``h``, from the kernel's own incremental pieces."""
+    size = len(heads)
+    prev, nxt, kids = (np.zeros(size + 1, dtype=np.int64) for _ in range(3))
+    use_sib, use_grand = sib is not None, grand is not None
+    sib_ = sib if use_sib else np.zeros((1, 1, 1))
+    grand_ = grand if use_grand else np.zeros((1, 1, 1))
+    n_kids = _children(heads, m, kids)
+    neighbours(heads, m, prev, nxt)
+    parts = [
+        attach_part(x, m, heads, prev, nxt, arc, sib_, grand_, use_sib, use_grand, kids, n_kids)
+        for x in (h, heads[m])
+    ]
+    return parts[0] - parts[1]
+
+
+def _descendants(heads, m):
+    out = set()
+    for v in range(1, len(heads)):
+        u = v
+        while u > 0:
+            if u == m:
+                out.add(v)
+                break
+            u = heads[u]
+    return out
+
+
+# ------------------------------------------------------------------ incremental gains
+
+
+@pytest.mark.parametrize("factors", [(True, True), (True, False), (False, True), (False, False)])
+def test_move_gain_matches_rescoring(factors):
+    rng = np.random.default_rng(7)
+    checked = 0
+    for trial in range(150):
+        n = int(rng.integers(2, 12))
+        arc, sib, grand = _scores(rng, n, *factors)
+        heads = sample_uniform_tree(n, seed=trial)
+        m = int(rng.integers(1, n + 1))
+        if heads[m] == 0:
+            continue
+        options = [h for h in range(1, n + 1) if h not in _descendants(heads, m)]
+        h = int(rng.choice(options))
+        after = heads.copy()
+        after[m] = h
+        assert tree_problem(after) == ""
+        expected = tree_score(after, arc, sib, grand) - tree_score(heads, arc, sib, grand)
+        assert _gain(heads, m, h, arc, sib, grand) == pytest.approx(expected, abs=1e-9)
+        checked += 1
+    assert checked > 80
+
+
+def test_gain_on_two_rooted_intermediate_matches_factor_sum():
+    """The lift's first step leaves two root children; the gain formula must still hold there."""
+    from .brute import reference_score
+
+    rng = np.random.default_rng(3)
+    for trial in range(60):
+        n = int(rng.integers(3, 10))
+        arc, sib, grand = _scores(rng, n)
+        heads = sample_uniform_tree(n, seed=100 + trial)
+        root = int(np.flatnonzero(heads == 0)[0])
+        d = int(rng.choice([v for v in range(1, n + 1) if v != root]))
+        after = heads.copy()
+        after[d] = 0
+        expected = reference_score(after, arc, sib, grand) - reference_score(heads, arc, sib, grand)
+        assert _gain(heads, d, 0, arc, sib, grand) == pytest.approx(expected, abs=1e-9)
+
+
+def test_passes_and_lifts_never_lower_the_score():
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        n = int(rng.integers(2, 15))
+        arc, sib, grand = _scores(rng, n)
+        heads = sample_uniform_tree(n, seed=trial)
+        work = _workspace(n + 1)
+        for step in (_single_pass, _lift):
+            before = tree_score(heads, arc, sib, grand)
+            moved = step(heads, arc, sib, grand, True, True, 1e-11, work)
+            assert tree_problem(heads) == ""
+            after = tree_score(heads, arc, sib, grand)
+            assert after >= before - 1e-9
+            if moved:
+                assert after > before
+
+
+# ------------------------------------------------------------------ exactness vs brute force
+
+
+def _optimal_rate(instances, **factors):
+    rng = np.random.default_rng(2024)
+    hits = 0
+    for i, n in enumerate(instances):
+        arc, sib, grand = _scores(rng, n, **factors)
+        best, _ = best_tree(n, arc, sib, grand)
+        result = decode_hill_climb(arc, sib, grand, seed=i)
+        assert result.score <= best + 1e-9
+        hits += result.score >= best - 1e-9
+    return hits / len(instances)
+
+
+def test_second_order_finds_the_optimum_almost_always():
+    instances = [n for n in range(2, 7) for _ in range(60)]  # 300 instances
+    assert _optimal_rate(instances, sib=True, grand=True) >= 0.97
+
+
+def test_first_order_finds_the_optimum():
+    instances = [n for n in range(2, 7) for _ in range(40)]
+    assert _optimal_rate(instances, sib=False, grand=False) >= 0.99
+
+
+def test_hand_made_chain_is_found():
+    n = 5
+    arc = np.full((n + 1, n + 1), -5.0)
+    gold = np.array([-1, 0, 1, 2, 3, 4])
+    for m in range(1, n + 1):
+        arc[gold[m], m] = 5.0
+    result = decode_hill_climb(arc)
+    assert result.heads.tolist() == gold.tolist()
+    assert result.score == pytest.approx(25.0)
+
+
+# ------------------------------------------------------------------ contract
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(0, 60),
+    with_sib=st.booleans(),
+    with_grand=st.booleans(),
+    seed=st.integers(0, 2**31),
+)
+def test_always_a_valid_tree_with_its_true_score(n, with_sib, with_grand, seed):
+    rng = np.random.default_rng(seed)
+    arc, sib, grand = _scores(rng, n, with_sib, with_grand)
+    result = decode_hill_climb(arc, sib, grand, seed=seed, max_restarts=3, min_restarts=1)
+    assert isinstance(result, HillClimbResult)
+    assert result.heads.dtype == np.int64 and result.heads.shape == (n + 1,)
+    assert tree_problem(result.heads) == ""
+    assert abs(result.score - tree_score(result.heads, arc, sib, grand)) <= 1e-9
+    if n >= 2:
+        assert 1 <= result.hits <= result.restarts <= 3
+
+
+def test_deterministic_for_a_seed_and_time_limit_does_not_change_it():
+    rng = np.random.default_rng(5)
+    arc, sib, grand = _scores(rng, 20)
+    first = decode_hill_climb(arc, sib, grand, seed=42)
+    again = decode_hill_climb(arc, sib, grand, seed=42)
+    chunked = decode_hill_climb(arc, sib, grand, seed=42, time_limit=60.0)
+    for other in (again, chunked):
+        assert other.heads.tolist() == first.heads.tolist()
+        assert other.score == first.score
+        assert (other.restarts, other.hits) == (first.restarts, first.hits)
+    assert not chunked.time_capped
+
+
+def test_init_is_climbed_first():
+    rng = np.random.default_rng(9)
+    for trial in range(10):
+        n = 15
+        arc, sib, grand = _scores(rng, n)
+        init = sample_uniform_tree(n, seed=trial)
+        local = init.copy()
+        climb(local, arc, sib, grand, True, True, 1e-11, _workspace(n + 1))
+        only_init = decode_hill_climb(arc, sib, grand, init=init, max_restarts=1, min_restarts=1)
+        assert only_init.heads.tolist() == local.tolist()
+        full = decode_hill_climb(arc, sib, grand, init=init, seed=trial)
+        assert full.score >= tree_score(local, arc, sib, grand) - 1e-9
+
+
+def test_tiny_sentences():
+    assert decode_hill_climb(np.zeros((1, 1))).heads.tolist() == [-1]
+    arc = np.array([[0.0, 2.0], [0.0, 0.0]])
+    sib = np.ones((2, 2, 2))
+    result = decode_hill_climb(arc, sib)
+    assert result.heads.tolist() == [-1, 0]
+    assert result.score == pytest.approx(3.0)  # arc[0, 1] + sib[0, 0, 1]
+
+
+def test_unused_arc_entries_may_be_anything():
+    rng = np.random.default_rng(1)
+    arc, sib, grand = _scores(rng, 6)
+    noisy = arc.copy()
+    noisy[:, 0] = np.inf
+    np.fill_diagonal(noisy, np.nan)
+    assert decode_hill_climb(noisy, sib, grand).score == decode_hill_climb(arc, sib, grand).score
+
+
+def test_time_limit_caps_a_long_search():
+    rng = np.random.default_rng(0)
+    n = 150
+    arc, sib, grand = _scores(rng, n)
+    result = decode_hill_climb(arc, sib, grand, time_limit=1e-4, max_restarts=1000, converge=1000)
+    assert result.time_capped
+    assert 1 <= result.restarts < 1000
+    assert tree_problem(result.heads) == ""
+    assert result.score == pytest.approx(tree_score(result.heads, arc, sib, grand), abs=1e-9)
+
+
+def test_restart_cap_shrinks_with_length():
+    assert default_max_restarts(3) == 100
+    assert default_max_restarts(25) == 10
+    assert default_max_restarts(1000) == 10
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"arc": np.zeros((3, 2))}, "square"),
+        ({"arc": np.full((3, 3), np.nan)}, "NaN"),
+        ({"sib": np.zeros((2, 2, 2))}, "sib must have shape"),
+        ({"init": [-1, 0, 0]}, "heads is not a valid tree"),
+        ({"init": [-1, 0]}, "heads must have shape"),
+        ({"max_restarts": 0}, "max_restarts"),
+        ({"min_restarts": 5, "max_restarts": 2}, "exceeds"),
+        ({"converge": 1.5}, "converge"),
+        ({"time_limit": -1.0}, "time_limit"),
+        ({"uniform_share": 1.5}, "uniform_share"),
+        ({"temperature": 0.0}, "temperature"),
+    ],
+)
+def test_bad_input_raises_value_error(kwargs, message):
+    args = {"arc": np.zeros((3, 3))}
+    args.update(kwargs)
+    arc = args.pop("arc")
+    sib = args.pop("sib", None)
+    with pytest.raises(ValueError, match=message):
+        decode_hill_climb(arc, sib, **args)
