@@ -226,7 +226,7 @@ def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_
 
 @njit(cache=True)
 def _is_uniform_start(k, share):
-    """Spread the uniform starts evenly: start ``k`` is uniform when it crosses a multiple of 1/share."""
+    """Spread uniform starts evenly: start ``k`` is uniform when it passes a multiple of 1/share."""
     return np.floor((k + 1) * share) > np.floor(k * share)
 
 

@@ -34,7 +34,7 @@ def sample_uniform_tree(n: int, seed: int = 0) -> np.ndarray:
 
 
 def sample_tree(arc, temperature: float = 1.0, seed: int = 0) -> np.ndarray:
-    """A random single-root tree drawn from the first-order scores ``arc[h, m]`` (see module doc)."""
+    """A random single-root tree drawn from first-order scores ``arc[h, m]`` (see module doc)."""
     arc = check_arc(arc)
     if not temperature > 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
@@ -105,7 +105,7 @@ def _other_word(n, u):
 
 @njit(cache=True, _nrt=False)
 def uniform_tree(heads, in_tree, nxt):
-    """Fill ``heads`` (size n+1) with a uniform single-root tree; ``in_tree``/``nxt`` are scratch."""
+    """Fill ``heads`` (size n+1) with a uniform single-root tree (``in_tree``, ``nxt``: scratch)."""
     n = heads.shape[0] - 1
     heads[0] = -1
     if n == 0:

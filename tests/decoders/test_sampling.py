@@ -40,9 +40,13 @@ def test_weighted_sampler_follows_first_order_scores():
     trees, freq = _frequencies(lambda s: sample_tree(arc, 1.0, s), n, 12000)
     # Root child r ~ softmax(arc[0, :]); given r, tree ~ prod exp(arc[h, m]) over the other words.
     root_p = np.exp(arc[0, 1:]) / np.exp(arc[0, 1:]).sum()
-    weight = np.array([np.exp(sum(arc[t[m], m] for m in range(1, n + 1) if t[m] != 0)) for t in trees])
+    weight = np.array(
+        [np.exp(sum(arc[t[m], m] for m in range(1, n + 1) if t[m] != 0)) for t in trees]
+    )
     roots = np.array([t.index(0) for t in trees])
-    expected = np.array([root_p[r - 1] * w / weight[roots == r].sum() for r, w in zip(roots, weight)])
+    expected = np.array(
+        [root_p[r - 1] * w / weight[roots == r].sum() for r, w in zip(roots, weight)]
+    )
     assert np.max(np.abs(freq - expected)) < 0.02
 
 
