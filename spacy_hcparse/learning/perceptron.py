@@ -1,0 +1,220 @@
+"""Averaged perceptron over hashed sparse features, trained online with the static oracle.
+
+Weights are one flat array: a feature with bucket ``b`` holds the weights of classes
+``0..n_classes-1`` at ``W[b : b + n_classes]`` (so ``len(W) == n_buckets + n_classes``).
+
+Update (ultraconservative, Crammer & Singer 2003): in each configuration, ``Psi`` is the set of
+valid classes other than the gold one that score at least as high as gold. If it is not empty,
+the features are added to the gold class's weights and ``1/|Psi|`` of them subtracted from each
+class in ``Psi``; the parser then follows the gold move (static oracle).
+
+Averaging is lazy (Daume 2006): with ``c`` counting configurations, an update ``d`` at time ``c``
+also adds ``c * d`` to ``U``; the average of all weight vectors seen so far is ``W - U / c``.
+"""
+from typing import Tuple
+
+import numpy as np
+from numba import njit
+
+from ..transition.features import N_VALUES, fill_context, hash_features
+from ..transition.moves import apply, n_classes, valid_mask
+from ..transition.oracle import gold_child_counts, oracle_class, oracle_sequence
+from ..transition.state import initial_state, is_final
+
+
+@njit(cache=True)
+def score(W: np.ndarray, feats: np.ndarray, n_cls: int, out: np.ndarray) -> None:
+    """``out[c] = sum_k W[feats[k] + c]``."""
+    out[:] = 0.0
+    for k in range(feats.shape[0]):
+        b = feats[k]
+        for c in range(n_cls):
+            out[c] += W[b + c]
+
+
+@njit(cache=True)
+def _update(W, U, c, feats, gold, scores, valid, n_cls) -> bool:
+    """Ultraconservative update in one configuration; True if there was a mistake."""
+    size = 0
+    for k in range(n_cls):
+        if k != gold and valid[k] and scores[k] >= scores[gold]:
+            size += 1
+    if size == 0:
+        return False
+    share = 1.0 / size
+    for f in range(feats.shape[0]):
+        b = feats[f]
+        W[b + gold] += 1.0
+        U[b + gold] += c
+        for k in range(n_cls):
+            if k != gold and valid[k] and scores[k] >= scores[gold]:
+                W[b + k] -= share
+                U[b + k] -= c * share
+    return True
+
+
+@njit(cache=True)
+def train_spans(attrs, offsets, gold_heads, gold_labels, W, U, counter, templates, mask, n_labels, root_label):
+    """One online pass over the spans in order; returns the number of mistakes.
+
+    ``attrs``/``gold_heads``/``gold_labels`` hold the spans one after another, ``n + 1`` rows
+    each (row 0 the root), delimited by ``offsets``; ``counter[0]`` is the averaging clock.
+    Spans whose gold tree the oracle cannot reach are skipped.
+    """
+    n_cls = n_classes(n_labels)
+    ctx = np.empty(N_VALUES, dtype=np.int64)
+    feats = np.empty(templates.shape[0], dtype=np.int64)
+    scores = np.empty(n_cls, dtype=np.float64)
+    valid = np.empty(n_cls, dtype=np.bool_)
+    mistakes = 0
+    for s in range(len(offsets) - 1):
+        lo, hi = offsets[s], offsets[s + 1]
+        heads = gold_heads[lo:hi]
+        labels = gold_labels[lo + 1 : hi]
+        counts = gold_child_counts(heads)
+        st = initial_state(hi - lo - 1)
+        while not is_final(st):
+            gold = oracle_class(st, heads, labels, counts, n_labels)
+            if gold < 0:
+                break  # not projective: nothing more to learn here
+            valid_mask(st, n_labels, root_label, valid)
+            if not valid[gold]:
+                break
+            fill_context(st, attrs[lo:hi], ctx)
+            hash_features(ctx, templates, mask, feats)
+            score(W, feats, n_cls, scores)
+            if _update(W, U, counter[0], feats, gold, scores, valid, n_cls):
+                mistakes += 1
+            counter[0] += 1
+            apply(st, gold, n_labels)
+    return mistakes
+
+
+@njit(cache=True)
+def averaged(W: np.ndarray, U: np.ndarray, c: float) -> np.ndarray:
+    out = np.empty(W.shape[0], dtype=np.float32)
+    for i in range(W.shape[0]):
+        out[i] = W[i] - U[i] / c
+    return out
+
+
+class AveragedPerceptron:
+    """Training state: current weights ``W``, averaging sums ``U`` and the clock ``c``.
+
+    Not serialized: a loaded model keeps only the averaged weights, and resumes training from
+    them (``from_weights``).
+    """
+
+    def __init__(self, size: int) -> None:
+        self.W = np.zeros(size, dtype=np.float64)
+        self.U = np.zeros(size, dtype=np.float64)
+        self.counter = np.ones(1, dtype=np.float64)
+
+    @classmethod
+    def from_weights(cls, weights: np.ndarray) -> "AveragedPerceptron":
+        out = cls(len(weights))
+        out.W[:] = weights
+        return out
+
+    def train(
+        self, attrs, offsets, gold_heads, gold_labels, templates, n_buckets: int, n_labels: int, root_label: int,
+        beam_width: int = 1,
+    ) -> int:
+        """One online pass over the spans: greedy with the ultraconservative update
+        (``beam_width == 1``) or beam search with early update. Returns the number of updates."""
+        args = (attrs, offsets, gold_heads, gold_labels, self.W, self.U, self.counter, templates,
+                np.int64(n_buckets - 1), n_labels, root_label)
+        if beam_width > 1:
+            return int(train_spans_beam(*args, beam_width))
+        return int(train_spans(*args))
+
+    def average(self) -> np.ndarray:
+        """The average of the weights after every configuration seen, as float32."""
+        return averaged(self.W, self.U, float(self.counter[0]))
+
+    @property
+    def state(self) -> Tuple[np.ndarray, np.ndarray, float]:
+        return self.W, self.U, float(self.counter[0])
+
+
+@njit(cache=True)
+def _replay_update(W, U, c, attrs, seq, length, delta, templates, mask, n_labels, ctx, feats):
+    """Add ``delta`` to the weights of the first ``length`` moves of ``seq`` from the start."""
+    st = initial_state(attrs.shape[0] - 1)
+    for step in range(length):
+        fill_context(st, attrs, ctx)
+        hash_features(ctx, templates, mask, feats)
+        cls = seq[step]
+        for f in range(feats.shape[0]):
+            W[feats[f] + cls] += delta
+            U[feats[f] + cls] += c * delta
+        apply(st, cls, n_labels)
+
+
+@njit(cache=True)
+def train_spans_beam(attrs, offsets, gold_heads, gold_labels, W, U, counter, templates, mask, n_labels, root_label, width):
+    """Beam-search training with early update (Collins & Roark 2004; Zhang & Clark 2008): when
+    the oracle's configuration falls out of the beam, or the best final configuration is not the
+    oracle's, the features of the oracle's moves so far are added and those of the best beam
+    item's moves subtracted. Returns the number of updates."""
+    n_cls = n_classes(n_labels)
+    ctx = np.empty(N_VALUES, dtype=np.int64)
+    feats = np.empty(templates.shape[0], dtype=np.int64)
+    scores = np.empty(n_cls, dtype=np.float64)
+    valid = np.empty(n_cls, dtype=np.bool_)
+    updates = 0
+    for s in range(len(offsets) - 1):
+        lo, hi = offsets[s], offsets[s + 1]
+        n = hi - lo - 1
+        span = attrs[lo:hi]
+        gold_seq = oracle_sequence(gold_heads[lo:hi], gold_labels[lo + 1 : hi], n_labels, root_label)
+        if len(gold_seq) != 2 * n or n == 0:
+            continue
+        first = initial_state(n)
+        beam = np.empty((width, first.shape[0], first.shape[1]), dtype=np.int32)
+        beam[0] = first
+        hist = np.zeros((width, 2 * n), dtype=np.int64)
+        is_gold = np.zeros(width, dtype=np.bool_)
+        is_gold[0] = True
+        totals = np.zeros(width, dtype=np.float64)
+        size = 1
+        cand = np.empty(width * n_cls, dtype=np.float64)
+        for step in range(2 * n):
+            cand[:] = -np.inf
+            n_cand = 0
+            for k in range(size):
+                fill_context(beam[k], span, ctx)
+                hash_features(ctx, templates, mask, feats)
+                score(W, feats, n_cls, scores)
+                valid_mask(beam[k], n_labels, root_label, valid)
+                for c in range(n_cls):
+                    if valid[c]:
+                        cand[k * n_cls + c] = totals[k] + scores[c]
+                        n_cand += 1
+            order = np.argsort(-cand)
+            new_size = min(width, n_cand)
+            new_beam = np.empty_like(beam)
+            new_hist = np.empty_like(hist)
+            new_gold = np.zeros(width, dtype=np.bool_)
+            new_totals = np.zeros(width, dtype=np.float64)
+            gold_kept = False
+            for r in range(new_size):
+                idx = order[r]
+                k, c = idx // n_cls, idx % n_cls
+                new_beam[r] = beam[k]
+                apply(new_beam[r], c, n_labels)
+                new_hist[r] = hist[k]
+                new_hist[r, step] = c
+                new_totals[r] = cand[idx]
+                new_gold[r] = is_gold[k] and c == gold_seq[step]
+                gold_kept = gold_kept or new_gold[r]
+            beam, hist, is_gold, totals, size = new_beam, new_hist, new_gold, new_totals, new_size
+            last = step == 2 * n - 1
+            if not gold_kept or (last and not is_gold[0]):
+                c = counter[0]
+                _replay_update(W, U, c, span, gold_seq, step + 1, 1.0, templates, mask, n_labels, ctx, feats)
+                _replay_update(W, U, c, span, hist[0], step + 1, -1.0, templates, mask, n_labels, ctx, feats)
+                updates += 1
+                break
+        counter[0] += 1
+    return updates

@@ -1,0 +1,116 @@
+"""Averaged perceptron part-of-speech tagger feeding the transition parser's tag features.
+
+The parser's Zhang & Nivre templates are built around tags; when no tagger ran before it, the
+component trains this one on the reference tags (``token.tag_``) alongside the parser. Greedy,
+left to right, with the previous two predicted tags as history (Collins 2002; the weights and
+the update are those of ``learning.perceptron``: flat hashed weights, ``W[b + tag]``, lazy
+averaging with ``U`` and a clock).
+
+Input rows are the parser's word attribute rows (``transition.features.token_attrs``; row 0 of
+each span is the root and gets no tag).
+"""
+import numpy as np
+from numba import njit
+
+from ..transition.features import ABSENT, PRE, SHAPE, SUF, W, mix
+from .perceptron import score
+
+WINDOW = 2
+N_WORD_FIELDS = 4  # W, SUF, PRE, SHAPE of each word in the window
+PREV1 = (2 * WINDOW + 1) * N_WORD_FIELDS
+PREV2 = PREV1 + 1
+CONST = PREV2 + 1
+N_TAG_VALUES = CONST + 1
+FIELDS = {"w": 0, "suf": 1, "pre": 2, "shape": 3}
+
+
+def _idx(term: str) -> int:
+    if term == "p1":
+        return PREV1
+    if term == "p2":
+        return PREV2
+    if term == "bias":
+        return CONST
+    pos, _, field = term.partition(".")
+    return (int(pos) + WINDOW) * N_WORD_FIELDS + FIELDS[field]
+
+
+TAGGER_TEMPLATES = [
+    "bias", "0.w", "0.suf", "0.pre", "0.shape", "p1", "p2", "p1+p2", "p1+0.w", "p1+0.suf",
+    "-1.w", "-1.suf", "-2.w", "-2.suf", "1.w", "1.suf", "1.shape", "2.w", "2.suf",
+    "-1.w+0.w", "0.w+1.w", "0.shape+0.suf", "-1.shape+0.shape+1.shape", "p1+1.w",
+]
+
+
+def tagger_templates() -> np.ndarray:
+    out = np.full((len(TAGGER_TEMPLATES), 3), -1, dtype=np.int64)
+    for i, spec in enumerate(TAGGER_TEMPLATES):
+        terms = spec.split("+")
+        out[i, : len(terms)] = [_idx(t) for t in terms]
+    return out
+
+
+@njit(cache=True)
+def _context(attrs, i, n, tags, ctx):
+    for d in range(-WINDOW, WINDOW + 1):
+        j = i + d
+        base = (d + WINDOW) * N_WORD_FIELDS
+        if 1 <= j <= n:
+            ctx[base] = attrs[j, W]
+            ctx[base + 1] = attrs[j, SUF]
+            ctx[base + 2] = attrs[j, PRE]
+            ctx[base + 3] = attrs[j, SHAPE]
+        else:
+            for f in range(N_WORD_FIELDS):
+                ctx[base + f] = ABSENT + 1 + (j > n)
+    ctx[PREV1] = tags[i - 1] + 16 if i >= 2 else ABSENT
+    ctx[PREV2] = tags[i - 2] + 16 if i >= 3 else ABSENT
+    ctx[CONST] = 7
+
+
+@njit(cache=True)
+def _hash(ctx, templates, mask, out):
+    for k in range(templates.shape[0]):
+        h = mix(np.int64(k + 1001), np.int64(0x1B873593))
+        for j in range(templates.shape[1]):
+            idx = templates[k, j]
+            if idx < 0:
+                break
+            h = mix(h, ctx[idx])
+        out[k] = h & mask
+
+
+@njit(cache=True)
+def tag_spans(attrs, offsets, Wt, templates, mask, n_tags, out_tags, gold_tags, U, counter, train):
+    """Tag every span; ``out_tags`` gets tag ids (``-1`` on root rows). With ``train``, update
+    ``Wt``/``U`` on each mistake where ``gold_tags >= 0`` (perceptron update, averaged by the
+    clock ``counter[0]``); returns the number of mistakes."""
+    ctx = np.empty(N_TAG_VALUES, dtype=np.int64)
+    feats = np.empty(templates.shape[0], dtype=np.int64)
+    scores = np.empty(n_tags, dtype=np.float64)
+    mistakes = 0
+    for s in range(len(offsets) - 1):
+        lo, hi = offsets[s], offsets[s + 1]
+        n = hi - lo - 1
+        span = attrs[lo:hi]
+        tags = out_tags[lo:hi]
+        tags[0] = -1
+        for i in range(1, n + 1):
+            _context(span, i, n, tags, ctx)
+            _hash(ctx, templates, mask, feats)
+            score(Wt, feats, n_tags, scores)
+            pred = np.int64(np.argmax(scores))
+            if train:
+                gold = gold_tags[lo + i]
+                if gold >= 0 and gold != pred:
+                    mistakes += 1
+                    c = counter[0]
+                    for f in range(feats.shape[0]):
+                        b = feats[f]
+                        Wt[b + gold] += 1.0
+                        U[b + gold] += c
+                        Wt[b + pred] -= 1.0
+                        U[b + pred] -= c
+                counter[0] += 1
+            tags[i] = pred
+    return mistakes

@@ -1,0 +1,169 @@
+"""The three arc-standard moves as small units with ``is_valid`` and ``apply``.
+
+With stack ``[.., i, j]`` (``j`` on top):
+
+- ``Shift``: move the first buffer word onto the stack.
+- ``LeftArc(l)``: add ``(j, i, l)`` and pop ``i``.
+- ``RightArc(l)``: add ``(i, j, l)`` and pop ``j``.
+
+Single root: the root (0) never becomes a dependent, and it takes its one dependent with
+``RightArc(ROOT)`` only when the stack is ``[0, j]`` and the buffer is empty; ``ROOT`` is used for
+nothing else. Every non-final configuration has a valid move, so a parser that only takes valid
+moves always ends in a tree.
+
+Moves are numbered as classes: ``0`` shift, ``1 + l`` left-arc with label ``l``,
+``1 + n_labels + l`` right-arc with label ``l`` (``n_classes = 1 + 2 * n_labels``). With a root
+label there must be at least one other label, or words could never attach to each other.
+"""
+import numpy as np
+from numba import njit
+
+from .state import BUF, HEAD, LABEL, LC1, LC2, META, N, NL, NR, RC1, RC2, SP, STACK
+
+SHIFT, LEFT, RIGHT = 0, 1, 2
+
+
+@njit(cache=True)
+def n_classes(n_labels: int) -> int:
+    return 1 + 2 * n_labels
+
+
+@njit(cache=True)
+def move_of(cls: int, n_labels: int) -> int:
+    if cls == 0:
+        return SHIFT
+    return LEFT if cls <= n_labels else RIGHT
+
+
+@njit(cache=True)
+def label_of(cls: int, n_labels: int) -> int:
+    if cls == 0:
+        return -1
+    return (cls - 1) % n_labels
+
+
+@njit(cache=True)
+def class_of(move: int, label: int, n_labels: int) -> int:
+    if move == SHIFT:
+        return 0
+    return 1 + label if move == LEFT else 1 + n_labels + label
+
+
+# ----- Shift ----------------------------------------------------------------------------------
+@njit(cache=True)
+def shift_is_valid(st: np.ndarray) -> bool:
+    return st[META, BUF] <= st[META, N]
+
+
+@njit(cache=True)
+def shift_apply(st: np.ndarray) -> None:
+    sp = st[META, SP]
+    st[STACK, sp] = st[META, BUF]
+    st[META, SP] = sp + 1
+    st[META, BUF] += 1
+
+
+# ----- LeftArc --------------------------------------------------------------------------------
+@njit(cache=True)
+def left_is_valid(st: np.ndarray, label: int, root_label: int) -> bool:
+    sp = st[META, SP]
+    return sp >= 2 and st[STACK, sp - 2] != 0 and label != root_label
+
+
+@njit(cache=True)
+def left_apply(st: np.ndarray, label: int) -> None:
+    sp = st[META, SP]
+    j = st[STACK, sp - 1]
+    i = st[STACK, sp - 2]
+    st[HEAD, i] = j
+    st[LABEL, i] = label
+    st[LC2, j] = st[LC1, j]
+    st[LC1, j] = i
+    st[NL, j] += 1
+    st[STACK, sp - 2] = j
+    st[META, SP] = sp - 1
+
+
+# ----- RightArc -------------------------------------------------------------------------------
+@njit(cache=True)
+def right_is_valid(st: np.ndarray, label: int, root_label: int) -> bool:
+    sp = st[META, SP]
+    if sp < 2:
+        return False
+    if st[STACK, sp - 2] == 0:  # the root's one dependent, last of all
+        return sp == 2 and st[META, BUF] > st[META, N] and (label == root_label or root_label < 0)
+    return label != root_label
+
+
+@njit(cache=True)
+def right_apply(st: np.ndarray, label: int) -> None:
+    sp = st[META, SP]
+    j = st[STACK, sp - 1]
+    i = st[STACK, sp - 2]
+    st[HEAD, j] = i
+    st[LABEL, j] = label
+    st[RC2, i] = st[RC1, i]
+    st[RC1, i] = j
+    st[NR, i] += 1
+    st[META, SP] = sp - 1
+
+
+# ----- by class -------------------------------------------------------------------------------
+@njit(cache=True)
+def is_valid(st: np.ndarray, cls: int, n_labels: int, root_label: int) -> bool:
+    move = move_of(cls, n_labels)
+    if move == SHIFT:
+        return shift_is_valid(st)
+    if move == LEFT:
+        return left_is_valid(st, label_of(cls, n_labels), root_label)
+    return right_is_valid(st, label_of(cls, n_labels), root_label)
+
+
+@njit(cache=True)
+def apply(st: np.ndarray, cls: int, n_labels: int) -> None:
+    move = move_of(cls, n_labels)
+    if move == SHIFT:
+        shift_apply(st)
+    elif move == LEFT:
+        left_apply(st, label_of(cls, n_labels))
+    else:
+        right_apply(st, label_of(cls, n_labels))
+
+
+@njit(cache=True)
+def valid_mask(st: np.ndarray, n_labels: int, root_label: int, out: np.ndarray) -> None:
+    """``out[c] = True`` for the valid classes (checks each move kind once, not per label)."""
+    sp = st[META, SP]
+    buffer_empty = st[META, BUF] > st[META, N]
+    out[0] = not buffer_empty
+    left_ok = sp >= 2 and st[STACK, sp - 2] != 0
+    right_root = sp == 2 and buffer_empty
+    right_other = sp >= 2 and st[STACK, sp - 2] != 0
+    for label in range(n_labels):
+        is_root = label == root_label
+        out[1 + label] = left_ok and not is_root
+        if root_label < 0:
+            out[1 + n_labels + label] = right_root or right_other
+        else:
+            out[1 + n_labels + label] = (right_root and is_root) or (right_other and not is_root)
+
+
+class Shift:
+    """Move the first buffer word onto the stack."""
+
+    is_valid = staticmethod(shift_is_valid)
+    apply = staticmethod(shift_apply)
+
+
+class LeftArc:
+    """``([.., i, j], Q, A) -> ([.., j], Q, A + (j, i, l))``; never makes the root a dependent."""
+
+    is_valid = staticmethod(left_is_valid)
+    apply = staticmethod(left_apply)
+
+
+class RightArc:
+    """``([.., i, j], Q, A) -> ([.., i], Q, A + (i, j, l))``; the root's one dependent comes last."""
+
+    is_valid = staticmethod(right_is_valid)
+    apply = staticmethod(right_apply)

@@ -1,0 +1,98 @@
+"""Parsing with a hashed linear model: greedy (beam width 1) or beam search.
+
+Spans are laid out as in ``learning.perceptron.train_spans``: ``attrs`` rows one span after
+another (row 0 of each the root), delimited by ``offsets``. Results go to ``out_heads`` (span
+convention, ``-1`` at the root row) and ``out_labels`` (label id per row, ``-1`` at the root).
+Only valid moves are taken, so every span ends as a single-rooted tree.
+"""
+import numpy as np
+from numba import njit
+
+from ..learning.perceptron import score
+from .features import N_VALUES, fill_context, hash_features
+from .moves import apply, n_classes, valid_mask
+from .state import HEAD, LABEL, initial_state, is_final
+
+
+@njit(cache=True)
+def _best_valid(scores, valid) -> int:
+    best = -1
+    for c in range(len(scores)):
+        if valid[c] and (best < 0 or scores[c] > scores[best]):
+            best = c
+    return best
+
+
+@njit(cache=True)
+def _write(st, lo, hi, out_heads, out_labels):
+    n = hi - lo - 1
+    out_heads[lo] = -1
+    out_labels[lo] = -1
+    for m in range(1, n + 1):
+        out_heads[lo + m] = st[HEAD, m]
+        out_labels[lo + m] = st[LABEL, m]
+
+
+@njit(cache=True)
+def greedy_parse(attrs, offsets, W, templates, mask, n_labels, root_label, out_heads, out_labels):
+    n_cls = n_classes(n_labels)
+    ctx = np.empty(N_VALUES, dtype=np.int64)
+    feats = np.empty(templates.shape[0], dtype=np.int64)
+    scores = np.empty(n_cls, dtype=np.float64)
+    valid = np.empty(n_cls, dtype=np.bool_)
+    for s in range(len(offsets) - 1):
+        lo, hi = offsets[s], offsets[s + 1]
+        span_attrs = attrs[lo:hi]
+        st = initial_state(hi - lo - 1)
+        while not is_final(st):
+            fill_context(st, span_attrs, ctx)
+            hash_features(ctx, templates, mask, feats)
+            score(W, feats, n_cls, scores)
+            valid_mask(st, n_labels, root_label, valid)
+            apply(st, _best_valid(scores, valid), n_labels)
+        _write(st, lo, hi, out_heads, out_labels)
+
+
+@njit(cache=True)
+def beam_parse(attrs, offsets, W, templates, mask, n_labels, root_label, width, out_heads, out_labels):
+    """Beam search keeping the ``width`` best configurations by summed move scores. All
+    configurations of a span finish after the same 2n moves, so their totals compare fairly."""
+    n_cls = n_classes(n_labels)
+    ctx = np.empty(N_VALUES, dtype=np.int64)
+    feats = np.empty(templates.shape[0], dtype=np.int64)
+    scores = np.empty(n_cls, dtype=np.float64)
+    valid = np.empty(n_cls, dtype=np.bool_)
+    for s in range(len(offsets) - 1):
+        lo, hi = offsets[s], offsets[s + 1]
+        n = hi - lo - 1
+        span_attrs = attrs[lo:hi]
+        first = initial_state(n)
+        beam = np.empty((width, first.shape[0], first.shape[1]), dtype=np.int32)
+        beam[0] = first
+        totals = np.zeros(width, dtype=np.float64)
+        size = 1
+        cand_score = np.empty(width * n_cls, dtype=np.float64)
+        for _ in range(2 * n):
+            n_cand = 0
+            cand_score[:] = -np.inf
+            for k in range(size):
+                fill_context(beam[k], span_attrs, ctx)
+                hash_features(ctx, templates, mask, feats)
+                score(W, feats, n_cls, scores)
+                valid_mask(beam[k], n_labels, root_label, valid)
+                for c in range(n_cls):
+                    if valid[c]:
+                        cand_score[k * n_cls + c] = totals[k] + scores[c]
+                        n_cand += 1
+            order = np.argsort(-cand_score)
+            new_size = min(width, n_cand)
+            new_beam = np.empty_like(beam)
+            new_totals = np.zeros(width, dtype=np.float64)
+            for r in range(new_size):
+                idx = order[r]
+                k, c = idx // n_cls, idx % n_cls
+                new_beam[r] = beam[k]
+                apply(new_beam[r], c, n_labels)
+                new_totals[r] = cand_score[idx]
+            beam, totals, size = new_beam, new_totals, new_size
+        _write(beam[0], lo, hi, out_heads, out_labels)

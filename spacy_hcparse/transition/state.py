@@ -1,0 +1,84 @@
+"""Arc-standard configurations (stack S, buffer Q, arcs A) as one int32 array.
+
+Index 0 is the artificial root, words are ``1..n``. A configuration of an ``n``-word sentence is
+an ``(N_ROWS, max(n + 2, 3))`` int32 array, so a beam copies it with one ``.copy()`` and numba kernels take
+it without boxing:
+
+- ``STACK``: stack items bottom to top, the root first; ``META[SP]`` of them are in use.
+- ``HEAD`` / ``LABEL``: the arcs so far (``-1`` while a word has no head).
+- ``LC1``/``LC2``: the leftmost and second leftmost dependent of each word; ``RC1``/``RC2`` the
+  rightmost and second rightmost (``-1`` when none). Arc-standard attaches left dependents from
+  right to left and right dependents from left to right, so the newest arc is always the outermost.
+- ``NL``/``NR``: how many left and right dependents each word has (valency).
+- ``META``: ``[SP]`` stack size, ``[BUF]`` the first buffer word (``n + 1`` when empty), ``[N]`` n.
+
+Start: ``([0], [1..n], {})``; end: ``([0], [], A)`` with every word attached.
+"""
+import numpy as np
+from numba import njit
+
+STACK, HEAD, LABEL, LC1, LC2, RC1, RC2, NL, NR, META = range(10)
+N_ROWS = 10
+SP, BUF, N = 0, 1, 2
+NONE = -1
+
+
+@njit(cache=True)
+def initial_state(n: int) -> np.ndarray:
+    """The start configuration of an ``n``-word sentence."""
+    st = np.full((N_ROWS, max(n + 2, 3)), NONE, dtype=np.int32)
+    st[NL, :] = 0
+    st[NR, :] = 0
+    st[STACK, 0] = 0
+    st[META, :] = 0
+    st[META, SP] = 1
+    st[META, BUF] = 1
+    st[META, N] = n
+    return st
+
+
+@njit(cache=True)
+def stack_size(st: np.ndarray) -> int:
+    return st[META, SP]
+
+
+@njit(cache=True)
+def buffer_size(st: np.ndarray) -> int:
+    return st[META, N] + 1 - st[META, BUF]
+
+
+@njit(cache=True)
+def stack_item(st: np.ndarray, depth: int) -> int:
+    """The word ``depth`` places below the top of the stack (0 = top), ``-1`` if none."""
+    sp = st[META, SP]
+    if depth >= sp:
+        return NONE
+    return st[STACK, sp - 1 - depth]
+
+
+@njit(cache=True)
+def buffer_item(st: np.ndarray, depth: int) -> int:
+    """The ``depth``-th word of the buffer (0 = front), ``-1`` if none."""
+    i = st[META, BUF] + depth
+    if i > st[META, N]:
+        return NONE
+    return i
+
+
+@njit(cache=True)
+def is_final(st: np.ndarray) -> bool:
+    return st[META, SP] == 1 and st[META, BUF] > st[META, N]
+
+
+def heads_of(st: np.ndarray) -> np.ndarray:
+    """The (n+1,) heads array of a configuration (``heads[0] == -1``)."""
+    n = int(st[META, N])
+    heads = st[HEAD, : n + 1].astype(np.int64)
+    heads[0] = -1
+    return heads
+
+
+def labels_of(st: np.ndarray) -> np.ndarray:
+    """Label ids of words ``1..n`` (``-1`` where unattached)."""
+    n = int(st[META, N])
+    return st[LABEL, 1 : n + 1].astype(np.int64)

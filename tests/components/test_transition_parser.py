@@ -1,0 +1,220 @@
+"""hc_transition_parser: learning the tiny treebank, odd docs, round trips, determinism,
+processes, the neural option and the hand-off to hc_parser."""
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc
+
+from spacy_hcparse.components.transition_parser import initial_heads
+from spacy_hcparse.decoders import tree_problem
+from spacy_hcparse.segment import sentence_spans
+from tests.treebank import SENTENCES, make_doc_with_sentences, make_examples
+
+SMALL = {"n_buckets": 2**16}
+NEURAL = {
+    "@architectures": "spacy_hcparse.NeuralTransitionModel.v1",
+    "hidden_width": 32,
+    "maxout_pieces": 2,
+    "max_length": 200,
+    "dropout": 0.0,
+    "tok2vec": {
+        "@architectures": "spacy.HashEmbedCNN.v2",
+        "pretrained_vectors": None,
+        "width": 32,
+        "depth": 2,
+        "embed_size": 500,
+        "window_size": 1,
+        "maxout_pieces": 3,
+        "subword_features": True,
+    },
+}
+
+
+def make_nlp(model=None, **config):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("hc_transition_parser", config={"model": model or SMALL, "label_freq_cutoff": 1, **config})
+    return nlp
+
+
+def train_tiny(epochs=15, seed=0, model=None, **config):
+    spacy.util.fix_random_seed(seed)
+    nlp = make_nlp(model, **config)
+    examples = make_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(epochs):
+        nlp.update(examples, sgd=optimizer)
+    return nlp
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return train_tiny()
+
+
+def parse_of(doc):
+    return [t.head.i + 1 if t.head.i != t.i else 0 for t in doc], [t.dep_ for t in doc]
+
+
+def span_heads(doc, start, end):
+    return np.array([-1] + [0 if t.head.i == t.i else t.head.i - start + 1 for t in doc[start:end]])
+
+
+def assert_valid(doc):
+    """One root per sentence labelled ROOT, heads inside the sentence, no cycles."""
+    for sent in doc.sents:
+        heads = span_heads(doc, sent.start, sent.end)
+        assert not tree_problem(heads), tree_problem(heads)
+        assert all(sent.start <= t.head.i < sent.end for t in sent)
+        assert [t.dep_ == "ROOT" for t in sent] == [t.head.i == t.i for t in sent]
+        assert sum(t.dep_ == "ROOT" for t in sent) == 1
+
+
+def test_learns_tiny_treebank_including_non_projective(trained):
+    parser = trained.get_pipe("hc_transition_parser")
+    assert any("||" in label for label in parser.labels)  # lifted labels were learned
+    for words, heads, deps in SENTENCES:
+        doc = trained(Doc(trained.vocab, words=words))
+        assert parse_of(doc) == (heads, deps), words
+
+
+def test_beam_search_gives_trees_close_to_greedy(trained):
+    """Weights trained greedily: the beam may find other high-scoring trees, always valid ones."""
+    parser = trained.get_pipe("hc_transition_parser")
+    parser.cfg["beam_width"] = 4
+    try:
+        correct = total = 0
+        for words, heads, deps in SENTENCES:
+            doc = trained(Doc(trained.vocab, words=words))
+            assert_valid(doc)
+            correct += sum(g == h for g, h in zip(parse_of(doc)[0], heads))
+            total += len(heads)
+        assert correct / total >= 0.9
+    finally:
+        parser.cfg["beam_width"] = 1
+
+
+def test_preset_sentences_are_kept(trained):
+    doc = trained(make_doc_with_sentences(trained))
+    starts = [i == 0 for s in SENTENCES for i in range(len(s[0]))]
+    assert [t.is_sent_start for t in doc] == starts
+    assert_valid(doc)
+    got = [h for sent in doc.sents for h in span_heads(doc, sent.start, sent.end)[1:]]
+    assert got == [h for _, heads, _ in SENTENCES for h in heads]
+
+
+@pytest.mark.parametrize(
+    "words",
+    [[], ["word"], [" ", "a", "\n", "b", "  "], ["."] * 5, ["x"] * 1000],
+    ids=["empty", "one", "whitespace", "punct", "1000-words"],
+)
+def test_odd_docs(trained, words):
+    doc = trained(Doc(trained.vocab, words=words))
+    assert len(doc) == len(words)
+    if words:
+        assert_valid(doc)
+
+
+def test_long_doc_without_boundaries_is_chunked(trained):
+    words = (["She", "reads", "old", "books", "."] * 200)[:1000]
+    doc = trained(Doc(trained.vocab, words=words))
+    assert_valid(doc)
+    assert max(len(s) for s in doc.sents) <= trained.get_pipe("hc_transition_parser").max_length
+
+
+def test_bytes_and_disk_round_trips(trained, tmp_path):
+    doc_words = [w for s in SENTENCES for w in s[0]]
+    expected = parse_of(trained(make_doc_with_sentences(trained)))
+    nlp2 = make_nlp()
+    nlp2.from_bytes(trained.to_bytes())
+    assert parse_of(nlp2(make_doc_with_sentences(nlp2))) == expected
+    trained.to_disk(tmp_path / "model")
+    nlp3 = spacy.load(tmp_path / "model")
+    assert parse_of(nlp3(make_doc_with_sentences(nlp3))) == expected
+    assert len(doc_words) == len(expected[0])
+
+
+def test_load_rejects_mismatched_labels(trained, tmp_path):
+    trained.to_disk(tmp_path / "model")
+    cfg = tmp_path / "model" / "hc_transition_parser" / "cfg"
+    import srsly
+
+    data = srsly.read_json(cfg)
+    data["labels"] = data["labels"][:-1]
+    srsly.write_json(cfg, data)
+    with pytest.raises(ValueError, match="do not belong together"):
+        spacy.load(tmp_path / "model")
+
+
+def test_deterministic_for_a_fixed_seed():
+    a, b = train_tiny(epochs=3), train_tiny(epochs=3)
+    wa = a.get_pipe("hc_transition_parser").model.get_ref("linear").get_param("W")
+    wb = b.get_pipe("hc_transition_parser").model.get_ref("linear").get_param("W")
+    assert np.array_equal(wa, wb)
+
+
+def test_two_processes_give_the_same_parses(trained):
+    docs = [Doc(trained.vocab, words=words) for words, _, _ in SENTENCES] * 3
+    one = [parse_of(d) for d in trained.pipe(docs)]
+    docs = [Doc(trained.vocab, words=words) for words, _, _ in SENTENCES] * 3
+    two = [parse_of(d) for d in trained.pipe(docs, n_process=2, batch_size=4)]
+    assert one == two
+
+
+def test_initial_heads_for_hc_parser(trained):
+    doc = make_doc_with_sentences(trained)
+    trees = initial_heads(trained.get_pipe("hc_transition_parser"), doc, max_length=100)
+    spans = sentence_spans(doc, 100)
+    assert len(trees) == len(spans)
+    for (start, end), heads in zip(spans, trees):
+        assert len(heads) == end - start + 1 and not tree_problem(heads)
+    assert [h for t in trees for h in t[1:]] == [h for _, heads, _ in SENTENCES for h in heads]
+    assert not doc.has_annotation("DEP")  # the doc itself is left alone
+    assert initial_heads(trained.get_pipe("hc_transition_parser"), Doc(trained.vocab, words=[]), 100) == []
+
+
+def test_neural_option_learns_tiny_treebank():
+    nlp = train_tiny(epochs=40, model=NEURAL)
+    correct = total = 0
+    for words, heads, deps in SENTENCES:
+        doc = nlp(Doc(nlp.vocab, words=words))
+        assert_valid(doc)
+        got, _ = parse_of(doc)
+        correct += sum(g == h for g, h in zip(got, heads))
+        total += len(heads)
+    assert correct / total >= 0.9
+    nlp2 = spacy.blank("en")
+    nlp2.add_pipe("hc_transition_parser", config={"model": NEURAL})
+    nlp2.from_bytes(nlp.to_bytes())
+    doc = make_doc_with_sentences(nlp)
+    assert parse_of(nlp(doc)) == parse_of(nlp2(make_doc_with_sentences(nlp2)))
+
+
+def test_internal_tagger_learns_reference_tags():
+    """With tags in the reference, the perceptron trains its own tagger for the tag features."""
+    tags = {"I": "PRP", "She": "PRP", "We": "PRP", "Dogs": "NNS", "Birds": "NNS", "like": "VBP", "reads": "VBZ"}
+    spacy.util.fix_random_seed(0)
+    nlp = make_nlp()
+    examples = make_examples(nlp)
+    for eg in examples:
+        for token in eg.reference:
+            token.tag_ = tags.get(token.text, "NN" if token.text.isalpha() else ".")
+    optimizer = nlp.initialize(lambda: examples)
+    parser = nlp.get_pipe("hc_transition_parser")
+    assert "PRP" in parser.cfg["tags"]
+    for _ in range(15):
+        nlp.update(examples, sgd=optimizer)
+    for words, heads, deps in SENTENCES:
+        assert parse_of(nlp(Doc(nlp.vocab, words=words))) == (heads, deps)
+    assert parser.model.get_ref("tagger").get_param("W").any()
+
+
+def test_update_before_initialize_gives_clear_error():
+    nlp = make_nlp()
+    with pytest.raises(ValueError):
+        nlp.update(make_examples(nlp))
+
+
+def test_beam_training_learns_tiny_treebank():
+    nlp = train_tiny(epochs=15, beam_width=4, train_beam_width=4)
+    for words, heads, deps in SENTENCES:
+        assert parse_of(nlp(Doc(nlp.vocab, words=words))) == (heads, deps), words

@@ -1,0 +1,60 @@
+"""Moves only ever lead to trees: random scores, valid moves, always a single-rooted tree."""
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spacy_hcparse.decoders import tree_problem
+from spacy_hcparse.transition.moves import LeftArc, RightArc, Shift, apply, is_valid, n_classes, valid_mask
+from spacy_hcparse.transition.state import heads_of, initial_state, is_final, labels_of, stack_item
+
+
+def test_units_on_a_small_sentence():
+    st = initial_state(2)
+    assert not LeftArc.is_valid(st, 1, 0) and not RightArc.is_valid(st, 1, 0)
+    Shift.apply(st)
+    assert not LeftArc.is_valid(st, 1, 0)  # the root never becomes a dependent
+    assert not RightArc.is_valid(st, 0, 0)  # the root's dependent waits for an empty buffer
+    Shift.apply(st)
+    assert not Shift.is_valid(st)
+    LeftArc.apply(st, 1)  # 2 -> 1
+    assert stack_item(st, 0) == 2 and stack_item(st, 1) == 0
+    assert not RightArc.is_valid(st, 1, 0) and RightArc.is_valid(st, 0, 0)
+    RightArc.apply(st, 0)
+    assert is_final(st)
+    assert heads_of(st).tolist() == [-1, 2, 0]
+    assert labels_of(st).tolist() == [1, 0]
+
+
+def test_valid_mask_agrees_with_is_valid():
+    rng = np.random.default_rng(0)
+    n_labels = 4
+    for _ in range(50):
+        st = initial_state(int(rng.integers(0, 8)))
+        mask = np.empty(n_classes(n_labels), dtype=np.bool_)
+        while not is_final(st):
+            valid_mask(st, n_labels, 0, mask)
+            expected = [is_valid(st, c, n_labels, 0) for c in range(len(mask))]
+            assert mask.tolist() == expected
+            apply(st, int(rng.choice(np.flatnonzero(mask))), n_labels)
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(0, 30), n_labels=st.integers(2, 5), seed=st.integers(0, 2**31 - 1))
+def test_random_valid_moves_always_give_a_tree(n, n_labels, seed):
+    rng = np.random.default_rng(seed)
+    root = int(rng.integers(0, n_labels))
+    st = initial_state(n)
+    mask = np.empty(n_classes(n_labels), dtype=np.bool_)
+    steps = 0
+    while not is_final(st):
+        valid_mask(st, n_labels, root, mask)
+        assert mask.any(), "a non-final configuration without a valid move"
+        scores = rng.normal(size=len(mask))
+        apply(st, int(np.where(mask, scores, -np.inf).argmax()), n_labels)
+        steps += 1
+    assert steps == 2 * n
+    heads = heads_of(st)
+    if n:
+        assert not tree_problem(heads), tree_problem(heads)
+        labels = labels_of(st)
+        assert ((heads[1:] == 0) == (labels == root)).all()
