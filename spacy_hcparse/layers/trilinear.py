@@ -2,7 +2,9 @@
 
 Used twice: for sibling factors ``(h, s, m)`` and grandparent factors ``(g, h, m)``. Each role has
 its own ReLU projection to ``rank`` dimensions and a triple scores
-``sum_r A[i, r] * B[j, r] * C[k, r]`` (a rank-``rank`` CP tensor, as in low-rank tensor parsers).
+``sum_r w[r] * A[i, r] * B[j, r] * C[k, r]`` (a rank-``rank`` CP tensor, as in low-rank tensor
+parsers). ``w`` starts at zero, like a biaffine core: the factors begin silent and the encoder
+only feels them once they have learned something.
 With ``null_middle`` the middle role of a triple ``(i, i, k)`` (``s == h``: the closest sibling)
 uses a learned vector instead of the projection of word ``i``.
 """
@@ -22,7 +24,7 @@ def trilinear(name: str, rank: int = 64, dropout: float = 0.2, null_middle: bool
         forward,
         init=init,
         layers=roles,
-        params={"null": None},
+        params={"null": None, "w": None},
         dims={"nH": rank},
         attrs={"null_middle": null_middle},
     )
@@ -35,6 +37,7 @@ def init(model: Model, X: Optional[InT] = None, Y=None) -> Model:
     # Small non-zero start so the product has a gradient in every factor.
     rank = model.get_dim("nH")
     model.set_param("null", model.ops.xp.full((rank,), 0.1, dtype="f"))
+    model.set_param("w", model.ops.alloc1f(rank))
     return model
 
 
@@ -42,6 +45,7 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats1d], Calla
     blocks, triples = X
     projected, backprops = zip(*(layer(blocks, is_train) for layer in model.layers))
     null = model.get_param("null")
+    w = model.get_param("w")
     use_null = model.attrs["null_middle"]
     cached = []
     scores = []
@@ -54,21 +58,25 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats1d], Calla
             B = B.copy()
             B[is_null] = null
         cached.append((A, B, C, is_null))
-        scores.append((A * B * C).sum(axis=1))
+        scores.append((A * B * C) @ w)
 
     def backprop(d_scores: List[Floats1d]) -> List[Floats2d]:
         ops = model.ops
         d_proj = [[ops.alloc2f(*p.shape) for p in role] for role in projected]
         d_null = ops.alloc1f(null.shape[0])
+        dw = ops.alloc1f(w.shape[0])
         for b, (idx, (A, B, C, is_null), dS) in enumerate(zip(triples, cached, d_scores)):
             dS = ops.xp.ascontiguousarray(dS[:, None], dtype="f")
-            dA, dB, dC = dS * B * C, dS * A * C, dS * A * B
+            dw += (dS * A * B * C).sum(axis=0)
+            dSw = dS * w[None, :]
+            dA, dB, dC = dSw * B * C, dSw * A * C, dSw * A * B
             if use_null:
                 d_null += dB[is_null].sum(axis=0)
                 dB[is_null] = 0.0
             for role, d_role in enumerate((dA, dB, dC)):
                 ops.scatter_add(d_proj[role][b], ops.xp.ascontiguousarray(idx[:, role], dtype="i"), d_role)
         model.inc_grad("null", d_null)
+        model.inc_grad("w", dw)
         d_blocks = [bp(d) for bp, d in zip(backprops, d_proj)]
         return [sum(parts) for parts in zip(*d_blocks)]
 

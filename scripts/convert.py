@@ -1,0 +1,97 @@
+"""Gold CoNLL-U splits and spaCy corpora for one workflow run.
+
+    python scripts/convert.py assets/ud/TREEBANK corpus/RUN [--train-limit N] [--eval-limit N]
+
+Reads ``source.json`` from fetch_treebank.py. Writes ``train/dev/test.conllu`` (the gold files the
+evaluation reads; sentences whose heads are not one tree are dropped and counted), the matching
+``.spacy`` files made by ``spacy convert --converter conllu`` (gold syntactic words: multiword
+tokens are split as in the CoNLL-U word lines, which is what the evaluation aligns to; gold
+sentence boundaries), and ``data.json`` describing the run's data. Without a train file, dev is
+the training set (and the dev corpus for model selection) and only test is evaluated.
+"""
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import List, Tuple
+
+from wasabi import msg
+
+from spacy_hcparse.conllu import read_conllu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("assets", type=Path)
+    parser.add_argument("output", type=Path)
+    parser.add_argument("--train-limit", type=int, default=0, help="first N training sentences (0: all)")
+    parser.add_argument("--eval-limit", type=int, default=0, help="first N dev/test sentences (0: all)")
+    parser.add_argument("--n-sents", type=int, default=10, help="sentences per Doc in the .spacy files")
+    args = parser.parse_args()
+    source = json.loads((args.assets / "source.json").read_text())
+    files = source["files"]
+    args.output.mkdir(parents=True, exist_ok=True)
+    train_on = "train" if files.get("train") else "dev"
+    plan = {"train": (files[train_on], args.train_limit), "dev": (files["dev"], args.eval_limit if train_on == "train" else args.train_limit),
+            "test": (files["test"], args.eval_limit)}
+    counts, dropped = {}, {}
+    for split, (path, limit) in plan.items():
+        blocks, bad = valid_blocks(Path(path))
+        if limit:
+            blocks = blocks[:limit]
+        out = args.output / f"{split}.conllu"
+        out.write_text("".join(b + "\n" for b in blocks), encoding="utf8")
+        counts[split] = {"sentences": len(blocks), "words": sum(len(s.words) for s in read_conllu(out))}
+        dropped[split] = bad
+        spacy_convert(out, args.output, args.n_sents)
+    info = {
+        "treebank": source["treebank"],
+        "source": source["source"],
+        "source_note": source.get("note", ""),
+        "train_on": train_on,
+        "eval_splits": ["dev", "test"] if train_on == "train" else ["test"],
+        "train_limit": args.train_limit,
+        "eval_limit": args.eval_limit,
+        "counts": counts,
+        "dropped_not_trees": {k: len(v) for k, v in dropped.items()},
+    }
+    (args.output / "data.json").write_text(json.dumps(info, indent=2) + "\n")
+    if train_on == "dev":
+        msg.warn(f"{source['treebank']} has no train file: training on dev, evaluating on test only")
+    for split, bad in dropped.items():
+        for message in bad[:5]:
+            msg.warn(f"dropped ({split}): {message}")
+    msg.good(f"{args.output}: " + ", ".join(f"{k} {v['sentences']} sents / {v['words']} words" for k, v in counts.items()))
+
+
+def valid_blocks(path: Path) -> Tuple[List[str], List[str]]:
+    """Raw sentence blocks (multiword-token lines kept) of the sentences that are trees, and the
+    messages of the dropped ones. Malformed lines raise ``ConlluError`` with file and line."""
+    skipped: List[str] = []
+    keep = {s.line for s in read_conllu(path, skip_invalid=True, skipped=skipped)}
+    blocks, lines, first = [], [], 0
+    with path.open(encoding="utf8") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            if raw.strip():
+                first = first or lineno
+                lines.append(raw.rstrip("\r\n"))
+                continue
+            if lines and first in keep:
+                blocks.append("\n".join(lines) + "\n")
+            lines, first = [], 0
+    if lines and first in keep:
+        blocks.append("\n".join(lines) + "\n")
+    return blocks, skipped
+
+
+def spacy_convert(path: Path, output: Path, n_sents: int) -> None:
+    cmd = [sys.executable, "-m", "spacy", "convert", str(path), str(output), "--converter", "conllu",
+           "--n-sents", str(n_sents), "--file-type", "spacy"]
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        msg.fail(f"spacy convert failed on {path}:\n{result.stdout}\n{result.stderr}", exits=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+"""The report a person reads: reports/<run>.md (tables) and reports/<run>.png (accuracy vs speed).
+
+    python scripts/report.py metrics/RUN reports [--corpus corpus/RUN]
+
+Reads ``metrics/RUN/<parser>.json`` from evaluate.py (and ``local_optima.json`` from analyze.py if
+present). The main table is on test: parser, UAS and LAS (UD-style: punctuation counted, subtypes
+dropped; spaCy-scorer values beside them), words/sec and the ratio to spaCy's parser.
+"""
+import argparse
+import json
+from pathlib import Path
+from typing import Dict, List
+
+PARSERS = ("hc_parser", "hc_transition_parser", "spacy_parser")
+PEER = "spacy_parser"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("metrics", type=Path)
+    parser.add_argument("reports", type=Path)
+    parser.add_argument("--corpus", type=Path, default=None)
+    args = parser.parse_args()
+    run = args.metrics.name
+    results = load_results(args.metrics)
+    data = json.loads((args.corpus / "data.json").read_text()) if args.corpus and (args.corpus / "data.json").exists() else {}
+    args.reports.mkdir(parents=True, exist_ok=True)
+    png = args.reports / f"{run}.png"
+    plot(results, png, run)
+    optima = args.metrics / "local_optima.json"
+    text = render(run, results, data, json.loads(optima.read_text()) if optima.exists() else None, png.name)
+    (args.reports / f"{run}.md").write_text(text)
+    print(text)
+
+
+def load_results(metrics: Path) -> List[Dict]:
+    found = {p.stem: json.loads(p.read_text()) for p in metrics.glob("*.json") if p.stem in PARSERS}
+    return [found[name] for name in PARSERS if name in found]
+
+
+def main_split(result: Dict) -> str:
+    splits = result.get("splits", {})
+    return "test" if "test" in splits else next(iter(splits), "test")
+
+
+def table(results: List[Dict], split: str) -> List[str]:
+    peer = next((r for r in results if r["parser"] == PEER and split in r.get("splits", {})), None)
+    peer_wps = peer["splits"][split]["words_per_sec"] if peer else None
+    lines = ["| parser | UAS | LAS | words/sec | ratio to spaCy | dep_uas | dep_las | exact LAS | non-proj P / R |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in results:
+        if "skipped" in r:
+            lines.append(f"| {r['parser']} | skipped: {r['skipped']} | | | | | | | |")
+            continue
+        s = r["splits"].get(split)
+        if s is None:
+            continue
+        ratio = f"{s['words_per_sec'] / peer_wps:.2f}" if peer_wps else "n/a"
+        npj = s["nonprojective"]
+        lines.append(
+            f"| {r['parser']} | {_pct(s['ud_uas'])} | {_pct(s['ud_las'])} | {s['words_per_sec']:,.0f} | {ratio} | "
+            f"{_pct(s['dep_uas'])} | {_pct(s['dep_las'])} | {_pct(s['exact_las'])} | "
+            f"{_pct(npj['precision'])} / {_pct(npj['recall'])} ({npj['gold_arcs']} gold) |"
+        )
+    return lines
+
+
+def render(run: str, results: List[Dict], data: Dict, optima, png: str) -> str:
+    out = [f"# {run}", ""]
+    if data.get("source") == "sample" or any(r.get("data_source") == "sample" for r in results):
+        out += ["> **SAMPLE DATA, NOT A UD TREEBANK.** " + (data.get("source_note") or "The sample treebank in assets/sample/ was used.")
+                + " The numbers only show that the workflow runs.", ""]
+    if data:
+        counts = ", ".join(f"{k} {v['sentences']} sentences / {v['words']} words" for k, v in data["counts"].items())
+        out += [f"Data: {data['treebank']} from {data['source']} ({counts})."]
+        if data["train_on"] == "dev":
+            out += ["**No train file in this treebank: the parsers were trained on dev and are evaluated on test only.**"]
+        if data.get("train_limit") or data.get("eval_limit"):
+            out += [f"Subset: first {data.get('train_limit') or 'all'} training and {data.get('eval_limit') or 'all'} evaluation sentences."]
+        out += [""]
+    out += [
+        "Every parser gets the gold words, one Doc per gold sentence with the sentence start preset. "
+        "UAS/LAS are UD-style (`ud_uas`/`ud_las`: punctuation counted, label subtypes dropped); "
+        "`dep_uas`/`dep_las` are spaCy's Scorer (punctuation dropped). Words/sec: `nlp.pipe`, one process, "
+        "median of the repeats; the ratio is to spaCy's parser on the same machine.",
+        "",
+    ]
+    splits = []
+    for r in results:
+        for s in r.get("splits", {}):
+            if s not in splits:
+                splits.append(s)
+    for split in sorted(splits, key=lambda s: s != "test"):
+        out += [f"## {split}", ""] + table(results, split) + [""]
+    hc = next((r for r in results if r["parser"] == "hc_parser" and "splits" in r), None)
+    if hc:
+        split = main_split(hc)
+        search = hc["splits"][split].get("search")
+        if search:
+            out += [f"## hc_parser search ({split})", ""]
+            out += ["| decoder | UAS | LAS | dep_uas | dep_las | words/sec |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+            for name, s in search["per_decoder"].items():
+                mark = " (default)" if name == search["default_decoder"] else ""
+                out.append(f"| {name}{mark} | {_pct(s['ud_uas'])} | {_pct(s['ud_las'])} | {_pct(s['dep_uas'])} | "
+                           f"{_pct(s['dep_las'])} | {s['words_per_sec']:,.0f} |")
+            rs = search.get("hill_climb_restarts", {})
+            out += ["",
+                    f"- dual decomposition certifies {_pct(search['certificate_rate'])}% of sentences;",
+                    f"- on those, hill climbing reaches the certified optimum in {_pct(search['hill_climb_reaches_certified_optimum'])}% "
+                    f"(mean score gap {_num(search['mean_gap_to_certified_optimum'])});"]
+            if rs.get("available") and rs.get("spans"):
+                out += [f"- hill climbing used {rs['mean']:.1f} restarts on average (median {rs['median']:.0f}, max {rs['max']}, "
+                        f"setting {rs['max_restarts_setting']}); {_pct(rs['time_capped_share'])}% of sentences hit the time limit."]
+            out += [""]
+        labels = hc["splits"][split].get("ud_las_per_label", {})
+        if labels:
+            top = sorted(labels.items(), key=lambda kv: -kv[1]["gold"])[:12]
+            out += [f"### hc_parser per-label LAS ({split}, most frequent labels)", "",
+                    "| label | gold | P | R | F |", "| --- | ---: | ---: | ---: | ---: |"]
+            out += [f"| {k} | {v['gold']} | {_pct(v['p'])} | {_pct(v['r'])} | {_pct(v['f'])} |" for k, v in top]
+            out += [""]
+    if optima:
+        out += [f"## Local optima of first-order hill climbing (hc_parser arc scores, {optima['sentences']} sentences)", "",
+                "| length | sentences | mean | median | max | single optimum |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        for row in optima["by_length"]:
+            out.append(f"| {row['length']} | {row['sentences']} | {row['mean']:.1f} | {row['median']:.0f} | "
+                       f"{row['max']}{'+' if row['capped'] else ''} | {100 * row['share_single_optimum']:.0f}% |")
+        out += [""]
+    out += [f"![accuracy against speed]({png})", ""]
+    return "\n".join(out)
+
+
+def plot(results: List[Dict], path: Path, run: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for r in results:
+        if "splits" not in r:
+            continue
+        s = r["splits"][main_split(r)]
+        ax.scatter(s["words_per_sec"], 100 * s["ud_las"], s=50)
+        ax.annotate(r["parser"], (s["words_per_sec"], 100 * s["ud_las"]), textcoords="offset points", xytext=(5, 5))
+        search = s.get("search")
+        if search:
+            for name, d in search["per_decoder"].items():
+                ax.scatter(d["words_per_sec"], 100 * d["ud_las"], marker="x", color="grey")
+                ax.annotate(name, (d["words_per_sec"], 100 * d["ud_las"]), textcoords="offset points", xytext=(4, -10),
+                            fontsize=7, color="grey")
+    ax.set_xscale("log")
+    ax.set_xlabel("words/sec (log scale)")
+    ax.set_ylabel("LAS (UD-style)")
+    ax.set_title(f"{run}: accuracy against speed")
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _pct(value) -> str:
+    return "n/a" if value is None else f"{100 * value:.2f}"
+
+
+def _num(value) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""Run the per-treebank workflow for a profile: the `smoke` run or every treebank in the mirror.
+
+    python scripts/run_treebanks.py smoke          # EWT subset, tiny configs (CI), then package
+    python scripts/run_treebanks.py multilingual   # every treebank under $HCPARSE_UD_DIR
+        [--profile full|smoke] [--only UD_Danish-DDT,...]
+
+Each treebank runs ``spacy project run treebank`` with its own variables (treebank, lang, file
+prefix, run name), so the same commands with their deps and outputs do the work. The multilingual
+run then writes reports/multilingual.md with one table row per language and parser. Without a
+mirror the multilingual run covers English only (download or sample, see fetch_treebank.py).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from wasabi import msg
+
+SMOKE = {
+    "train_limit": 300, "eval_limit": 100, "max_steps": 0, "eval_frequency": 100, "repeats": 3,
+    "graph_config": "configs/smoke_graph.cfg", "spacy_config": "configs/smoke_spacy.cfg",
+    "transition_steps": 300, "analyze_limit": 100,
+}
+FULL = {"train_limit": 0, "eval_limit": 0, "max_steps": 0, "eval_frequency": 0, "repeats": 3,
+        "graph_config": "configs/ewt_fast.cfg", "spacy_config": "configs/spacy_parser.cfg",
+        "transition_steps": 0, "analyze_limit": 500}
+ENGLISH = ("UD_English-EWT", "en", "en_ewt")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=("smoke", "multilingual"))
+    parser.add_argument("--profile", choices=("full", "smoke"), default=None)
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    profile = SMOKE if (args.profile or ("smoke" if args.what == "smoke" else "full")) == "smoke" else FULL
+    suffix = "-smoke" if profile is SMOKE else ""
+    if args.what == "smoke":
+        run_treebank(*ENGLISH, run=ENGLISH[0] + suffix, profile=profile, workflow="all")
+        return
+    treebanks = mirror_treebanks() or [ENGLISH]
+    if args.only:
+        treebanks = [t for t in treebanks if t[0] in args.only.split(",")]
+    runs = []
+    for treebank, lang, prefix in treebanks:
+        run_treebank(treebank, lang, prefix, run=treebank + suffix, profile=profile, workflow="treebank")
+        runs.append(treebank + suffix)
+    write_summary(runs, Path("reports") / f"multilingual{suffix}.md")
+
+
+def mirror_treebanks():
+    """(treebank, lang, prefix) for every <dir>/<treebank>/*-ud-test.conllu in the mirror."""
+    mirror = os.environ.get("HCPARSE_UD_DIR", "").strip()
+    if not mirror:
+        msg.warn("HCPARSE_UD_DIR is not set: the multilingual run covers English only")
+        return []
+    found = []
+    for test in sorted(Path(mirror).glob("*/*-ud-test.conllu")):
+        prefix = test.name[: -len("-ud-test.conllu")]
+        found.append((test.parent.name, prefix.split("_")[0], prefix))
+    return found
+
+
+def run_treebank(treebank: str, lang: str, prefix: str, run: str, profile: dict, workflow: str) -> None:
+    overrides = {"treebank": treebank, "lang": lang, "prefix": prefix, "run": run, **profile}
+    cmd = [sys.executable, "-m", "spacy", "project", "run", workflow, "."]
+    for key, value in overrides.items():
+        cmd += [f"--vars.{key}", str(value)]
+    msg.divider(f"{workflow}: {run}")
+    msg.info(" ".join(cmd))
+    result = subprocess.run(cmd)
+    if result.returncode != 0:
+        msg.fail(f"{run}: `spacy project run {workflow}` failed ({result.returncode})", exits=result.returncode)
+
+
+def write_summary(runs, path: Path) -> None:
+    lines = ["# Multilingual run", "",
+             "UD-style LAS/UAS on test (punctuation counted, subtypes dropped), gold words and sentences; "
+             "words/sec median of 3 and the ratio to spaCy's parser. Per-treebank reports: reports/<treebank>.md.", "",
+             "| treebank | trained on | parser | UAS | LAS | words/sec | ratio to spaCy |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    for run in runs:
+        data = json.loads((Path("corpus") / run / "data.json").read_text())
+        results = {p.stem: json.loads(p.read_text()) for p in (Path("metrics") / run).glob("*_parser.json")}
+        peer = results.get("spacy_parser", {}).get("splits", {}).get("test")
+        for name in ("hc_parser", "hc_transition_parser", "spacy_parser"):
+            r = results.get(name)
+            if not r or "skipped" in r:
+                continue
+            s = r["splits"]["test"]
+            ratio = f"{s['words_per_sec'] / peer['words_per_sec']:.2f}" if peer else "n/a"
+            trained = data["train_on"] + (" (sample data!)" if data["source"] == "sample" else "")
+            lines.append(f"| {data['treebank']} | {trained} | {name} | {100 * s['ud_uas']:.2f} | {100 * s['ud_las']:.2f} | "
+                         f"{s['words_per_sec']:,.0f} | {ratio} |")
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    print(path.read_text())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""``python -m spacy_hcparse parse|evaluate`` on the sample treebank with a tiny trained model."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.training import Example
+
+from spacy_hcparse.cli import main
+from spacy_hcparse.conllu import read_conllu
+from spacy_hcparse.evaluation import gold_doc, input_doc
+
+SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample"
+TINY_MODEL = {
+    "tok2vec": {"width": 32, "depth": 2, "embed_size": 500},
+    "arc_width": 32,
+    "label_width": 16,
+    "sibling_rank": 8,
+    "grand_rank": 8,
+}
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    """hc_parser trained for a few epochs on the sample train split, saved to disk."""
+    spacy.util.fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("hc_parser", config={"model": TINY_MODEL, "hill_climb_options": {"max_restarts": 5}})
+    examples = [Example(input_doc(nlp, s), gold_doc(nlp, s)) for s in read_conllu(SAMPLE / "sample-ud-train.conllu")]
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(15):
+        for start in range(0, len(examples), 8):
+            nlp.update(examples[start : start + 8], sgd=optimizer, drop=0.0)
+    path = tmp_path_factory.mktemp("cli") / "model"
+    nlp.to_disk(path)
+    return path
+
+
+def test_parse_conllu_then_evaluate(model_dir, tmp_path, capsys):
+    gold = SAMPLE / "sample-ud-train.conllu"
+    out = tmp_path / "parsed.conllu"
+    assert main(["parse", str(model_dir), str(gold), "--output", str(out)]) == 0
+    parsed, reference = list(read_conllu(out)), list(read_conllu(gold))  # every sentence a tree
+    assert [[w.form for w in s.words] for s in parsed] == [[w.form for w in s.words] for s in reference]
+    assert parsed[0].comments == reference[0].comments  # sent_id and text kept
+    assert "2-3\t" not in out.read_text()  # syntactic words only, as the evaluation aligns
+    capsys.readouterr()
+    scores_json = tmp_path / "scores.json"
+    assert main(["evaluate", str(gold), str(out), "--json", str(scores_json), "--per-label"]) == 0
+    printed = capsys.readouterr().out
+    assert "ud_las" in printed and "non-projective arcs" in printed
+    scores = json.loads(scores_json.read_text())
+    assert scores["sentences"] == 40 and scores["words"] == sum(len(s.words) for s in reference)
+    assert scores["ud_uas"] > 0.5  # the training sentences themselves, after a few epochs
+
+
+def test_parse_text_to_conllu_and_json(model_dir, tmp_path):
+    text = tmp_path / "in.txt"
+    text.write_text("The old farmer sold three goats.\n\nMy sister paints small boats in winter.\n")
+    out = tmp_path / "out.conllu"
+    assert main(["parse", str(model_dir), str(text), "--output", str(out)]) == 0
+    sentences = list(read_conllu(out))  # raises unless every sentence is one tree
+    assert sum(len(s.words) for s in sentences) == 15
+    assert sentences[0].comments[0].startswith("# text = The old farmer")
+    out_json = tmp_path / "out.json"
+    assert main(["parse", str(model_dir), str(text), "--format", "json", "--output", str(out_json)]) == 0
+    records = json.loads(out_json.read_text())
+    assert len(records) == 2
+    words = [w for sent in records[1]["sentences"] for w in sent]
+    assert [w["form"] for w in words][:3] == ["My", "sister", "paints"]
+    assert sum(w["head"] == 0 for w in records[1]["sentences"][0]) == 1
+
+
+def test_malformed_conllu_names_file_and_line(model_dir, tmp_path, capsys):
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("1\tA\t_\t_\t_\t_\t0\troot\t_\t_\n2\tb\t_\t_\t_\n\n")
+    assert main(["parse", str(model_dir), str(bad)]) == 1
+    assert f"{bad}:2: expected 10 tab-separated columns" in capsys.readouterr().err
+    assert main(["evaluate", str(SAMPLE / "sample-ud-dev.conllu"), str(SAMPLE / "sample-ud-test.conllu")]) == 1
+    assert "words differ" in capsys.readouterr().err
+
+
+def test_module_entry_point(tmp_path):
+    gold = SAMPLE / "sample-ud-dev.conllu"
+    result = subprocess.run([sys.executable, "-m", "spacy_hcparse", "evaluate", str(gold), str(gold)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "ud_las     100.00" in result.stdout
