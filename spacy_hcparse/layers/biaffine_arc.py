@@ -4,9 +4,17 @@ from typing import Callable, List, Optional, Tuple
 from thinc.api import Model, Relu, with_array
 from thinc.types import Floats2d
 
+from .distance import N_BUCKETS, distance_buckets
+
 
 def biaffine_arc(width: int = 256, dropout: float = 0.2) -> Model[List[Floats2d], List[Floats2d]]:
-    """``S[h, m] = dep_m . (U head_h) + u . head_h`` with ReLU projections ``head``/``dep``.
+    """``S[h, m] = (dep_m . (U head_h) + u . head_h + dep_m . E[b] + e[b]) / sqrt(width)``.
+
+    ``head``/``dep`` are ReLU projections of the encoder rows and ``b = distance_buckets[h, m]``
+    the signed distance bucket, so each word learns how far away its head tends to be.
+
+    The 1/sqrt(width) keeps one optimizer step on the zero-initialised ``U`` from moving every
+    score by O(width) at once (Adam moves each of the width^2 entries by about the learn rate).
 
     Index 0 of each block is the root; ``S[:, 0]`` and the diagonal are meaningless by convention.
     """
@@ -17,7 +25,7 @@ def biaffine_arc(width: int = 256, dropout: float = 0.2) -> Model[List[Floats2d]
         forward,
         init=init,
         layers=[head, dep],
-        params={"U": None, "u": None},
+        params={"U": None, "u": None, "E": None, "e": None},
         dims={"nI": None, "nH": width},
     )
 
@@ -28,6 +36,8 @@ def init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
     width = model.get_dim("nH")
     model.set_param("U", model.ops.alloc2f(width, width))
     model.set_param("u", model.ops.alloc1f(width))
+    model.set_param("E", model.ops.alloc2f(N_BUCKETS, width))
+    model.set_param("e", model.ops.alloc1f(N_BUCKETS))
     return model
 
 
@@ -36,25 +46,43 @@ def forward(model: Model, X: List[Floats2d], is_train: bool) -> Tuple[List[Float
     deps, bp_dep = model.layers[1](X, is_train)
     U = model.get_param("U")
     u = model.get_param("u")
+    E = model.get_param("E")
+    e = model.get_param("e")
     gemm = model.ops.gemm  # blis, single-threaded like the rest of spaCy's CPU models
-    # S = H U D^T + (H u) 1^T
+    scale = model.get_dim("nH") ** -0.5
+    # S = (H U D^T + (H u) 1^T) * scale
     HU = [gemm(H, U) for H in heads]
-    scores = [gemm(HU_, D, trans2=True) + (H @ u)[:, None] for HU_, H, D in zip(HU, heads, deps)]
+    DE = [gemm(D, E, trans2=True) + e for D in deps]  # (n+1, buckets)
+    cols = [model.ops.xp.arange(len(D))[None, :] for D in deps]
+    scores = [
+        (gemm(HU_, D, trans2=True) + (H @ u)[:, None] + DE_[c, distance_buckets(len(D))]) * scale
+        for HU_, H, D, DE_, c in zip(HU, heads, deps, DE, cols)
+    ]
 
     def backprop(d_scores: List[Floats2d]) -> List[Floats2d]:
         dU = model.ops.alloc2f(*U.shape)
         du = model.ops.alloc1f(u.shape[0])
+        dE = model.ops.alloc2f(*E.shape)
+        de = model.ops.alloc1f(e.shape[0])
         d_heads, d_deps = [], []
         for H, HU_, D, dS in zip(heads, HU, deps, d_scores):
-            dS = model.ops.xp.ascontiguousarray(dS, dtype="f")
+            dS = model.ops.xp.ascontiguousarray(dS, dtype="f") * scale
             row = dS.sum(axis=1)
             dSD = gemm(dS, D)
             dU += gemm(H, dSD, trans1=True)
             du += H.T @ row
             d_heads.append(gemm(dSD, U, trans2=True) + row[:, None] * u[None, :])
-            d_deps.append(gemm(dS, HU_, trans1=True))
+            size = len(D)
+            flat = (distance_buckets(size) + N_BUCKETS * model.ops.xp.arange(size)[None, :]).ravel()
+            dDE = model.ops.xp.bincount(flat, weights=dS.ravel(), minlength=size * N_BUCKETS)
+            dDE = dDE.reshape(size, N_BUCKETS).astype("f")
+            dE += gemm(dDE, D, trans1=True)
+            de += dDE.sum(axis=0)
+            d_deps.append(gemm(dS, HU_, trans1=True) + gemm(dDE, E))
         model.inc_grad("U", dU)
         model.inc_grad("u", du)
+        model.inc_grad("E", dE)
+        model.inc_grad("e", de)
         dX_head = bp_head(d_heads)
         dX_dep = bp_dep(d_deps)
         return [a + b for a, b in zip(dX_head, dX_dep)]

@@ -19,6 +19,7 @@ def arc_layer():
     m.initialize(X=BLOCKS)
     m.set_param("U", RNG.normal(size=(4, 4)).astype("f"))
     m.set_param("u", RNG.normal(size=(4,)).astype("f"))
+    m.set_param("E", RNG.normal(size=m.get_param("E").shape).astype("f"))
     return m, BLOCKS
 
 
@@ -51,7 +52,7 @@ def test_input_gradient(make):
     d_blocks = backprop([w.astype("f") for w in weights])
     blocks = X if isinstance(X, list) else X[0]
     direction = [RNG.normal(size=b.shape).astype("f") for b in blocks]
-    eps = 1e-2
+    eps = 1e-3
 
     def shifted(sign):
         moved = [b + sign * eps * d for b, d in zip(blocks, direction)]
@@ -72,7 +73,7 @@ def test_param_gradient(make):
         grad = model.get_grad(name).copy()
         value = model.get_param(name).copy()
         direction = RNG.normal(size=value.shape).astype("f")
-        eps = 1e-2
+        eps = 1e-3
         model.set_param(name, value + eps * direction)
         up = objective(model, X, weights)
         model.set_param(name, value - eps * direction)
