@@ -17,7 +17,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, set_dropout_rate
 
 from .. import factors
-from ..decoders import MAX_WORDS, tree_problem
+from ..decoders import MAX_WORDS, tree_problem, tree_score
 from ..decoders.dispatch import DECODERS, decode
 from ..learning.losses import head_xent, label_xent
 from ..segment import sentence_spans
@@ -75,6 +75,7 @@ class SpanParse(NamedTuple):
         "xent_weight": 1.0,
         "label_weight": 1.0,
         "time_limit": 0.5,
+        "init_from_doc": False,
         "hill_climb_options": {"max_restarts": 50, "min_restarts": 5, "converge": 3, "uniform_share": 0.0},
         "train_hill_climb_options": {"max_restarts": 6, "min_restarts": 2, "converge": 2, "uniform_share": 0.0},
         "dual_options": {"max_iter": 200},
@@ -102,6 +103,7 @@ def make_graph_parser(
     xent_weight: float,
     label_weight: float,
     time_limit: float,
+    init_from_doc: bool,
     hill_climb_options: Dict,
     train_hill_climb_options: Dict,
     dual_options: Dict,
@@ -120,6 +122,7 @@ def make_graph_parser(
         xent_weight=xent_weight,
         label_weight=label_weight,
         time_limit=time_limit,
+        init_from_doc=init_from_doc,
         hill_climb_options=hill_climb_options,
         train_hill_climb_options=train_hill_climb_options,
         dual_options=dual_options,
@@ -138,6 +141,9 @@ class GraphParser(TrainablePipe):
     higher_order_max_length: longer spans are decoded with first-order MST only, which keeps
         memory at O(n^2).
     time_limit: seconds per sentence for the searching decoders.
+    init_from_doc: when the doc already has a parse (e.g. from ``hc_transition_parser`` earlier in
+        the pipeline), hill climbing also considers that tree as its first start, keeping the
+        better of it and the MST tree. The parse is then overwritten.
     hill_climb_options / dual_options: keyword arguments for ``decode_hill_climb`` (its first
         start is always the first-order MST tree) and ``decode_dual``; training's cost-augmented
         search uses ``train_hill_climb_options``.
@@ -157,6 +163,7 @@ class GraphParser(TrainablePipe):
         xent_weight: float = 1.0,
         label_weight: float = 1.0,
         time_limit: float = 0.5,
+        init_from_doc: bool = False,
         hill_climb_options: Optional[Dict] = None,
         train_hill_climb_options: Optional[Dict] = None,
         dual_options: Optional[Dict] = None,
@@ -183,6 +190,7 @@ class GraphParser(TrainablePipe):
             "xent_weight": xent_weight,
             "label_weight": label_weight,
             "time_limit": time_limit,
+            "init_from_doc": init_from_doc,
             "hill_climb_options": dict(hill_climb_options or {}),
             "train_hill_climb_options": dict(train_hill_climb_options or {}),
             "dual_options": dict(dual_options or {}),
@@ -241,10 +249,11 @@ class GraphParser(TrainablePipe):
         arcs = [np.asarray(a, dtype=np.float64) for a in arcs]
         masks = [factors.candidate_heads(arc, self.cfg["top_k"]) for arc in arcs]
         sibs, grands = self._higher_order(blocks, masks, is_train=False)[:2]
+        starts = [t for doc, doc_spans in zip(docs, spans) for t in self._doc_trees(doc, doc_spans)]
         parses = []
         for i, (arc, mask) in enumerate(zip(arcs, masks)):
-            result = self._decode(self.cfg["decoder"], factors.pruned_arc(arc, mask), sibs[i], grands[i])
-            parses.append(result)
+            pruned = factors.pruned_arc(arc, mask)
+            parses.append(self._decode(self.cfg["decoder"], pruned, sibs[i], grands[i], start=starts[i]))
         heads = [r.heads for r in parses]
         label_scores = self.model.get_ref("label_scorer").predict((blocks, heads))
         flat = [
@@ -402,7 +411,15 @@ class GraphParser(TrainablePipe):
             grands.append(factors.dense_cube(size, gt, gv) if u else None)
         return sibs, grands, sib_triples, grand_triples, bp_sib, bp_grand
 
-    def _decode(self, name: str, arc, sib, grand, training: bool = False):
+    def _doc_trees(self, doc: Doc, spans) -> List[Optional[np.ndarray]]:
+        """The doc's existing trees per span (None where there is none or it is not one tree)."""
+        if not self.cfg.get("init_from_doc") or not doc.has_annotation("DEP"):
+            return [None] * len(spans)
+        heads = [t.head.i for t in doc]
+        deps = [t.dep_ for t in doc]
+        return [None if (g := _span_gold(heads, deps, s, e, {})) is None else g[0] for s, e in spans]
+
+    def _decode(self, name: str, arc, sib, grand, training: bool = False, start=None):
         if len(arc) > MAX_WORDS + 1:  # cannot happen with sentence_spans; guards direct calls
             raise ValueError(f"[hc_parser] span of {len(arc) - 1} words exceeds {MAX_WORDS}")
         if sib is None and grand is None and name in ("hill_climb", "dual"):
@@ -416,6 +433,8 @@ class GraphParser(TrainablePipe):
         if name == "hill_climb":
             # The first-order optimum is a strong, cheap first start tree.
             init = decode("mst", arc).heads
+            if start is not None and tree_score(start, arc, sib, grand) > tree_score(init, arc, sib, grand):
+                init = start
             options = dict(self.cfg["train_hill_climb_options" if training else "hill_climb_options"])
         elif name == "dual":
             options = dict(self.cfg["dual_options"])

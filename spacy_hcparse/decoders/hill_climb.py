@@ -104,6 +104,7 @@ class _Search:
         size = arc.shape[0]
         self.arc = arc
         self.sib, self.grand, self.use_sib, self.use_grand = _cubes(sib, grand)
+        self.arc_t, self.grand_t = score_tables(arc, sib, grand)
         self.use_init = init is not None
         self.init = init if init is not None else np.zeros(size, dtype=np.int64)
         self.head_cdf, self.root_cdf = head_tables(arc, float(temperature))
@@ -132,7 +133,8 @@ class _Search:
 
     def _call(self, stop, min_restarts, converge) -> bool:
         return _search(
-            self.arc, self.sib, self.grand, self.use_sib, self.use_grand, self.init, self.use_init,
+            self.arc, self.sib, self.grand, self.arc_t, self.grand_t, self.use_sib, self.use_grand,
+            self.init, self.use_init,
             self.head_cdf, self.root_cdf, self.share, self.seed, self.tol, stop, min_restarts,
             converge, self.best, self.stats,
         )
@@ -193,14 +195,28 @@ def _check_settings(max_restarts, min_restarts, converge, time_limit, uniform_sh
 # ----------------------------------------------------------------------------- kernels
 
 
+def score_tables(arc, sib, grand):
+    """(arc_t, grand_t): the layouts the climbing kernels read, so that scanning the candidate
+    heads ``h`` of a fixed modifier ``m`` reads contiguous memory. ``arc_t[m, h] = arc[h, m] +
+    sib[h, h, m]`` (the sibling term only when ``sib`` is given): the part of ``m`` under ``h`` when
+    ``m`` is alone on its side of ``h``. ``grand_t[m, h, g] = grand[g, h, m]`` (a dummy when
+    ``grand`` is None), so ``grand[h, m, c] = grand_t[c, m, h]`` is contiguous in ``h`` too."""
+    arc_t = arc.T.copy()
+    if sib is not None:
+        arc_t += np.diagonal(sib, axis1=0, axis2=1)  # [m, h] = sib[h, h, m]
+    grand_t = _NO_CUBE if grand is None else np.ascontiguousarray(grand.transpose(2, 1, 0))
+    return arc_t, grand_t
+
+
 @njit(cache=True)
-def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_cdf, share, seed,
-            tol, stop, min_restarts, converge, best, stats):
+def _search(arc, sib, grand, arc_t, grand_t, use_sib, use_grand, init, use_init, head_cdf,
+            root_cdf, share, seed, tol, stop, min_restarts, converge, best, stats):
     """Run restarts ``stats[2]`` .. ``stop - 1``; update ``best``/``stats``; True once converged."""
     size = arc.shape[0]
     heads = np.empty(size, dtype=np.int64)
     in_tree = np.zeros(size, dtype=np.bool_)
     work = _workspace(size)
+    parts = np.zeros(size)
     for k in range(int(stats[2]), stop):
         if k % _SEED_BLOCK == 0:
             np.random.seed((seed * 69069 + (k // _SEED_BLOCK) * 1013904223 + 1) % 4294967296)
@@ -210,7 +226,7 @@ def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_
             uniform_tree(heads, in_tree, work[0])
         else:
             weighted_tree(heads, in_tree, work[0], head_cdf, root_cdf)
-        climb(heads, arc, sib, grand, use_sib, use_grand, tol, work)
+        climb(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, parts)
         score = full_score(heads, arc, sib, grand, use_sib, use_grand)
         stats[2] += 1
         if score > stats[0] + tol:
@@ -233,24 +249,25 @@ def _is_uniform_start(k, share):
 @njit(cache=True)
 def _workspace(size):
     """Scratch int64 rows: 0 walk pointers / visiting order, 1 pre-order, 2 prev, 3 next,
-    4 unused, 5 stack, 6 kids, 7 child offsets, 8 children grouped by head, 9 pre-order
-    position, 10 subtree size."""
+    4 unused, 5 stack, 6 unused, 7 child offsets, 8 children grouped by head (in index order),
+    9 pre-order position, 10 subtree size."""
     return np.zeros((11, size + 1), dtype=np.int64)
 
 
 @njit(cache=True, _nrt=False)
-def climb(heads, arc, sib, grand, use_sib, use_grand, tol, work):
+def climb(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, parts):
     """Hill-climb ``heads`` in place to a local optimum: passes of single head changes, deepest
-    word first, until one changes nothing; then one best lift move (see ``_lift``), and again."""
+    word first, until one changes nothing; then one best lift move (see ``_lift``), and again.
+    ``arc_t``, ``grand_t``: from ``score_tables``; ``parts``: float scratch of size n+1."""
     while True:
-        while _single_pass(heads, arc, sib, grand, use_sib, use_grand, tol, work):
+        while _single_pass(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, parts):
             pass
-        if not _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work):
+        if not _lift(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, parts):
             return
 
 
 @njit(cache=True, _nrt=False)
-def _single_pass(heads, arc, sib, grand, use_sib, use_grand, tol, work):
+def _single_pass(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, parts):
     """Move each word, deepest first, to its best valid head; return whether any moved."""
     n = heads.shape[0] - 1
     order, pre, prev, nxt, grouped, offsets = work[0], work[1], work[2], work[3], work[8], work[7]
@@ -264,20 +281,14 @@ def _single_pass(heads, arc, sib, grand, use_sib, use_grand, tol, work):
         p = heads[m]
         if p == 0:
             continue  # the root child: any other head would leave the root childless
-        kids = grouped[offsets[m]:]
-        n_kids = offsets[m + 1] - offsets[m]
-        neighbours(heads, m, prev, nxt)
-        here = attach_part(p, m, heads, prev, nxt, arc, sib, grand, use_sib, use_grand, kids,
-                           n_kids)
+        first = offsets[m]
+        head_parts(m, heads, arc_t, sib, grand_t, use_sib, use_grand, grouped[first:],
+                   offsets[m + 1] - first, prev, nxt, parts)
         lo, hi = pos[m], pos[m] + span[m]  # m's subtree, as pre-order positions
-        best_h, best_gain = p, tol
+        best_h, best = p, parts[p] + tol
         for h in range(1, n + 1):
-            if h == p or lo <= pos[h] < hi:
-                continue
-            gain = attach_part(h, m, heads, prev, nxt, arc, sib, grand, use_sib, use_grand,
-                               kids, n_kids) - here
-            if gain > best_gain:
-                best_h, best_gain = h, gain
+            if parts[h] > best and not lo <= pos[h] < hi:
+                best_h, best = h, parts[h]
         if best_h != p:
             heads[m] = best_h
             changed = True
@@ -286,45 +297,55 @@ def _single_pass(heads, arc, sib, grand, use_sib, use_grand, tol, work):
 
 
 @njit(cache=True, _nrt=False)
-def _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work):
+def _lift(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, parts):
     """Apply the best improving lift, if any, and return whether one was applied.
 
     A lift takes a word ``m`` with head ``p``, a child ``d`` of ``m`` (any descendant when ``m`` is
     the root child, ``p == 0``) and ``x`` in the subtree of ``d``: ``d`` moves up to ``p`` and
     ``m`` moves under ``x``. The result is a valid single-root tree (for ``p == 0``, ``d`` is the
     new root child). Its gain is the sum of two single-move gains, the second one taken on the
-    intermediate heads array where ``m`` and ``d`` share the head ``p``.
+    intermediate heads array where ``m`` and ``d`` share the head ``p``. The parts of ``m`` under
+    every ``x`` are computed once per ``m`` on the current tree; on the intermediate tree they
+    differ only by ``d`` leaving ``m``'s children and by ``d``'s own new head (grand factors).
     """
     n = heads.shape[0] - 1
-    pre, prev, nxt, kids = work[1], work[2], work[3], work[6]
+    pre, prev, nxt, grouped, offsets = work[1], work[2], work[3], work[8], work[7]
     pos, span = work[9], work[10]
     _index_tree(heads, work)
     best_m, best_d, best_x, best_gain = -1, -1, -1, tol
     for m in range(1, n + 1):
         p = heads[m]
+        if span[m] == 1:
+            continue
+        m_kids = grouped[offsets[m]:]
+        n_mk = offsets[m + 1] - offsets[m]
+        head_parts(m, heads, arc_t, sib, grand_t, use_sib, use_grand, m_kids, n_mk, prev, nxt,
+                   parts)
         for j in range(pos[m] + 1, pos[m] + span[m]):
             d = pre[j]
             q = heads[d]
             if q != m and p != 0:
                 continue
-            n_kids = _children(heads, d, kids)
-            neighbours(heads, d, prev, nxt)
-            gain = attach_part(p, d, heads, prev, nxt, arc, sib, grand, use_sib, use_grand,
-                               kids, n_kids)
-            gain -= attach_part(q, d, heads, prev, nxt, arc, sib, grand, use_sib, use_grand,
-                                kids, n_kids)
+            d_kids = grouped[offsets[d]:]
+            n_dk = offsets[d + 1] - offsets[d]
+            gain = attach_part(p, d, heads, arc_t, sib, grand_t, use_sib, use_grand, d_kids,
+                               n_dk, -1)
+            gain -= attach_part(q, d, heads, arc_t, sib, grand_t, use_sib, use_grand, d_kids,
+                                n_dk, -1)
             heads[d] = p  # for a moment m and d share the head p
-            n_kids = _children(heads, m, kids)
-            neighbours(heads, m, prev, nxt)
-            here = attach_part(p, m, heads, prev, nxt, arc, sib, grand, use_sib, use_grand,
-                               kids, n_kids)
+            gain -= attach_part(p, m, heads, arc_t, sib, grand_t, use_sib, use_grand, m_kids,
+                                n_mk, d if q == m else -1)
+            heads[d] = q
             for jj in range(j, j + span[d]):
                 x = pre[jj]
-                total = gain + attach_part(x, m, heads, prev, nxt, arc, sib, grand, use_sib,
-                                           use_grand, kids, n_kids) - here
+                total = gain + parts[x]
+                if use_grand:
+                    if q == m:
+                        total -= grand_t[d, m, x]  # d is no longer a child of m
+                    if x == d:
+                        total += grand_t[m, d, p] - grand_t[m, d, q]  # d's new head
                 if total > best_gain:
                     best_m, best_d, best_x, best_gain = m, d, x, total
-            heads[d] = q
     if best_m < 0:
         return False
     heads[best_d] = heads[best_m]
@@ -333,29 +354,78 @@ def _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work):
 
 
 @njit(cache=True, _nrt=False)
-def attach_part(h, m, heads, prev, nxt, arc, sib, grand, use_sib, use_grand, kids, n_kids):
-    """The factors that depend on ``m`` hanging from ``h`` (``neighbours`` filled for ``m``,
-    ``kids[:n_kids]`` its children): the arc, ``m``'s links in ``h``'s sibling chain, and the
-    grand factors through ``m``. A head change's gain is the difference of two such parts."""
-    part = arc[h, m]
+def head_parts(m, heads, arc_t, sib, grand_t, use_sib, use_grand, kids, n_kids, prev, nxt, out):
+    """``out[h] = attach_part(h, m, ...)`` for every word ``h`` in ``1..n`` at once (``kids[:n_kids]``
+    the children of ``m``; ``prev``, ``nxt``: scratch). Each term is one sweep over ``h``:
+    contiguous rows of ``arc_t`` and ``grand_t``; sibling corrections only where ``h`` has
+    modifiers on ``m``'s side (``neighbours``)."""
+    size = heads.shape[0]
+    row = arc_t[m]
+    for h in range(1, size):
+        out[h] = row[h]
+    if use_grand:
+        up = grand_t[m]
+        for h in range(1, size):
+            out[h] += up[h, heads[h]]
+        for i in range(n_kids):
+            down = grand_t[kids[i], m]
+            for h in range(1, size):
+                out[h] += down[h]
     if use_sib:
-        s, t = prev[h], nxt[h]
-        part += sib[h, s, m]
+        neighbours(heads, m, prev, nxt)
+        for h in range(1, size):
+            s, t = prev[h], nxt[h]
+            if s != h:
+                out[h] += sib[h, s, m] - sib[h, h, m]
+            if t >= 0:
+                out[h] += sib[h, m, t] - sib[h, s, t]
+
+
+@njit(cache=True, _nrt=False)
+def attach_part(h, m, heads, arc_t, sib, grand_t, use_sib, use_grand, kids, n_kids, skip):
+    """The factors that depend on ``m`` hanging from ``h`` (``kids[:n_kids]`` its children, less
+    ``skip``): the arc, ``m``'s links in ``h``'s sibling chain, and the grand factors through
+    ``m``. A head change's gain is the difference of two such parts. ``arc_t``, ``grand_t``: from
+    ``score_tables``."""
+    part = arc_t[m, h]
+    if use_sib:
+        s, t = chain_neighbours(heads, h, m)
+        if s != h:
+            part += sib[h, s, m] - sib[h, h, m]
         if t >= 0:
             part += sib[h, m, t] - sib[h, s, t]
     if use_grand:
         if h != 0:
-            part += grand[heads[h], h, m]
+            part += grand_t[m, h, heads[h]]
         for i in range(n_kids):
-            part += grand[h, m, kids[i]]
+            if kids[i] != skip:
+                part += grand_t[kids[i], m, h]
     return part
 
 
 @njit(cache=True, _nrt=False)
+def chain_neighbours(heads, h, m):
+    """``m``'s neighbours in ``h``'s sibling chain on ``m``'s side if ``m`` hung from ``h``: the
+    closest modifier of ``h`` between ``h`` and ``m`` (``h`` if none) and the closest one beyond
+    ``m`` (-1 if none). ``m`` itself is never counted."""
+    size = heads.shape[0]
+    step = 1 if m > h else -1
+    s, t = h, -1
+    for k in range(m - step, h, -step):
+        if heads[k] == h:
+            s = k
+            break
+    end = size if m > h else 0
+    for k in range(m + step, end, step):
+        if heads[k] == h:
+            t = k
+            break
+    return s, t
+
+
+@njit(cache=True, _nrt=False)
 def neighbours(heads, m, prev, nxt):
-    """For every head ``h``, ``m``'s neighbours in ``h``'s sibling chain on ``m``'s side if ``m``
-    hung from ``h``: ``prev[h]`` the closest modifier between ``h`` and ``m`` (``h`` if none),
-    ``nxt[h]`` the closest one beyond ``m`` (-1 if none). ``m`` itself is never counted."""
+    """``chain_neighbours`` for every head ``h`` at once: ``prev[h]`` and ``nxt[h]``."""
     size = heads.shape[0]
     for h in range(size):
         prev[h] = h
@@ -376,16 +446,6 @@ def neighbours(heads, m, prev, nxt):
         elif q < m:  # q < m < k
             if nxt[q] == -1:
                 nxt[q] = k
-
-
-@njit(cache=True, _nrt=False)
-def _children(heads, m, kids):
-    count = 0
-    for c in range(1, heads.shape[0]):
-        if heads[c] == m:
-            kids[count] = c
-            count += 1
-    return count
 
 
 @njit(cache=True, _nrt=False)

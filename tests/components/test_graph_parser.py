@@ -190,3 +190,16 @@ def test_multiprocess_gives_same_parses(trained, tmp_path):
     one = [[(t.head.i, t.dep_) for t in d] for d in nlp.pipe(texts)]
     two = [[(t.head.i, t.dep_) for t in d] for d in nlp.pipe(texts, n_process=2, batch_size=4)]
     assert one == two
+
+
+def test_init_from_doc_uses_existing_parse(trained):
+    parser = trained.get_pipe("hc_parser")
+    parser.cfg["init_from_doc"] = True
+    try:
+        words, heads, deps = SENTENCES[4]
+        doc = Doc(trained.vocab, words=words, heads=[h - 1 if h else i for i, h in enumerate(heads)], deps=deps)
+        doc = trained(doc)
+    finally:
+        parser.cfg["init_from_doc"] = False
+    assert_valid(doc)
+    assert parse_of(doc)[0] == heads
