@@ -10,7 +10,6 @@ from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 from spacy.language import Language
-from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
@@ -22,6 +21,7 @@ from ..decoders.dispatch import DECODERS, decode
 from ..learning.losses import head_xent, label_xent
 from ..segment import sentence_spans
 from .annotate import write_trees
+from .base import ParserPipe
 from .extensions import register_extensions
 
 ROOT_LABEL = "ROOT"
@@ -131,7 +131,7 @@ def make_graph_parser(
     )
 
 
-class GraphParser(TrainablePipe):
+class GraphParser(ParserPipe):
     """Graph-based parser with arc, sibling and grandparent factors and a configurable decoder.
 
     decoder: ``hill_climb`` (default), ``dual`` (certifies optimal trees), ``mst`` (first order),
@@ -196,28 +196,6 @@ class GraphParser(TrainablePipe):
             "dual_options": dict(dual_options or {}),
             "seed": seed,
         }
-
-    # ----- labels -------------------------------------------------------------------------
-    @property
-    def labels(self) -> Tuple[str, ...]:
-        return tuple(self.cfg["labels"])
-
-    @property
-    def label_data(self) -> List[str]:
-        return list(self.cfg["labels"])
-
-    def add_label(self, label: str) -> int:
-        if label in self.cfg["labels"]:
-            return 0
-        if self.model.has_dim("nO") and self.model.get_dim("nO") is not None:
-            raise ValueError(f"[hc_parser] cannot add label {label!r} after the model was initialized")
-        self.cfg["labels"].append(label)
-        self.vocab.strings.add(label)
-        return 1
-
-    @property
-    def max_length(self) -> int:
-        return int(self.model.attrs["max_length"])
 
     # ----- set-up -------------------------------------------------------------------------
     def initialize(
@@ -468,23 +446,7 @@ class GraphParser(TrainablePipe):
         return out
 
     # ----- serialization checks -----------------------------------------------------------
-    def from_bytes(self, bytes_data, *, exclude=tuple()):
-        try:
-            super().from_bytes(bytes_data, exclude=exclude)
-        except Exception as err:
-            raise ValueError(f"[hc_parser] could not load the model from bytes: {err}") from err
-        self._check_labels("bytes")
-        return self
-
-    def from_disk(self, path, *, exclude=tuple()):
-        try:
-            super().from_disk(path, exclude=exclude)
-        except Exception as err:
-            raise ValueError(f"[hc_parser] could not load the model from {path}: {err}") from err
-        self._check_labels(str(path))
-        return self
-
-    def _check_labels(self, where: str) -> None:
+    def _after_load(self, where: str) -> None:
         scorer = self.model.get_ref("label_scorer")
         if scorer.has_dim("nO") and scorer.get_dim("nO") != len(self.labels):
             raise ValueError(

@@ -20,7 +20,6 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 from spacy.attrs import LOWER, PREFIX, SHAPE, SUFFIX, TAG
 from spacy.language import Language
-from spacy.pipeline import TrainablePipe
 from spacy.pipeline._parser_internals import nonproj
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples, validate_get_examples
@@ -36,6 +35,7 @@ from ..transition.oracle import oracle_slots
 from ..transition.search import beam_parse, greedy_parse
 from ..transition.state import heads_of, initial_state, is_final, labels_of
 from .annotate import write_trees
+from .base import ParserPipe
 
 ROOT_LABEL = "ROOT"
 FALLBACK_LABEL = "dep"  # words need a label other than ROOT to attach to each other
@@ -93,7 +93,7 @@ def make_transition_parser(
     )
 
 
-class TransitionParser(TrainablePipe):
+class TransitionParser(ParserPipe):
     """Arc-standard parser; the model's ``attrs["kind"]`` picks the learner.
 
     - ``perceptron`` (``TransitionModel.v1``): trained online by ``update`` with the static
@@ -142,31 +142,9 @@ class TransitionParser(TrainablePipe):
         self._tag_learner: Optional[AveragedPerceptron] = None
         self._stale = False  # the learner holds updates not yet averaged into the model
 
-    # ----- labels -------------------------------------------------------------------------
-    @property
-    def labels(self) -> Tuple[str, ...]:
-        return tuple(self.cfg["labels"])
-
-    @property
-    def label_data(self) -> List[str]:
-        return list(self.cfg["labels"])
-
-    def add_label(self, label: str) -> int:
-        if label in self.cfg["labels"]:
-            return 0
-        if self.model.has_dim("nO") and self.model.get_dim("nO") is not None:
-            raise ValueError(f"[hc_transition_parser] cannot add label {label!r} after the model was initialized")
-        self.cfg["labels"].append(label)
-        self.vocab.strings.add(label)
-        return 1
-
     @property
     def kind(self) -> str:
         return self.model.attrs["kind"]
-
-    @property
-    def max_length(self) -> int:
-        return int(self.model.attrs["max_length"])
 
     @property
     def _root_label(self) -> int:
@@ -431,22 +409,6 @@ class TransitionParser(TrainablePipe):
     def to_disk(self, path, *, exclude=tuple()):
         self._sync()
         return super().to_disk(path, exclude=exclude)
-
-    def from_bytes(self, bytes_data, *, exclude=tuple()):
-        try:
-            super().from_bytes(bytes_data, exclude=exclude)
-        except Exception as err:
-            raise ValueError(f"[hc_transition_parser] could not load the model from bytes: {err}") from err
-        self._after_load("bytes")
-        return self
-
-    def from_disk(self, path, *, exclude=tuple()):
-        try:
-            super().from_disk(path, exclude=exclude)
-        except Exception as err:
-            raise ValueError(f"[hc_transition_parser] could not load the model from {path}: {err}") from err
-        self._after_load(str(path))
-        return self
 
     def _after_load(self, where: str) -> None:
         self._learner = self._tag_learner = None

@@ -284,10 +284,12 @@ def _single_pass(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, part
         first = offsets[m]
         head_parts(m, heads, arc_t, sib, grand_t, use_sib, use_grand, grouped[first:],
                    offsets[m + 1] - first, prev, nxt, parts)
-        lo, hi = pos[m], pos[m] + span[m]  # m's subtree, as pre-order positions
-        best_h, best = p, parts[p] + tol
+        best = parts[p] + tol
+        for j in range(pos[m], pos[m] + span[m]):
+            parts[pre[j]] = -np.inf  # m's subtree: m would hang from its own descendant
+        best_h = p
         for h in range(1, n + 1):
-            if parts[h] > best and not lo <= pos[h] < hi:
+            if parts[h] > best:
                 best_h, best = h, parts[h]
         if best_h != p:
             heads[m] = best_h
