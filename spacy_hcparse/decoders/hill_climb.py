@@ -20,16 +20,19 @@ Lifts reach what single head changes cannot (a new root child, ``m`` under its o
 they raise the rate of exact optima at n = 6 with sib + grand from about 90% to about 98%. The
 gain of a move is computed from the factors it touches only (``arc[h, m]``, ``m``'s place in the
 sibling chains of its old and new heads, ``grand[., h, m]`` and ``grand[h, m, c]`` for ``m``'s
-children ``c``; see ``attach_part``), never by rescoring the tree.
+children ``c``; see ``attach_part``), never by rescoring the tree: two tables hold the part of
+every word under every head on the current tree (``_fill_tables``; a move refreshes the few
+columns and rows it touches in O(n)), so scanning all heads for a word reads one row of each.
 
 Restarts stop once the best score has been reached ``converge`` times after ``min_restarts``, or
 after ``max_restarts``, or when ``time_limit`` seconds have passed (checked between kernel calls).
 The random stream is reseeded every ``_SEED_BLOCK`` restarts from ``seed``, so a fixed seed gives
 the same result whether or not a time limit splits the work (unless the limit actually cuts it).
 
-Kernels that never allocate are compiled with ``_nrt=False`` (no numba reference counting): the
-inner loops call small helpers with many array arguments, and the atomic reference-count updates
-around each call otherwise cost more than the arithmetic (measured 20-40x on the candidate loop).
+Kernels that never allocate are compiled with numba's internal ``_nrt=False`` option (no reference
+counting) when this numba version accepts it (probed at import; otherwise they compile without
+it, about 1.7x slower): the loops call small helpers with array arguments and row views, and the
+reference-count updates around each call otherwise cost more than the arithmetic.
 """
 import time
 from typing import NamedTuple, Optional
@@ -38,8 +41,9 @@ import numpy as np
 from numba import njit
 
 from ._checks import check_heads, check_inputs
-from .sampling import head_tables, uniform_tree, weighted_tree
+from .sampling import NO_REFCOUNT as _NO_REFCOUNT, head_tables, uniform_tree, weighted_tree
 from .scoring import full_score
+
 
 _SEED_BLOCK = 8
 _RESTART_BUDGET = 4000  # default_max_restarts: restarts x n^2
@@ -104,7 +108,6 @@ class _Search:
         size = arc.shape[0]
         self.arc = arc
         self.sib, self.grand, self.use_sib, self.use_grand = _cubes(sib, grand)
-        self.arc_t, self.grand_t = score_tables(arc, sib, grand)
         self.use_init = init is not None
         self.init = init if init is not None else np.zeros(size, dtype=np.int64)
         self.head_cdf, self.root_cdf = head_tables(arc, float(temperature))
@@ -133,8 +136,7 @@ class _Search:
 
     def _call(self, stop, min_restarts, converge) -> bool:
         return _search(
-            self.arc, self.sib, self.grand, self.arc_t, self.grand_t, self.use_sib, self.use_grand,
-            self.init, self.use_init,
+            self.arc, self.sib, self.grand, self.use_sib, self.use_grand, self.init, self.use_init,
             self.head_cdf, self.root_cdf, self.share, self.seed, self.tol, stop, min_restarts,
             converge, self.best, self.stats,
         )
@@ -156,13 +158,35 @@ def default_max_restarts(n: int) -> int:
 def _tolerance(arc, sib, grand) -> float:
     """Smallest gain counted as an improvement: rounding noise at the scale of the scores
     (only the ``arc`` entries a tree can use: column 0 and the diagonal may hold anything)."""
-    used = arc[:, 1:].copy()
-    used[1:][np.diag_indices(arc.shape[0] - 1)] = 0.0
-    top = 1.0
-    for scores in (used, sib, grand):
-        if scores is not None and scores.size:
-            top = max(top, float(scores.max()), -float(scores.min()))
+    top = max(1.0, _arc_abs_max(arc))
+    for scores in (sib, grand):
+        if scores is not None:
+            top = max(top, _abs_max(scores))
     return 1e-11 * top
+
+
+@njit(cache=True)
+def _arc_abs_max(arc):
+    top = 0.0
+    for h in range(arc.shape[0]):
+        for m in range(1, arc.shape[0]):
+            if m != h:
+                top = max(top, abs(arc[h, m]))
+    return top
+
+
+@njit(cache=True)
+def _abs_max(scores):
+    """``abs(scores).max()`` for a C-contiguous array of finite floats, in one pass: for those,
+    the order of ``abs(x)`` is the integer order of the bits without the sign (a loop the
+    compiler vectorizes, unlike a floating-point max)."""
+    bits = scores.ravel().view(np.int64)
+    top = 0
+    for i in range(bits.shape[0]):
+        top = max(top, bits[i] & 0x7FFFFFFFFFFFFFFF)
+    out = np.empty(1, dtype=np.int64)
+    out[0] = top
+    return out.view(np.float64)[0]
 
 
 def _cubes(sib, grand):
@@ -195,28 +219,15 @@ def _check_settings(max_restarts, min_restarts, converge, time_limit, uniform_sh
 # ----------------------------------------------------------------------------- kernels
 
 
-def score_tables(arc, sib, grand):
-    """(arc_t, grand_t): the layouts the climbing kernels read, so that scanning the candidate
-    heads ``h`` of a fixed modifier ``m`` reads contiguous memory. ``arc_t[m, h] = arc[h, m] +
-    sib[h, h, m]`` (the sibling term only when ``sib`` is given): the part of ``m`` under ``h`` when
-    ``m`` is alone on its side of ``h``. ``grand_t[m, h, g] = grand[g, h, m]`` (a dummy when
-    ``grand`` is None), so ``grand[h, m, c] = grand_t[c, m, h]`` is contiguous in ``h`` too."""
-    arc_t = arc.T.copy()
-    if sib is not None:
-        arc_t += np.diagonal(sib, axis1=0, axis2=1)  # [m, h] = sib[h, h, m]
-    grand_t = _NO_CUBE if grand is None else np.ascontiguousarray(grand.transpose(2, 1, 0))
-    return arc_t, grand_t
-
-
 @njit(cache=True)
-def _search(arc, sib, grand, arc_t, grand_t, use_sib, use_grand, init, use_init, head_cdf,
-            root_cdf, share, seed, tol, stop, min_restarts, converge, best, stats):
+def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_cdf, share, seed,
+            tol, stop, min_restarts, converge, best, stats):
     """Run restarts ``stats[2]`` .. ``stop - 1``; update ``best``/``stats``; True once converged."""
     size = arc.shape[0]
     heads = np.empty(size, dtype=np.int64)
     in_tree = np.zeros(size, dtype=np.bool_)
     work = _workspace(size)
-    parts = np.zeros(size)
+    tables = _tables(size)
     for k in range(int(stats[2]), stop):
         if k % _SEED_BLOCK == 0:
             np.random.seed((seed * 69069 + (k // _SEED_BLOCK) * 1013904223 + 1) % 4294967296)
@@ -226,7 +237,7 @@ def _search(arc, sib, grand, arc_t, grand_t, use_sib, use_grand, init, use_init,
             uniform_tree(heads, in_tree, work[0])
         else:
             weighted_tree(heads, in_tree, work[0], head_cdf, root_cdf)
-        climb(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, parts)
+        climb(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables)
         score = full_score(heads, arc, sib, grand, use_sib, use_grand)
         stats[2] += 1
         if score > stats[0] + tol:
@@ -248,30 +259,39 @@ def _is_uniform_start(k, share):
 
 @njit(cache=True)
 def _workspace(size):
-    """Scratch int64 rows: 0 walk pointers / visiting order, 1 pre-order, 2 prev, 3 next,
-    4 unused, 5 stack, 6 unused, 7 child offsets, 8 children grouped by head (in index order),
-    9 pre-order position, 10 subtree size."""
+    """Scratch int64 rows: 0 walk pointers / visiting order, 1 pre-order, 2-4 unused, 5 stack,
+    6 children of one word, 7 child offsets, 8 children grouped by head (in index order), 9 pre-order position,
+    10 subtree size."""
     return np.zeros((11, size + 1), dtype=np.int64)
 
 
-@njit(cache=True, _nrt=False)
-def climb(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, parts):
+@njit(cache=True)
+def _tables(size):
+    """Float scratch ``(3, size, size)``: 0 ``attach``, 1 ``below`` (see ``_fill_tables``),
+    2 (row 0) the parts of one modifier under every head."""
+    return np.empty((3, size, size))
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def climb(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
     """Hill-climb ``heads`` in place to a local optimum: passes of single head changes, deepest
     word first, until one changes nothing; then one best lift move (see ``_lift``), and again.
-    ``arc_t``, ``grand_t``: from ``score_tables``; ``parts``: float scratch of size n+1."""
+    ``work``, ``tables``: scratch from ``_workspace(n + 1)`` and ``_tables(n + 1)``."""
+    _fill_tables(heads, arc, sib, grand, use_sib, use_grand, work, tables)
     while True:
-        while _single_pass(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, parts):
+        while _single_pass(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
             pass
-        if not _lift(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, parts):
+        if not _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
             return
 
 
-@njit(cache=True, _nrt=False)
-def _single_pass(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, parts):
-    """Move each word, deepest first, to its best valid head; return whether any moved."""
+@njit(cache=True, **_NO_REFCOUNT)
+def _single_pass(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
+    """Move each word, deepest first, to its best valid head; return whether any moved. Needs
+    ``tables`` filled for ``heads`` (``_fill_tables``) and keeps them up to date."""
     n = heads.shape[0] - 1
-    order, pre, prev, nxt, grouped, offsets = work[0], work[1], work[2], work[3], work[8], work[7]
-    pos, span = work[9], work[10]
+    order, pre, pos, span = work[0], work[1], work[9], work[10]
+    attach, below, parts = tables[0], tables[1], tables[2, 0]
     _index_tree(heads, work)
     for i in range(n + 1):
         order[i] = pre[i]  # the visiting order stays fixed while the tree changes
@@ -281,38 +301,57 @@ def _single_pass(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, part
         p = heads[m]
         if p == 0:
             continue  # the root child: any other head would leave the root childless
-        first = offsets[m]
-        head_parts(m, heads, arc_t, sib, grand_t, use_sib, use_grand, grouped[first:],
-                   offsets[m + 1] - first, prev, nxt, parts)
-        best = parts[p] + tol
-        for j in range(pos[m], pos[m] + span[m]):
-            parts[pre[j]] = -np.inf  # m's subtree: m would hang from its own descendant
-        best_h = p
-        for h in range(1, n + 1):
-            if parts[h] > best:
-                best_h, best = h, parts[h]
+        _head_parts(m, use_grand, attach, below, parts)
+        parts[m] = -np.inf
+        best_h = _best_head(p, parts, tol)
+        if best_h != p and _is_below(heads, best_h, m):
+            _index_tree(heads, work)  # rarely needed: rule out m's whole subtree, then retry
+            for j in range(pos[m], pos[m] + span[m]):
+                parts[pre[j]] = -np.inf
+            best_h = _best_head(p, parts, tol)
         if best_h != p:
             heads[m] = best_h
             changed = True
-            _index_tree(heads, work)
+            _after_move(m, p, best_h, heads, arc, sib, grand, use_sib, use_grand, work, tables)
     return changed
 
 
-@njit(cache=True, _nrt=False)
-def _lift(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, parts):
-    """Apply the best improving lift, if any, and return whether one was applied.
+@njit(cache=True, **_NO_REFCOUNT)
+def _best_head(p, parts, tol):
+    """The first ``h`` with the highest ``parts[h]``, if it beats ``parts[p]`` by ``tol``, else ``p``."""
+    best_h, best = p, parts[p] + tol
+    for h in range(1, parts.shape[0]):
+        if parts[h] > best:
+            best_h, best = h, parts[h]
+    return best_h
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _is_below(heads, v, m):
+    """Whether ``v`` lies in the subtree of ``m``."""
+    while v > 0:
+        if v == m:
+            return True
+        v = heads[v]
+    return False
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
+    """Apply the best improving lift, if any, and return whether one was applied (``tables``
+    filled for ``heads`` and kept up to date).
 
     A lift takes a word ``m`` with head ``p``, a child ``d`` of ``m`` (any descendant when ``m`` is
     the root child, ``p == 0``) and ``x`` in the subtree of ``d``: ``d`` moves up to ``p`` and
     ``m`` moves under ``x``. The result is a valid single-root tree (for ``p == 0``, ``d`` is the
     new root child). Its gain is the sum of two single-move gains, the second one taken on the
     intermediate heads array where ``m`` and ``d`` share the head ``p``. The parts of ``m`` under
-    every ``x`` are computed once per ``m`` on the current tree; on the intermediate tree they
-    differ only by ``d`` leaving ``m``'s children and by ``d``'s own new head (grand factors).
+    every ``x`` come from the tables of the current tree; on the intermediate tree they differ
+    only by ``d`` leaving ``m``'s children and by ``d``'s own new head (grand factors).
     """
     n = heads.shape[0] - 1
-    pre, prev, nxt, grouped, offsets = work[1], work[2], work[3], work[8], work[7]
-    pos, span = work[9], work[10]
+    pre, grouped, offsets, pos, span = work[1], work[8], work[7], work[9], work[10]
+    attach, below, parts = tables[0], tables[1], tables[2, 0]
     _index_tree(heads, work)
     best_m, best_d, best_x, best_gain = -1, -1, -1, tol
     for m in range(1, n + 1):
@@ -321,8 +360,7 @@ def _lift(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, parts):
             continue
         m_kids = grouped[offsets[m]:]
         n_mk = offsets[m + 1] - offsets[m]
-        head_parts(m, heads, arc_t, sib, grand_t, use_sib, use_grand, m_kids, n_mk, prev, nxt,
-                   parts)
+        _head_parts(m, use_grand, attach, below, parts)
         for j in range(pos[m] + 1, pos[m] + span[m]):
             d = pre[j]
             q = heads[d]
@@ -330,12 +368,15 @@ def _lift(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, parts):
                 continue
             d_kids = grouped[offsets[d]:]
             n_dk = offsets[d + 1] - offsets[d]
-            gain = attach_part(p, d, heads, arc_t, sib, grand_t, use_sib, use_grand, d_kids,
+            s, t = _listed_neighbours(grouped, offsets, p, d, -1)
+            gain = attach_part(p, d, s, t, heads, arc, sib, grand, use_sib, use_grand, d_kids,
                                n_dk, -1)
-            gain -= attach_part(q, d, heads, arc_t, sib, grand_t, use_sib, use_grand, d_kids,
+            s, t = _listed_neighbours(grouped, offsets, q, d, -1)
+            gain -= attach_part(q, d, s, t, heads, arc, sib, grand, use_sib, use_grand, d_kids,
                                 n_dk, -1)
             heads[d] = p  # for a moment m and d share the head p
-            gain -= attach_part(p, m, heads, arc_t, sib, grand_t, use_sib, use_grand, m_kids,
+            s, t = _listed_neighbours(grouped, offsets, p, m, d)
+            gain -= attach_part(p, m, s, t, heads, arc, sib, grand, use_sib, use_grand, m_kids,
                                 n_mk, d if q == m else -1)
             heads[d] = q
             for jj in range(j, j + span[d]):
@@ -343,114 +384,183 @@ def _lift(heads, arc_t, sib, grand_t, use_sib, use_grand, tol, work, parts):
                 total = gain + parts[x]
                 if use_grand:
                     if q == m:
-                        total -= grand_t[d, m, x]  # d is no longer a child of m
+                        total -= grand[x, m, d]  # d is no longer a child of m
                     if x == d:
-                        total += grand_t[m, d, p] - grand_t[m, d, q]  # d's new head
+                        total += grand[p, d, m] - grand[q, d, m]  # d's new head
                 if total > best_gain:
                     best_m, best_d, best_x, best_gain = m, d, x, total
     if best_m < 0:
         return False
-    heads[best_d] = heads[best_m]
+    p, q = heads[best_m], heads[best_d]
+    heads[best_d] = p
     heads[best_m] = best_x
+    _after_move(best_d, q, p, heads, arc, sib, grand, use_sib, use_grand, work, tables)
+    _after_move(best_m, p, best_x, heads, arc, sib, grand, use_sib, use_grand, work, tables)
     return True
 
 
-@njit(cache=True, _nrt=False)
-def head_parts(m, heads, arc_t, sib, grand_t, use_sib, use_grand, kids, n_kids, prev, nxt, out):
-    """``out[h] = attach_part(h, m, ...)`` for every word ``h`` in ``1..n`` at once (``kids[:n_kids]``
-    the children of ``m``; ``prev``, ``nxt``: scratch). Each term is one sweep over ``h``:
-    contiguous rows of ``arc_t`` and ``grand_t``; sibling corrections only where ``h`` has
-    modifiers on ``m``'s side (``neighbours``)."""
-    size = heads.shape[0]
-    row = arc_t[m]
-    for h in range(1, size):
-        out[h] = row[h]
+@njit(cache=True, **_NO_REFCOUNT)
+def _head_parts(m, use_grand, attach, below, parts):
+    """``parts[h] = attach_part(h, m, ...)`` for every word ``h`` (two table rows)."""
+    size = attach.shape[0]
+    up = attach[m]
     if use_grand:
-        up = grand_t[m]
+        down = below[m]
         for h in range(1, size):
-            out[h] += up[h, heads[h]]
-        for i in range(n_kids):
-            down = grand_t[kids[i], m]
-            for h in range(1, size):
-                out[h] += down[h]
-    if use_sib:
-        neighbours(heads, m, prev, nxt)
+            parts[h] = up[h] + down[h]
+    else:
         for h in range(1, size):
-            s, t = prev[h], nxt[h]
-            if s != h:
-                out[h] += sib[h, s, m] - sib[h, h, m]
-            if t >= 0:
-                out[h] += sib[h, m, t] - sib[h, s, t]
+            parts[h] = up[h]
 
 
-@njit(cache=True, _nrt=False)
-def attach_part(h, m, heads, arc_t, sib, grand_t, use_sib, use_grand, kids, n_kids, skip):
-    """The factors that depend on ``m`` hanging from ``h`` (``kids[:n_kids]`` its children, less
-    ``skip``): the arc, ``m``'s links in ``h``'s sibling chain, and the grand factors through
-    ``m``. A head change's gain is the difference of two such parts. ``arc_t``, ``grand_t``: from
-    ``score_tables``."""
-    part = arc_t[m, h]
+@njit(cache=True, **_NO_REFCOUNT)
+def _fill_tables(heads, arc, sib, grand, use_sib, use_grand, work, tables):
+    """Tables of the parts of every word ``m`` under every word ``h`` on the tree ``heads``:
+    ``attach[m, h]``: the factors on ``h``'s side (``arc[h, m]``, ``m``'s links in ``h``'s
+    sibling chain, ``grand[heads[h], h, m]``); ``below[m, h]``: ``grand[h, m, c]`` summed over
+    ``m``'s children ``c``. ``attach_part(h, m) == attach[m, h] + below[m, h]``. Column ``h`` of
+    ``attach`` depends only on ``h``'s children and head, row ``m`` of ``below`` only on ``m``'s
+    children, so a move refreshes three columns and two rows (``_after_move``)."""
+    size = heads.shape[0]
+    for h in range(1, size):
+        _refresh_column(h, heads, arc, sib, grand, use_sib, use_grand, tables[0])
+    if use_grand:
+        for m in range(1, size):
+            _refresh_below(m, heads, grand, work[6], tables[1])
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _after_move(m, old, new, heads, arc, sib, grand, use_sib, use_grand, work, tables):
+    """Bring the tables up to date after ``m`` moved from ``old`` to ``new``."""
+    for h in (old, new):
+        if h != 0:
+            _refresh_column(h, heads, arc, sib, grand, use_sib, use_grand, tables[0])
+    if use_grand:
+        _refresh_column(m, heads, arc, sib, grand, use_sib, use_grand, tables[0])
+        for h in (old, new):
+            if h != 0:
+                _refresh_below(h, heads, grand, work[6], tables[1])
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _refresh_column(h, heads, arc, sib, grand, use_sib, use_grand, attach):
+    """``attach[m, h]`` for every word ``m`` (``h >= 1``), reading contiguous rows of the scores;
+    the sibling links follow from one sweep per side over ``h``'s modifiers."""
+    size = heads.shape[0]
+    for m in range(1, size):
+        attach[m, h] = arc[h, m]
+    if use_grand:
+        g = heads[h]
+        for m in range(1, size):
+            attach[m, h] += grand[g, h, m]
     if use_sib:
-        s, t = chain_neighbours(heads, h, m)
+        for m in range(1, size):
+            attach[m, h] += sib[h, h, m]
+        _sweep_side(h, 1, heads, sib, attach)
+        _sweep_side(h, -1, heads, sib, attach)
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _sweep_side(h, step, heads, sib, attach):
+    """Add the sibling-chain corrections for the words on one side of ``h`` (``step`` +1 right,
+    -1 left): ``m`` between its chain neighbours ``s`` and ``t`` (``chain_neighbours``) adds
+    ``sib[h, s, m] - sib[h, h, m]`` and ``sib[h, m, t] - sib[h, s, t]``."""
+    end = heads.shape[0] if step > 0 else 0
+    t = _next_child(heads, h, h + step, end, step)
+    if t < 0:
+        return
+    s = h
+    for m in range(h + step, end, step):
+        if m == t:  # a modifier of h: its neighbours once it leaves are s and the next one
+            t = _next_child(heads, h, m + step, end, step)
+        corr = 0.0
         if s != h:
-            part += sib[h, s, m] - sib[h, h, m]
+            corr += sib[h, s, m] - sib[h, h, m]
+        if t >= 0:
+            corr += sib[h, m, t] - sib[h, s, t]
+        attach[m, h] += corr
+        if heads[m] == h:
+            s = m
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _next_child(heads, h, start, end, step):
+    for k in range(start, end, step):
+        if heads[k] == h:
+            return k
+    return -1
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _refresh_below(m, heads, grand, kids, below):
+    """``below[m, h] = sum(grand[h, m, c] for c in children of m)`` (``kids``: scratch)."""
+    size = below.shape[0]
+    n_kids = 0
+    for c in range(1, size):
+        if heads[c] == m:
+            kids[n_kids] = c
+            n_kids += 1
+    for h in range(1, size):
+        total = 0.0
+        for i in range(n_kids):
+            total += grand[h, m, kids[i]]
+        below[m, h] = total
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def attach_part(h, m, s, t, heads, arc, sib, grand, use_sib, use_grand, kids, n_kids, skip):
+    """The factors that depend on ``m`` hanging from ``h`` (``kids[:n_kids]`` its children, less
+    ``skip``; ``s``, ``t`` its neighbours in ``h``'s sibling chain, see ``chain_neighbours``): the
+    arc, ``m``'s links in ``h``'s chain, and the grand factors through ``m``. A head change's gain
+    is the difference of two such parts."""
+    part = arc[h, m]
+    if use_sib:
+        part += sib[h, s, m]
         if t >= 0:
             part += sib[h, m, t] - sib[h, s, t]
     if use_grand:
         if h != 0:
-            part += grand_t[m, h, heads[h]]
+            part += grand[heads[h], h, m]
         for i in range(n_kids):
             if kids[i] != skip:
-                part += grand_t[kids[i], m, h]
+                part += grand[h, m, kids[i]]
     return part
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, **_NO_REFCOUNT)
 def chain_neighbours(heads, h, m):
     """``m``'s neighbours in ``h``'s sibling chain on ``m``'s side if ``m`` hung from ``h``: the
     closest modifier of ``h`` between ``h`` and ``m`` (``h`` if none) and the closest one beyond
     ``m`` (-1 if none). ``m`` itself is never counted."""
-    size = heads.shape[0]
     step = 1 if m > h else -1
+    s = _next_child(heads, h, m - step, h, -step)
+    t = _next_child(heads, h, m + step, heads.shape[0] if m > h else 0, step)
+    return (h if s < 0 else s), t
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _listed_neighbours(grouped, offsets, h, m, extra):
+    """``chain_neighbours`` from ``h``'s children in index order (``_index_tree``), plus the word
+    ``extra`` counted as one more child of ``h`` when ``extra >= 0``."""
     s, t = h, -1
-    for k in range(m - step, h, -step):
-        if heads[k] == h:
-            s = k
-            break
-    end = size if m > h else 0
-    for k in range(m + step, end, step):
-        if heads[k] == h:
-            t = k
-            break
+    for i in range(offsets[h], offsets[h + 1] + 1):
+        c = grouped[i] if i < offsets[h + 1] else extra
+        if c < 0 or c == m:
+            continue
+        if m > h:
+            if h < c < m and (s == h or c > s):
+                s = c
+            elif c > m and (t < 0 or c < t):
+                t = c
+        else:
+            if m < c < h and (s == h or c < s):
+                s = c
+            elif c < m and c > t:
+                t = c
     return s, t
 
 
-@njit(cache=True, _nrt=False)
-def neighbours(heads, m, prev, nxt):
-    """``chain_neighbours`` for every head ``h`` at once: ``prev[h]`` and ``nxt[h]``."""
-    size = heads.shape[0]
-    for h in range(size):
-        prev[h] = h
-        nxt[h] = -1
-    for k in range(m - 1, 0, -1):  # words left of m, nearest first
-        q = heads[k]
-        if q < k:  # q < k < m: k lies between q and m
-            if prev[q] == q:
-                prev[q] = k
-        elif q > m:  # k < m < q: k lies beyond m, seen from q
-            if nxt[q] == -1:
-                nxt[q] = k
-    for k in range(m + 1, size):  # words right of m, nearest first
-        q = heads[k]
-        if q > k:  # m < k < q
-            if prev[q] == q:
-                prev[q] = k
-        elif q < m:  # q < m < k
-            if nxt[q] == -1:
-                nxt[q] = k
-
-
-@njit(cache=True, _nrt=False)
+@njit(cache=True, **_NO_REFCOUNT)
 def _preorder(heads, pre, offsets, grouped, stack):
     """``pre[:n+1]``: depth-first pre-order from the root 0, children in index order."""
     size = heads.shape[0]
@@ -479,7 +589,7 @@ def _preorder(heads, pre, offsets, grouped, stack):
             top += 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, **_NO_REFCOUNT)
 def _index_tree(heads, work):
     """Fill the pre-order (row 1), children grouped by head (rows 7, 8), each node's pre-order
     position (row 9) and subtree size (row 10): ``v`` is in the subtree of ``m`` iff

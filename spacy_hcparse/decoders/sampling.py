@@ -26,6 +26,24 @@ from numba import njit
 from ._checks import check_arc
 
 
+def _probe():
+    return 0
+
+
+def _no_refcount_options() -> dict:
+    """``{"_nrt": False}`` (compile without numba reference counting: faster calls to small
+    kernels with array arguments) when this numba accepts that internal, undocumented option,
+    else ``{}`` (correct, slower). Used by the kernels here and in ``hill_climb.py``."""
+    try:
+        njit(cache=True, _nrt=False)(_probe)()
+        return {"_nrt": False}
+    except Exception:  # the option was renamed or removed
+        return {}
+
+
+NO_REFCOUNT = _no_refcount_options()
+
+
 def sample_uniform_tree(n: int, seed: int = 0) -> np.ndarray:
     """A uniformly random single-root tree over ``n`` words (int64 heads, ``heads[0] == -1``)."""
     if n < 0:
@@ -82,7 +100,7 @@ def head_tables(arc, temperature):
     return head_cdf, root_cdf
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, **NO_REFCOUNT)
 def _draw(cdf_row):
     """Index ``i >= 1`` with ``cdf_row[i - 1] <= u < cdf_row[i]`` (binary search)."""
     u = np.random.random()
@@ -96,14 +114,14 @@ def _draw(cdf_row):
     return lo
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, **NO_REFCOUNT)
 def _other_word(n, u):
     """A uniform word in ``1..n`` other than ``u`` (needs ``n >= 2``)."""
     v = np.random.randint(1, n)
     return v + 1 if v >= u else v
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, **NO_REFCOUNT)
 def uniform_tree(heads, in_tree, nxt):
     """Fill ``heads`` (size n+1) with a uniform single-root tree (``in_tree``, ``nxt``: scratch)."""
     n = heads.shape[0] - 1
@@ -122,7 +140,7 @@ def uniform_tree(heads, in_tree, nxt):
         _commit_walk(start, heads, in_tree, nxt)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, **NO_REFCOUNT)
 def weighted_tree(heads, in_tree, nxt, head_cdf, root_cdf):
     """Fill ``heads`` with a tree drawn from the tables of ``head_tables`` (see module doc)."""
     n = heads.shape[0] - 1
@@ -146,7 +164,7 @@ def weighted_tree(heads, in_tree, nxt, head_cdf, root_cdf):
         _commit_walk(start, heads, in_tree, nxt)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, **NO_REFCOUNT)
 def _commit_walk(start, heads, in_tree, nxt):
     """Add the loop-erased walk from ``start`` (the last ``nxt`` pointers) to the tree."""
     u = start

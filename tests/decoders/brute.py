@@ -7,7 +7,10 @@ import numpy as np
 
 @lru_cache(maxsize=None)
 def all_trees(n: int):
-    """All head arrays (heads[0] == -1, one word on the root, no cycles) of n words."""
+    """All head arrays (heads[0] == -1, one word on the root, no cycles) of n words; for n = 0
+    the single empty tree ``[[-1]]``."""
+    if n == 0:
+        return np.array([[-1]], dtype=np.int64)
     trees = []
     for choice in itertools.product(range(n + 1), repeat=n):
         heads = (-1,) + choice

@@ -7,39 +7,64 @@ from hypothesis import given, settings, strategies as st
 from spacy_hcparse.decoders import tree_problem, tree_score
 from spacy_hcparse.decoders.hill_climb import (
     HillClimbResult,
-    _children,
+    _after_move,
+    _fill_tables,
     _lift,
     _single_pass,
+    _tables,
     _workspace,
     attach_part,
+    chain_neighbours,
     climb,
     decode_hill_climb,
     default_max_restarts,
-    neighbours,
 )
 from spacy_hcparse.decoders.sampling import sample_uniform_tree
 
-from .brute import best_tree, random_scores
+from .brute import all_trees, best_tree, random_scores
 
 
 def _scores(rng, n, sib=True, grand=True):
     return random_scores(rng, n, sib, grand)
 
 
+def _cubes(sib, grand):
+    return (
+        sib if sib is not None else np.zeros((1, 1, 1)),
+        grand if grand is not None else np.zeros((1, 1, 1)),
+        sib is not None,
+        grand is not None,
+    )
+
+
+def _part(heads, m, h, arc, sib, grand):
+    kids = np.array([c for c in range(1, len(heads)) if heads[c] == m] + [0], dtype=np.int64)
+    s, t = chain_neighbours(heads, h, m)
+    return attach_part(h, m, s, t, heads, arc, *_cubes(sib, grand), kids, len(kids) - 1, -1)
+
+
 def _gain(heads, m, h, arc, sib, grand):
     """Gain of moving ``m`` to ``h``, from the kernel's own incremental pieces."""
+    return _part(heads, m, h, arc, sib, grand) - _part(heads, m, heads[m], arc, sib, grand)
+
+
+def _filled(heads, arc, sib, grand):
     size = len(heads)
-    prev, nxt, kids = (np.zeros(size + 1, dtype=np.int64) for _ in range(3))
-    use_sib, use_grand = sib is not None, grand is not None
-    sib_ = sib if use_sib else np.zeros((1, 1, 1))
-    grand_ = grand if use_grand else np.zeros((1, 1, 1))
-    n_kids = _children(heads, m, kids)
-    neighbours(heads, m, prev, nxt)
-    parts = [
-        attach_part(x, m, heads, prev, nxt, arc, sib_, grand_, use_sib, use_grand, kids, n_kids)
-        for x in (h, heads[m])
-    ]
-    return parts[0] - parts[1]
+    work, tables = _workspace(size), _tables(size)
+    _fill_tables(heads, arc, *_cubes(sib, grand), work, tables)
+    return work, tables
+
+
+def _assert_tables_match(heads, tables, arc, sib, grand):
+    """Every table entry equals the part computed from scratch (``attach_part``)."""
+    n = len(heads) - 1
+    use_grand = grand is not None
+    for m in range(1, n + 1):
+        for h in range(1, n + 1):
+            if h == m:
+                continue
+            table = tables[0, m, h] + (tables[1, m, h] if use_grand else 0.0)
+            assert table == pytest.approx(_part(heads, m, h, arc, sib, grand), abs=1e-9)
 
 
 def _descendants(heads, m):
@@ -96,21 +121,48 @@ def test_gain_on_two_rooted_intermediate_matches_factor_sum():
         assert _gain(heads, d, 0, arc, sib, grand) == pytest.approx(expected, abs=1e-9)
 
 
+@pytest.mark.parametrize("factors", [(True, True), (True, False), (False, True)])
+def test_tables_follow_moves(factors):
+    """The part tables equal fresh ``attach_part`` values after filling and after moves."""
+    rng = np.random.default_rng(13)
+    for trial in range(25):
+        n = int(rng.integers(2, 12))
+        arc, sib, grand = _scores(rng, n, *factors)
+        heads = sample_uniform_tree(n, seed=trial)
+        work, tables = _filled(heads, arc, sib, grand)
+        _assert_tables_match(heads, tables, arc, sib, grand)
+        for _ in range(5):
+            m = int(rng.integers(1, n + 1))
+            options = [h for h in range(1, n + 1) if h not in _descendants(heads, m)]
+            if heads[m] == 0 or not options:
+                continue
+            old, new = int(heads[m]), int(rng.choice(options))
+            heads[m] = new
+            _after_move(m, old, new, heads, arc, *_cubes(sib, grand), work, tables)
+            _assert_tables_match(heads, tables, arc, sib, grand)
+
+
 def test_passes_and_lifts_never_lower_the_score():
     rng = np.random.default_rng(11)
     for trial in range(40):
         n = int(rng.integers(2, 15))
         arc, sib, grand = _scores(rng, n)
         heads = sample_uniform_tree(n, seed=trial)
-        work = _workspace(n + 1)
+        work, tables = _filled(heads, arc, sib, grand)
         for step in (_single_pass, _lift):
             before = tree_score(heads, arc, sib, grand)
-            moved = step(heads, arc, sib, grand, True, True, 1e-11, work)
+            moved = step(heads, arc, sib, grand, True, True, 1e-11, work, tables)
             assert tree_problem(heads) == ""
             after = tree_score(heads, arc, sib, grand)
             assert after >= before - 1e-9
             if moved:
                 assert after > before
+            _assert_tables_match(heads, tables, arc, sib, grand)  # kept up to date
+
+
+def test_brute_force_enumerates_the_empty_tree():
+    assert all_trees(0).tolist() == [[-1]]
+    assert len(all_trees(1)) == 1 and len(all_trees(4)) == 64
 
 
 # ------------------------------------------------------------------ exactness vs brute force
@@ -191,7 +243,7 @@ def test_init_is_climbed_first():
         arc, sib, grand = _scores(rng, n)
         init = sample_uniform_tree(n, seed=trial)
         local = init.copy()
-        climb(local, arc, sib, grand, True, True, 1e-11, _workspace(n + 1))
+        climb(local, arc, sib, grand, True, True, 1e-11, _workspace(n + 1), _tables(n + 1))
         only_init = decode_hill_climb(arc, sib, grand, init=init, max_restarts=1, min_restarts=1)
         assert only_init.heads.tolist() == local.tolist()
         full = decode_hill_climb(arc, sib, grand, init=init, seed=trial)
