@@ -68,8 +68,16 @@ def read_conllu(
 
 
 def parse_conllu(
-    lines: Union[TextIO, List[str]], name: str = "<input>", *, skip_invalid: bool = False, skipped: Optional[list] = None
+    lines: Union[TextIO, List[str]],
+    name: str = "<input>",
+    *,
+    skip_invalid: bool = False,
+    skipped: Optional[list] = None,
+    check_trees: bool = True,
 ) -> Iterator[Sentence]:
+    """``read_conllu`` over lines. ``check_trees=False`` accepts heads that are not one tree
+    (system output to be scored); every line is still checked."""
+    check = dict(skip_invalid=skip_invalid, skipped=skipped, check_trees=check_trees)
     words: List[Word] = []
     comments: List[str] = []
     first = 0
@@ -78,7 +86,7 @@ def parse_conllu(
         line = raw.rstrip("\n").rstrip("\r")
         if not line.strip():
             if words or comments:
-                sentence = _finish(words, comments, first, name, lineno, skip_invalid, skipped)
+                sentence = _finish(words, comments, first, name, lineno, **check)
                 if sentence is not None:
                     yield sentence
             words, comments, first = [], [], 0
@@ -95,7 +103,7 @@ def parse_conllu(
             raise ConlluError(f"{name}:{lineno}: word id {word.id} out of sequence (expected {len(words) + 1})")
         words.append(word)
     if words or comments:
-        sentence = _finish(words, comments, first, name, lineno + 1, skip_invalid, skipped)
+        sentence = _finish(words, comments, first, name, lineno + 1, **check)
         if sentence is not None:
             yield sentence
 
@@ -130,9 +138,11 @@ def _check_range_id(ident: str, name: str, lineno: int) -> None:
         raise ConlluError(f"{name}:{lineno}: malformed word id {ident!r}")
 
 
-def _finish(words, comments, first, name, lineno, skip_invalid, skipped) -> Optional[Sentence]:
+def _finish(words, comments, first, name, lineno, skip_invalid, skipped, check_trees) -> Optional[Sentence]:
     if not words:
         raise ConlluError(f"{name}:{lineno}: sentence starting at line {first} has no words")
+    if not check_trees:
+        return Sentence(words, comments, first)
     n = len(words)
     for w in words:
         if w.head > n:

@@ -24,7 +24,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from .conllu import ConlluError, Sentence, Word, _parse_word, read_conllu
+from .conllu import Sentence, parse_conllu, read_conllu
 
 PathLike = Union[str, Path]
 PUNCT_LABELS = ("p", "punct")
@@ -39,32 +39,7 @@ def read_system(path: PathLike) -> List[Sentence]:
 
 def parse_system(lines: Iterable[str], name: str = "<input>") -> List[Sentence]:
     """``read_system`` over lines; ``name`` is the file name used in error messages."""
-    sentences: List[Sentence] = []
-    words: List[Word] = []
-    comments: List[str] = []
-    first = 0
-    for lineno, raw in enumerate(lines, start=1):
-        line = raw.rstrip("\r\n")
-        if not line.strip():
-            if words:
-                sentences.append(Sentence(words, comments, first))
-            elif comments:
-                raise ConlluError(f"{name}:{lineno}: sentence starting at line {first} has no words")
-            words, comments, first = [], [], 0
-            continue
-        first = first or lineno
-        if line.startswith("#"):
-            comments.append(line)
-            continue
-        word = _parse_word(line, name, lineno)
-        if word is None:
-            continue
-        if word.id != len(words) + 1:
-            raise ConlluError(f"{name}:{lineno}: word id {word.id} out of sequence (expected {len(words) + 1})")
-        words.append(word)
-    if words:
-        sentences.append(Sentence(words, comments, first))
-    return sentences
+    return list(parse_conllu(lines, name, check_trees=False))
 
 
 def ud_label(deprel: str) -> str:
