@@ -33,6 +33,25 @@ def score(W: np.ndarray, feats: np.ndarray, n_cls: int, out: np.ndarray) -> None
 
 
 @njit(cache=True)
+def score_candidates(beam, size, totals, span, W, templates, mask, n_labels, root_label, ctx, feats, scores, valid, cand):
+    """Fill ``cand[k * n_cls + c]`` with beam item ``k``'s total plus move ``c``'s score for every
+    valid move (``-inf`` elsewhere); return how many candidates there are."""
+    n_cls = scores.shape[0]
+    cand[:] = -np.inf
+    n_cand = 0
+    for k in range(size):
+        fill_context(beam[k], span, ctx)
+        hash_features(ctx, templates, mask, feats)
+        score(W, feats, n_cls, scores)
+        valid_mask(beam[k], n_labels, root_label, valid)
+        for c in range(n_cls):
+            if valid[c]:
+                cand[k * n_cls + c] = totals[k] + scores[c]
+                n_cand += 1
+    return n_cand
+
+
+@njit(cache=True)
 def _update(W, U, c, feats, gold, scores, valid, n_cls) -> bool:
     """Ultraconservative update in one configuration; True if there was a mistake."""
     size = 0
@@ -180,17 +199,9 @@ def train_spans_beam(attrs, offsets, gold_heads, gold_labels, W, U, counter, tem
         size = 1
         cand = np.empty(width * n_cls, dtype=np.float64)
         for step in range(2 * n):
-            cand[:] = -np.inf
-            n_cand = 0
-            for k in range(size):
-                fill_context(beam[k], span, ctx)
-                hash_features(ctx, templates, mask, feats)
-                score(W, feats, n_cls, scores)
-                valid_mask(beam[k], n_labels, root_label, valid)
-                for c in range(n_cls):
-                    if valid[c]:
-                        cand[k * n_cls + c] = totals[k] + scores[c]
-                        n_cand += 1
+            n_cand = score_candidates(
+                beam, size, totals, span, W, templates, mask, n_labels, root_label, ctx, feats, scores, valid, cand
+            )
             order = np.argsort(-cand)
             new_size = min(width, n_cand)
             new_beam = np.empty_like(beam)

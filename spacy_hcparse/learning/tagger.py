@@ -12,7 +12,7 @@ each span is the root and gets no tag).
 import numpy as np
 from numba import njit
 
-from ..transition.features import ABSENT, PRE, SHAPE, SUF, W, mix
+from ..transition.features import ABSENT, PRE, SHAPE, SUF, W, hash_features
 from .perceptron import score
 
 WINDOW = 2
@@ -69,18 +69,6 @@ def _context(attrs, i, n, tags, ctx):
 
 
 @njit(cache=True)
-def _hash(ctx, templates, mask, out):
-    for k in range(templates.shape[0]):
-        h = mix(np.int64(k + 1001), np.int64(0x1B873593))
-        for j in range(templates.shape[1]):
-            idx = templates[k, j]
-            if idx < 0:
-                break
-            h = mix(h, ctx[idx])
-        out[k] = h & mask
-
-
-@njit(cache=True)
 def tag_spans(attrs, offsets, Wt, templates, mask, n_tags, out_tags, gold_tags, U, counter, train):
     """Tag every span; ``out_tags`` gets tag ids (``-1`` on root rows). With ``train``, update
     ``Wt``/``U`` on each mistake where ``gold_tags >= 0`` (perceptron update, averaged by the
@@ -97,7 +85,7 @@ def tag_spans(attrs, offsets, Wt, templates, mask, n_tags, out_tags, gold_tags, 
         tags[0] = -1
         for i in range(1, n + 1):
             _context(span, i, n, tags, ctx)
-            _hash(ctx, templates, mask, feats)
+            hash_features(ctx, templates, mask, feats, 1001, 0x1B873593)  # the tagger's own salt
             score(Wt, feats, n_tags, scores)
             pred = np.int64(np.argmax(scores))
             if train:

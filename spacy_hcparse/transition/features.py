@@ -165,10 +165,12 @@ def fill_context(st: np.ndarray, attrs: np.ndarray, ctx: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def hash_features(ctx: np.ndarray, templates: np.ndarray, mask: np.int64, out: np.ndarray) -> None:
-    """Bucket of every template: ``out[k] = hash(k, values...) & mask``."""
+def hash_features(
+    ctx: np.ndarray, templates: np.ndarray, mask: np.int64, out: np.ndarray, offset: int = 1, salt: int = 0x5BD1E995
+) -> None:
+    """Bucket of every template: ``out[k] = hash(k + offset, salt, values...) & mask``."""
     for k in range(templates.shape[0]):
-        h = mix(np.int64(k + 1), np.int64(0x5BD1E995))
+        h = mix(np.int64(k + offset), np.int64(salt))
         for j in range(templates.shape[1]):
             idx = templates[k, j]
             if idx < 0:

@@ -8,7 +8,7 @@ Only valid moves are taken, so every span ends as a single-rooted tree.
 import numpy as np
 from numba import njit
 
-from ..learning.perceptron import score
+from ..learning.perceptron import score, score_candidates
 from .features import N_VALUES, fill_context, hash_features
 from .moves import apply, n_classes, valid_mask
 from .state import HEAD, LABEL, initial_state, is_final
@@ -73,17 +73,10 @@ def beam_parse(attrs, offsets, W, templates, mask, n_labels, root_label, width, 
         size = 1
         cand_score = np.empty(width * n_cls, dtype=np.float64)
         for _ in range(2 * n):
-            n_cand = 0
-            cand_score[:] = -np.inf
-            for k in range(size):
-                fill_context(beam[k], span_attrs, ctx)
-                hash_features(ctx, templates, mask, feats)
-                score(W, feats, n_cls, scores)
-                valid_mask(beam[k], n_labels, root_label, valid)
-                for c in range(n_cls):
-                    if valid[c]:
-                        cand_score[k * n_cls + c] = totals[k] + scores[c]
-                        n_cand += 1
+            n_cand = score_candidates(
+                beam, size, totals, span_attrs, W, templates, mask, n_labels, root_label,
+                ctx, feats, scores, valid, cand_score,
+            )
             order = np.argsort(-cand_score)
             new_size = min(width, n_cand)
             new_beam = np.empty_like(beam)
