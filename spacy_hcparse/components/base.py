@@ -1,13 +1,31 @@
-"""What both parser components share: a label list in ``cfg``, span length, guarded loading."""
-from typing import List, Tuple
+"""What both parser components share: a label list in ``cfg``, span length, guarded loading,
+a format stamp on saved models, and reports of training sentences that cannot be learned."""
+import logging
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+import srsly
 from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc
+
+from .. import __version__
+from ..decoders import tree_problem
+
+# Bumped whenever saved weights or cfg keys change meaning; a model saved with another format is
+# refused at load with a message naming the file. Models saved before the stamp existed carry no
+# format and are read as format 1.
+MODEL_FORMAT = 1
+
+logger = logging.getLogger("spacy_hcparse")
 
 
 class ParserPipe(TrainablePipe):
     """A TrainablePipe whose labels live in ``cfg["labels"]`` and whose model has ``max_length``.
 
-    Loading wraps any failure in a ``ValueError`` naming the component and the file, then calls
+    Saving stamps ``cfg`` with ``hcparse_version`` and ``model_format``. Loading checks that the
+    ``cfg`` and ``model`` files exist and parse, that the format matches ``MODEL_FORMAT``, and
+    wraps any other failure in a ``ValueError`` naming the component and the file; then it calls
     ``_after_load(where)``, where subclasses check that the weights fit the label set.
     """
 
@@ -33,7 +51,26 @@ class ParserPipe(TrainablePipe):
         """Longest span parsed as one tree (see ``segment.sentence_spans``)."""
         return int(self.model.attrs["max_length"])
 
+    # ----- serialization --------------------------------------------------------------------
+    def _stamp(self) -> None:
+        self.cfg["hcparse_version"] = __version__
+        self.cfg["model_format"] = MODEL_FORMAT
+
+    def to_bytes(self, *, exclude=tuple()):
+        self._stamp()
+        return super().to_bytes(exclude=exclude)
+
+    def to_disk(self, path, *, exclude=tuple()):
+        self._stamp()
+        return super().to_disk(path, exclude=exclude)
+
     def from_bytes(self, bytes_data, *, exclude=tuple()):
+        try:
+            msg = srsly.msgpack_loads(bytes_data)
+            cfg = srsly.json_loads(msg["cfg"]) if "cfg" in msg else {}
+        except Exception as err:
+            raise ValueError(f"[{self.name}] could not read the serialized component: {err}") from err
+        self._check_format(cfg, "bytes")
         try:
             super().from_bytes(bytes_data, exclude=exclude)
         except Exception as err:
@@ -42,12 +79,86 @@ class ParserPipe(TrainablePipe):
         return self
 
     def from_disk(self, path, *, exclude=tuple()):
+        path = Path(path)
+        for name in ("cfg", "model"):
+            if name not in exclude and not (path / name).is_file():
+                raise ValueError(f"[{self.name}] missing file {path / name}: the saved model is incomplete")
+        if "cfg" not in exclude:
+            try:
+                cfg = srsly.read_json(path / "cfg")
+            except Exception as err:
+                raise ValueError(f"[{self.name}] corrupt file {path / 'cfg'}: not valid JSON ({err})") from err
+            if not isinstance(cfg, dict) or not isinstance(cfg.get("labels"), list):
+                raise ValueError(f"[{self.name}] corrupt file {path / 'cfg'}: expected an object with a 'labels' list")
+            self._check_format(cfg, str(path / "cfg"))
         try:
             super().from_disk(path, exclude=exclude)
         except Exception as err:
-            raise ValueError(f"[{self.name}] could not load the model from {path}: {err}") from err
+            raise ValueError(f"[{self.name}] could not load the weights in {path / 'model'}: {err}") from err
         self._after_load(str(path))
         return self
 
+    def _check_format(self, cfg: Dict, where: str) -> None:
+        fmt = cfg.get("model_format", 1)
+        if fmt != MODEL_FORMAT:
+            saved_by = cfg.get("hcparse_version", "an unknown version")
+            raise ValueError(
+                f"[{self.name}] {where} was saved by spacy-hcparse {saved_by} with model format {fmt}; "
+                f"this is spacy-hcparse {__version__}, which reads format {MODEL_FORMAT}: retrain the model "
+                f"or install the version that saved it"
+            )
+
     def _after_load(self, where: str) -> None:
         """Refuse weights that do not fit the label set (subclasses override)."""
+
+    # ----- training data that cannot be learned ------------------------------------------------
+    def _report_unusable_gold(self, doc: Doc, start: int, end: int, heads: Sequence[Optional[int]]) -> None:
+        """Log (once per sentence text) why the gold of ``doc[start:end]`` was skipped in training.
+
+        Gold that is not one tree (a cycle, no root or several roots inside a sentence, or heads
+        crossing the sentence's boundary, which is what several roots become in a spaCy Doc) is a
+        warning; chunks of sentences longer than ``max_length`` whose gold reaches outside them,
+        and unaligned tokens, are logged at INFO.
+        """
+        whole = bool(doc[start].is_sent_start) and (end == len(doc) or bool(doc[end].is_sent_start))
+        reason, level = gold_problem(heads, start, end, whole_sentence=whole)
+        text = doc[start:end].text
+        seen = self.__dict__.setdefault("_reported_gold", set())
+        key = (reason, text)
+        if key in seen:
+            return
+        seen.add(key)
+        shown = text if len(text) <= 100 else text[:97] + "..."
+        logger.log(
+            level, "[%s] training sentence skipped, %s (tokens %d-%d of a %d-token doc): %r",
+            self.name, reason, start, end, len(doc), shown,
+        )
+
+    @property
+    def reported_gold(self) -> int:
+        """How many distinct training sentences were skipped and reported so far."""
+        return len(self.__dict__.get("_reported_gold", ()))
+
+
+def gold_problem(
+    heads: Sequence[Optional[int]], start: int, end: int, whole_sentence: bool = True
+) -> Tuple[str, int]:
+    """Why the gold heads (absolute, spaCy style: a root heads itself) of tokens ``start..end-1``
+    are not one tree, and the logging level that deserves (``whole_sentence``: the span is a
+    sentence of the doc, not a chunk of a longer one)."""
+    n = end - start
+    local = [-1]
+    for m in range(n):
+        h = heads[start + m]
+        if h is None:
+            return f"token {start + m} has no aligned gold head", logging.INFO
+        if not (start <= h < end):
+            if whole_sentence:
+                return (f"the gold head of token {start + m} is outside its sentence (several roots "
+                        f"or a cycle in the treebank)", logging.WARNING)
+            return f"the gold head of token {start + m} is outside this chunk of a long sentence", logging.INFO
+        local.append(0 if h == start + m else h - start + 1)
+    problem = tree_problem(np.array(local, dtype=np.int64))
+    if problem:
+        return f"gold heads are not one tree: {problem}", logging.WARNING
+    return "gold labels unknown to the component", logging.INFO

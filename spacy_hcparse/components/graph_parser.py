@@ -60,6 +60,7 @@ class SpanParse(NamedTuple):
     certified: bool
     upper_bound: float
     margins: np.ndarray
+    time_capped: bool = False
 
 
 @Language.factory(
@@ -235,7 +236,7 @@ class GraphParser(ParserPipe):
         heads = [r.heads for r in parses]
         label_scores = self.model.get_ref("label_scorer").predict((blocks, heads))
         flat = [
-            SpanParse(r.heads, self._best_labels(r.heads, s), r.score, r.certified, r.upper_bound, _margins(arc, r.heads))
+            SpanParse(r.heads, self._best_labels(r.heads, s), r.score, r.certified, r.upper_bound, _margins(arc, r.heads), r.time_capped)
             for r, s, arc in zip(parses, label_scores, arcs)
         ]
         out, pos = [], 0
@@ -253,6 +254,7 @@ class GraphParser(ParserPipe):
             names = [[labels[i] for i in p.labels] for p in doc_parses]
             write_trees(doc, spans, [p.heads for p in doc_parses], names)
             doc._.hc_parse_score = float(sum(p.score for p in doc_parses))
+            doc.user_data["hc_time_capped"] = sum(bool(p.time_capped) for p in doc_parses)
             for (start, end), parse in zip(spans, doc_parses):
                 span = doc[start:end]
                 span._.hc_certified = bool(parse.certified)
@@ -441,7 +443,10 @@ class GraphParser(ParserPipe):
             heads, deps = eg.get_aligned_parse(projectivize=False)
             doc_golds = []
             for start, end in sentence_spans(doc, self.max_length):
-                doc_golds.append(_span_gold(heads, deps, start, end, label_ids))
+                gold = _span_gold(heads, deps, start, end, label_ids)
+                if gold is None:
+                    self._report_unusable_gold(doc, start, end, heads)
+                doc_golds.append(gold)
             out.append(doc_golds)
         return out
 

@@ -26,6 +26,7 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, set_dropout_rate
 
+from ..decoders import tree_problem
 from ..learning.perceptron import AveragedPerceptron
 from ..learning.tagger import tag_spans, tagger_templates
 from ..segment import Span, sentence_spans
@@ -381,9 +382,11 @@ class TransitionParser(ParserPipe):
             doc_spans, doc_golds = [], []
             for start, end in sentence_spans(doc, self.max_length):
                 gold = _span_gold(heads, deps, start, end, label_ids, root)
-                if gold is not None:
-                    doc_spans.append((start, end))
-                    doc_golds.append((*gold, np.concatenate([[-1], tags[start:end]])))
+                if gold is None:
+                    self._report_unusable_gold(doc, start, end, heads)
+                    continue
+                doc_spans.append((start, end))
+                doc_golds.append((*gold, np.concatenate([[-1], tags[start:end]])))
             docs.append(doc)
             spans.append(doc_spans)
             golds.append(doc_golds)
@@ -518,6 +521,6 @@ def _span_gold(heads, deps, start, end, label_ids, root) -> Optional[SpanTree]:
         if label < 0 or label == root:
             return None
         labels[m] = label
-    if n and int((local[1:] == 0).sum()) != 1:
+    if n and tree_problem(local):  # several roots or a cycle: the oracle needs one tree
         return None
     return local, labels
