@@ -1,0 +1,111 @@
+"""Both parser components on odd inputs (tests/components/odd_docs.py): nothing raises, every
+sentence gets exactly one root, ``len(doc)`` never changes, docs that already carry heads are
+overwritten consistently, memory stays bounded on long sentences, two processes agree."""
+import tracemalloc
+
+import pytest
+import spacy
+from spacy.tokens import Doc
+
+from tests.components import test_graph_parser, test_transition_parser
+from tests.components.odd_docs import (
+    assert_parsed, odd_docs, parse_of, same_boundaries, words_without_boundaries,
+)
+
+COMPONENTS = ["hc_parser", "hc_transition_parser"]
+
+
+@pytest.fixture(scope="module")
+def pipelines():
+    graph = test_graph_parser.train_tiny(epochs=30)
+    # Fewer restarts than the default keep the 5,000-word docs quick; the search is the same.
+    graph.get_pipe("hc_parser").cfg["hill_climb_options"] = {"max_restarts": 4, "min_restarts": 2, "converge": 2}
+    return {"hc_parser": graph, "hc_transition_parser": test_transition_parser.train_tiny(epochs=10)}
+
+
+def fresh(nlp, doc):
+    return Doc(nlp.vocab).from_bytes(doc.to_bytes())
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_every_odd_doc_alone(pipelines, component):
+    nlp = pipelines[component]
+    for name, doc in odd_docs(nlp).items():
+        n = len(doc)
+        out = nlp(doc)
+        assert_parsed(out, n), name
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_long_inputs_are_cut_to_max_length(pipelines, component):
+    nlp = pipelines[component]
+    docs = odd_docs(nlp)
+    limit = nlp.get_pipe(component).max_length
+    for name in ("5000-words-no-boundaries", "600-word-sentence"):
+        doc = nlp(docs[name])
+        assert max(len(s) for s in doc.sents) <= limit, name
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_existing_heads_are_overwritten_consistently(pipelines, component):
+    """A doc's old heads only fix its sentence boundaries: the new parse equals the parse of a
+    doc with those boundaries preset, and none of the old heads or labels survive by accident."""
+    nlp = pipelines[component]
+    for name, doc in odd_docs(nlp).items():
+        if not name.startswith("heads-"):
+            continue
+        expected = parse_of(nlp(same_boundaries(nlp, doc)))
+        got = nlp(doc)
+        assert_parsed(got, len(doc))
+        assert parse_of(got) == expected, name
+    flat = nlp(odd_docs(nlp)["heads-flat"])
+    assert {t.dep_ for t in flat} != {"ROOT", "dep"}  # the placeholder labels are gone
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_mixed_batch_equals_one_by_one(pipelines, component):
+    nlp = pipelines[component]
+    docs = list(odd_docs(nlp).values())
+    alone = [parse_of(nlp(fresh(nlp, d))) for d in docs]
+    batched = list(nlp.pipe([fresh(nlp, d) for d in docs], batch_size=4))
+    for doc, out in zip(docs, batched):
+        assert_parsed(out, len(doc))
+    assert [parse_of(d) for d in batched] == alone
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_two_processes_on_the_mixed_batch(pipelines, component):
+    nlp = pipelines[component]
+    docs = list(odd_docs(nlp).values())
+    one = [parse_of(d) for d in nlp.pipe([fresh(nlp, d) for d in docs], batch_size=3)]
+    two = list(nlp.pipe([fresh(nlp, d) for d in docs], batch_size=3, n_process=2))
+    for doc, out in zip(docs, two):
+        assert_parsed(out, len(doc))
+    assert [parse_of(d) for d in two] == one
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_peak_memory_of_a_1000_word_sentence_is_bounded(pipelines, component):
+    """Long sentences are cut to ``max_length`` spans, and hc_parser's higher-order scores stop at
+    ``higher_order_max_length``: a 1,000-word sentence costs tens of MB, not the (n+1)^3 cubes
+    (8 GB each at n = 1,000) an uncut sentence would."""
+    nlp = pipelines[component]
+    words = words_without_boundaries(1000, seed=2)
+    nlp(Doc(nlp.vocab, words=words[:50]))  # warm up (compilation, caches)
+    doc = Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * 999)
+    tracemalloc.start()
+    try:
+        out = nlp(doc)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert_parsed(out, 1000)
+    assert peak < 200 * 2**20, f"peak {peak / 2**20:.0f} MB"
+
+
+def test_text_input_with_odd_characters(pipelines):
+    for component in COMPONENTS:
+        nlp = pipelines[component]
+        for text in ["", " ", "\n\n\t", "🙂🙂🙂", "I ❤️ 東京 and Москва 🙂", "a" * 300, "word " * 700]:
+            doc = nlp(text)
+            assert_parsed(doc, len(nlp.make_doc(text)))
