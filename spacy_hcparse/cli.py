@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional, TextIO
 
-from .conllu import ConlluError
+from .conllu import ConlluError, read_lines
 from .evaluation import doc_rows, input_doc, parse_system, score_conllu, sentence_conllu
 
 CONLLU_SUFFIXES = (".conllu", ".conll", ".conllx")
@@ -115,10 +115,7 @@ def _pct(value) -> str:
 
 
 def _read_input(path: Path) -> List[str]:
-    if str(path) == "-":
-        return sys.stdin.readlines()
-    with path.open(encoding="utf8") as handle:
-        return handle.readlines()
+    return read_lines(path)  # errors name the line that is not UTF-8
 
 
 def _looks_like_conllu(path: Path, lines: List[str]) -> bool:

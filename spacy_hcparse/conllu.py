@@ -1,10 +1,14 @@
 """CoNLL-U reading and writing with errors that name the file and line.
 
 Multiword-token lines (``1-2``) and empty nodes (``1.1``) are skipped on reading: the parsers work
-on syntactic words, as UD's evaluation aligns to. Every other malformed line raises
-``ConlluError`` naming the file and line; a sentence whose heads are not one tree (cycle, no root,
-several roots) raises too, unless ``skip_invalid=True``, which skips it and records it in
-``skipped`` so a caller can report it.
+on syntactic words, as UD's evaluation aligns to (their ids are still checked: a range must start
+at the next word and end inside the sentence, an empty node must follow its word). Every other
+malformed line raises ``ConlluError`` naming the file and line: not 10 tab-separated columns, a
+word id or head that is not an integer, ids out of sequence, a negative head or one beyond the
+sentence's last word, an empty FORM, bytes that are not UTF-8 (a byte order mark is allowed). A
+sentence whose heads are not one tree (cycle, no root, several roots) raises too, naming its
+first line and ``sent_id``, unless ``skip_invalid=True``, which skips it and records the message in
+``skipped`` so a caller can report it; ``check_trees=False`` (system output) accepts it.
 """
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,8 +67,32 @@ def read_conllu(
 ) -> Iterator[Sentence]:
     """Yield the sentences of a CoNLL-U file (see the module docstring for what is checked)."""
     path = Path(path)
-    with path.open(encoding="utf8") as handle:
-        yield from parse_conllu(handle, str(path), skip_invalid=skip_invalid, skipped=skipped)
+    with path.open("rb") as handle:
+        yield from parse_conllu(_decoded(handle, str(path)), str(path), skip_invalid=skip_invalid, skipped=skipped)
+
+
+def read_lines(path: Union[str, Path]) -> List[str]:
+    """All lines of a UTF-8 text file (``"-"``: stdin); a line that is not UTF-8 raises
+    ``ConlluError`` naming the file and line."""
+    import sys
+
+    if str(path) == "-":
+        lines = list(_decoded(sys.stdin.buffer, "<stdin>"))
+    else:
+        with Path(path).open("rb") as handle:
+            lines = list(_decoded(handle, str(path)))
+    if lines:
+        lines[0] = lines[0].lstrip("\ufeff")  # a byte order mark
+    return lines
+
+
+def _decoded(handle, name: str) -> Iterator[str]:
+    """The lines of a binary file as text, with an error naming the line that is not UTF-8."""
+    for lineno, raw in enumerate(handle, start=1):
+        try:
+            yield raw.decode("utf8")
+        except UnicodeDecodeError as err:
+            raise ConlluError(f"{name}:{lineno}: not valid UTF-8 ({err.reason} at byte {err.start} of the line)") from None
 
 
 def parse_conllu(
@@ -80,41 +108,46 @@ def parse_conllu(
     check = dict(skip_invalid=skip_invalid, skipped=skipped, check_trees=check_trees)
     words: List[Word] = []
     comments: List[str] = []
+    where: List[int] = []  # the line of each word, then of each multiword token's last word
+    ranges: List[Tuple[int, int]] = []  # (last word id of a multiword token, its line)
     first = 0
     lineno = 0
     for lineno, raw in enumerate(lines, start=1):
         line = raw.rstrip("\n").rstrip("\r")
+        if lineno == 1:
+            line = line.lstrip("\ufeff")  # a byte order mark
         if not line.strip():
             if words or comments:
-                sentence = _finish(words, comments, first, name, lineno, **check)
+                sentence = _finish(words, comments, first, name, lineno, where, ranges, **check)
                 if sentence is not None:
                     yield sentence
-            words, comments, first = [], [], 0
+            words, comments, where, ranges, first = [], [], [], [], 0
             continue
         if not first:
             first = lineno
         if line.startswith("#"):
             comments.append(line)
             continue
-        word = _parse_word(line, name, lineno)
+        word = _parse_word(line, name, lineno, len(words), ranges)
         if word is None:
             continue
         if word.id != len(words) + 1:
             raise ConlluError(f"{name}:{lineno}: word id {word.id} out of sequence (expected {len(words) + 1})")
         words.append(word)
+        where.append(lineno)
     if words or comments:
-        sentence = _finish(words, comments, first, name, lineno + 1, **check)
+        sentence = _finish(words, comments, first, name, lineno + 1, where, ranges, **check)
         if sentence is not None:
             yield sentence
 
 
-def _parse_word(line: str, name: str, lineno: int) -> Optional[Word]:
+def _parse_word(line: str, name: str, lineno: int, n_words: int, ranges: list) -> Optional[Word]:
     cols = line.split("\t")
     if len(cols) != 10:
         raise ConlluError(f"{name}:{lineno}: expected 10 tab-separated columns, got {len(cols)}")
     ident = cols[0]
     if "-" in ident or "." in ident:
-        _check_range_id(ident, name, lineno)
+        _check_range_id(ident, name, lineno, n_words, ranges)
         return None  # multiword token or empty node: documented skip
     try:
         wid = int(ident)
@@ -131,25 +164,37 @@ def _parse_word(line: str, name: str, lineno: int) -> Optional[Word]:
     return Word(wid, *cols[1:6], head, *cols[7:10])
 
 
-def _check_range_id(ident: str, name: str, lineno: int) -> None:
+def _check_range_id(ident: str, name: str, lineno: int, n_words: int, ranges: list) -> None:
+    """A multiword token ``a-b`` must come right before word ``a`` and span ``b > a``; an empty node
+    ``k.m`` must follow word ``k``."""
     sep = "-" if "-" in ident else "."
     parts = ident.split(sep)
     if len(parts) != 2 or not all(p.isdigit() for p in parts):
         raise ConlluError(f"{name}:{lineno}: malformed word id {ident!r}")
+    a, b = int(parts[0]), int(parts[1])
+    if sep == "-":
+        if a != n_words + 1 or b <= a:
+            raise ConlluError(
+                f"{name}:{lineno}: multiword token {ident!r} must span words {n_words + 1}..N with N > {n_words + 1}"
+            )
+        ranges.append((b, lineno))
+    elif a != n_words or b < 1:
+        raise ConlluError(f"{name}:{lineno}: empty node {ident!r} out of place (expected {n_words}.1, {n_words}.2, ...)")
 
 
-def _finish(words, comments, first, name, lineno, skip_invalid, skipped, check_trees) -> Optional[Sentence]:
+def _finish(words, comments, first, name, lineno, where, ranges, skip_invalid, skipped, check_trees) -> Optional[Sentence]:
     if not words:
         raise ConlluError(f"{name}:{lineno}: sentence starting at line {first} has no words")
+    n = len(words)
+    for last, line in ranges:
+        if last > n:
+            raise ConlluError(f"{name}:{line}: multiword token reaches word {last}, the sentence has {n} words")
+    for w, line in zip(words, where):
+        if w.head > n:
+            raise ConlluError(f"{name}:{line}: head {w.head} of word {w.id} is out of range 0..{n}")
     if not check_trees:
         return Sentence(words, comments, first)
-    n = len(words)
-    for w in words:
-        if w.head > n:
-            problem = f"head {w.head} of word {w.id} is out of range 0..{n}"
-            break
-    else:
-        problem = tree_problem(np.array([-1] + [w.head for w in words], dtype=np.int64))
+    problem = tree_problem(np.array([-1] + [w.head for w in words], dtype=np.int64))
     sentence = Sentence(words, comments, first)
     if problem:
         message = f"{name}:{first}: sentence {sentence.sent_id or ''} is not a tree: {problem}".replace("  ", " ")

@@ -88,3 +88,34 @@ def test_module_entry_point(tmp_path):
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "ud_las     100.00" in result.stdout
+
+
+def test_corrupt_or_incomplete_model_is_named(model_dir, tmp_path, capsys):
+    import shutil
+
+    text = tmp_path / "in.txt"
+    text.write_text("The farmer sold goats.\n")
+    broken = tmp_path / "broken"
+    shutil.copytree(model_dir, broken)
+    (broken / "hc_parser" / "model").write_bytes(b"garbage")
+    assert main(["parse", str(broken), str(text)]) == 1
+    assert f"could not load the weights in {broken / 'hc_parser' / 'model'}" in capsys.readouterr().err
+    (broken / "hc_parser" / "cfg").unlink()
+    assert main(["parse", str(broken), str(text)]) == 1
+    assert f"missing file {broken / 'hc_parser' / 'cfg'}" in capsys.readouterr().err
+
+
+def test_bad_conllu_inputs_name_file_and_line(model_dir, tmp_path, capsys):
+    gold = tmp_path / "gold.conllu"
+    gold.write_text("# sent_id = c1\n1\tA\t_\t_\t_\t_\t0\troot\t_\t_\n2\tb\t_\t_\t_\t_\t3\tdep\t_\t_\n"
+                    "3\tc\t_\t_\t_\t_\t2\tdep\t_\t_\n\n")
+    assert main(["evaluate", str(gold), str(gold)]) == 1
+    assert f"{gold}:1: sentence c1 is not a tree: cycle" in capsys.readouterr().err
+    latin = tmp_path / "latin.conllu"
+    latin.write_bytes("1\tcaf\xe9\t_\t_\t_\t_\t0\troot\t_\t_\n\n".encode("latin-1"))
+    assert main(["parse", str(model_dir), str(latin)]) == 1
+    assert f"{latin}:1: not valid UTF-8" in capsys.readouterr().err
+    far = tmp_path / "far.conllu"
+    far.write_text("1\tA\t_\t_\t_\t_\t0\troot\t_\t_\n2\tb\t_\t_\t_\t_\t5\tdep\t_\t_\n\n")
+    assert main(["parse", str(model_dir), str(far)]) == 1
+    assert f"{far}:2: head 5 of word 2 is out of range" in capsys.readouterr().err
