@@ -3,7 +3,10 @@
     python scripts/convert.py assets/ud/TREEBANK corpus/RUN [--train-limit N] [--eval-limit N]
 
 Reads ``source.json`` from fetch_treebank.py. Writes ``train/dev/test.conllu`` (the gold files the
-evaluation reads; sentences whose heads are not one tree are dropped and counted), the matching
+evaluation reads; sentences whose heads are not one tree, i.e. a cycle, no root or several roots,
+are dropped: each is reported by file, line and ``sent_id`` on the console and listed in
+``data.json`` under ``dropped_sentences``; a malformed line stops the step with its file and
+line), the matching
 ``.spacy`` files made by ``spacy convert --converter conllu`` (gold syntactic words: multiword
 tokens are split as in the CoNLL-U word lines, which is what the evaluation aligns to; gold
 sentence boundaries), and ``data.json`` describing the run's data. Without a train file, dev is
@@ -18,7 +21,9 @@ from typing import List, Tuple
 
 from wasabi import msg
 
-from spacy_hcparse.conllu import read_conllu
+from spacy_hcparse.conllu import ConlluError, read_conllu
+
+SHOW = 20  # dropped sentences printed per split (all of them are in data.json)
 
 
 def main() -> None:
@@ -37,7 +42,11 @@ def main() -> None:
             "test": (files["test"], args.eval_limit)}
     counts, dropped = {}, {}
     for split, (path, limit) in plan.items():
-        blocks, bad = valid_blocks(Path(path))
+        try:
+            blocks, bad = valid_blocks(Path(path))
+        except ConlluError as err:
+            print(f"error: cannot convert {split}: {err}", file=sys.stderr, flush=True)  # unwrapped: file:line
+            sys.exit(1)
         if limit:
             blocks = blocks[:limit]
         out = args.output / f"{split}.conllu"
@@ -55,13 +64,18 @@ def main() -> None:
         "eval_limit": args.eval_limit,
         "counts": counts,
         "dropped_not_trees": {k: len(v) for k, v in dropped.items()},
+        "dropped_sentences": dropped,
     }
     (args.output / "data.json").write_text(json.dumps(info, indent=2) + "\n")
     if train_on == "dev":
         msg.warn(f"{source['treebank']} has no train file: training on dev, evaluating on test only")
     for split, bad in dropped.items():
-        for message in bad[:5]:
-            msg.warn(f"dropped ({split}): {message}")
+        if bad:  # one unwrapped line per sentence, so the file:line and sent_id can be grepped
+            msg.warn(f"{split}: {len(bad)} sentences are not trees and were dropped")
+        for message in bad[:SHOW]:
+            print(f"  dropped ({split}): {message}", flush=True)
+        if len(bad) > SHOW:
+            print(f"  dropped ({split}): {len(bad) - SHOW} more, listed in {args.output / 'data.json'}", flush=True)
     msg.good(f"{args.output}: " + ", ".join(f"{k} {v['sentences']} sents / {v['words']} words" for k, v in counts.items()))
 
 
