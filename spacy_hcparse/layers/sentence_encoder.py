@@ -15,8 +15,11 @@ def sentence_encoder(
 ) -> Model[List[Doc], List[Floats2d]]:
     """Run ``tok2vec`` over whole docs, cut the output into parsed spans, prepend the root.
 
-    ``context`` (e.g. a BiLSTM) then runs over each span, root row included, so its width is the
-    output width. Spans come from ``segment.sentence_spans(doc, max_length)``.
+    ``context`` (e.g. a BiLSTM) then runs over each span, root row included, and its output is
+    concatenated to the tok2vec rows: blocks are ``[tok2vec; context]``, of width
+    ``nI + context.nO``. The skip connection keeps the tok2vec features (which the scorers learn
+    from quickly) beside the slower-to-train long-range context. Spans come from
+    ``segment.sentence_spans(doc, max_length)``.
     """
     layers = [tok2vec] if context is None else [tok2vec, context]
     return Model(
@@ -25,7 +28,7 @@ def sentence_encoder(
         init=init,
         layers=layers,
         params={"root": None},
-        dims={"nI": None},
+        dims={"nI": None, "nO": None},
         attrs={"max_length": max_length},
         refs={"tok2vec": tok2vec},
     )
@@ -42,6 +45,8 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> Model:
     if len(model.layers) > 1:
         blocks = None if X is None else [model.ops.alloc2f(3, width)]
         model.layers[1].initialize(X=blocks)
+        width += model.layers[1].get_dim("nO")
+    model.set_dim("nO", width, force=True)
     return model
 
 
@@ -55,12 +60,15 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[Floats2
     ]
     blocks = [ops.xp.vstack((root[None, :], tokvecs[i][start:end])) for i, start, end in index]
     bp_context = None
+    width = root.shape[0]
     if len(model.layers) > 1:
-        blocks, bp_context = model.layers[1](blocks, is_train)
+        contexts, bp_context = model.layers[1](blocks, is_train)
+        blocks = [ops.xp.hstack((block, context)) for block, context in zip(blocks, contexts)]
 
     def backprop(d_blocks: List[Floats2d]) -> List[Doc]:
         if bp_context is not None:
-            d_blocks = bp_context(d_blocks)
+            d_contexts = bp_context([ops.xp.ascontiguousarray(d[:, width:]) for d in d_blocks])
+            d_blocks = [d[:, :width] + d_context for d, d_context in zip(d_blocks, d_contexts)]
         d_tokvecs = [ops.alloc2f(*vecs.shape) for vecs in tokvecs]
         d_root = ops.alloc1f(root.shape[0])
         for (i, start, end), d_block in zip(index, d_blocks):

@@ -78,9 +78,7 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> Model:
 
 
 def _encoder_width(encoder: Model) -> int:
-    if len(encoder.layers) > 1:
-        return encoder.layers[1].get_dim("nO")
-    return encoder.get_dim("nI")
+    return encoder.get_dim("nO")
 
 
 def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Tuple[List[Floats2d], List[Floats2d]], Callable]:

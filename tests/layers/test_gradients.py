@@ -28,6 +28,7 @@ def label_layer():
     m = biaffine_label(width=4, dropout=0.0, nO=3, rank=5)
     m.initialize(X=(BLOCKS, HEADS))
     m.set_param("C", RNG.normal(size=(3, 5)).astype("f"))
+    m.set_param("G", RNG.normal(size=m.get_param("G").shape).astype("f"))  # distance terms live
     return m, (BLOCKS, HEADS)
 
 
