@@ -1,7 +1,17 @@
 """Train one parser with ``spacy train`` on a run's corpus, or skip it with a clear message.
 
     python scripts/train.py FACTORY CONFIG OUTPUT --corpus corpus/RUN --lang en [--max-steps N]
-        [--eval-frequency N] [-- extra spacy train overrides]
+        [--eval-frequency N] [--resume] [-- extra spacy train overrides]
+
+Progress: every checkpoint spaCy saves (``OUTPUT/model-last``, at each evaluation) is recorded in
+``OUTPUT/progress.json`` (epoch and step, read from the training log). ``--resume`` continues a
+run that was stopped half way: the pipeline's components are sourced from the last checkpoint
+(``[components.NAME] source = ...``, which keeps the weights and labels and calls
+``resume_training``), and the run gets the remaining steps (``--max-steps``, when given, is the
+total including the steps already done) or epochs. The optimizer's moments, the learning-rate
+schedule and the order of the training batches start over; the weights do not. The checkpoint is
+copied to ``OUTPUT/resume-checkpoint`` first (spaCy clears ``model-last`` when a run starts), and
+the previous ``model-best`` is kept unless the resumed run beats it.
 
 The parser is skipped (exit status 0, ``OUTPUT/SKIPPED.txt`` written, later steps leave it out)
 when the config file does not exist or no installed package registers the factory yet (the
@@ -9,12 +19,21 @@ when the config file does not exist or no installed package registers the factor
 ``--eval-frequency`` override the config when positive.
 """
 import argparse
+import json
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Dict, Optional
 
 from wasabi import msg
+
+PROGRESS = "progress.json"
+CHECKPOINT = "resume-checkpoint"
+PREVIOUS_BEST = "model-best-before-resume"
+# A row of spaCy's console training log: epoch, step, then losses and scores.
+LOG_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+-?\d+\.\d+(\s|$)")
 
 
 def factory_available(name: str) -> bool:
@@ -48,6 +67,7 @@ def main() -> None:
     parser.add_argument("--lang", required=True)
     parser.add_argument("--max-steps", type=int, default=0)
     parser.add_argument("--eval-frequency", type=int, default=0)
+    parser.add_argument("--resume", action="store_true", help="continue a stopped run from OUTPUT/model-last")
     args = parser.parse_args(argv)
     skip = None
     if not args.config.exists():
@@ -64,18 +84,172 @@ def main() -> None:
         return
     if marker.exists():
         marker.unlink()
+    training = _training_settings(args.config)
+    target_steps = args.max_steps if args.max_steps > 0 else training["max_steps"]
+    config, offset = args.config, {"epoch": 0, "step": 0}
+    overrides = []
+    if args.resume:
+        plan = plan_resume(args.output, args.config, target_steps, training["max_epochs"])
+        if plan is None:
+            return
+        config, offset, overrides = plan
+        extra = _without_component_overrides(extra)
+    else:
+        _warn_if_stopped(args.output)
+        if args.max_steps > 0:
+            overrides += ["--training.max_steps", str(args.max_steps)]
     cmd = [
-        sys.executable, "-m", "spacy", "train", str(args.config), "--output", str(args.output),
+        sys.executable, "-m", "spacy", "train", str(config), "--output", str(args.output),
         "--paths.train", str(args.corpus / "train.spacy"), "--paths.dev", str(args.corpus / "dev.spacy"),
-        "--nlp.lang", args.lang,
+        "--nlp.lang", args.lang, *overrides,
     ]
-    if args.max_steps > 0:
-        cmd += ["--training.max_steps", str(args.max_steps)]
     if args.eval_frequency > 0:
         cmd += ["--training.eval_frequency", str(args.eval_frequency)]
     cmd += extra
     msg.info(" ".join(cmd))
-    sys.exit(subprocess.run(cmd).returncode)
+    progress = {"factory": args.factory, "config": str(args.config), "max_steps": target_steps,
+                "epoch": offset["epoch"], "step": offset["step"], "finished": False,
+                "resumed": _read_progress(args.output).get("resumed", 0) + 1 if args.resume else 0}
+    args.output.mkdir(parents=True, exist_ok=True)
+    _write_progress(args.output, progress)
+    code = run_logged(cmd, args.output, progress, offset)
+    if code == 0:
+        if args.resume:
+            _keep_better_best(args.output, training["score_weights"])
+        progress["finished"] = True
+        _write_progress(args.output, progress)
+    sys.exit(code)
+
+
+# ----- progress and resuming ---------------------------------------------------------------
+def run_logged(cmd, output: Path, progress: Dict, offset: Dict) -> int:
+    """Run ``spacy train``, passing its output through, and record each checkpoint's epoch and
+    step (offset by the steps done before a resume) in ``OUTPUT/progress.json``."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        row = LOG_ROW.match(line)
+        if row:  # logged right after model-last was saved
+            progress["epoch"] = offset["epoch"] + int(row.group(1))
+            progress["step"] = offset["step"] + int(row.group(2))
+            _write_progress(output, progress)
+    return proc.wait()
+
+
+def plan_resume(output: Path, config: Path, target_steps: int, max_epochs: int):
+    """(config to train, epoch/step offset, overrides) for continuing the run in ``output``, or
+    None when there is nothing left to do."""
+    progress = _read_progress(output)
+    if progress.get("finished"):
+        msg.good(f"{output}: the run finished at step {progress.get('step')}; nothing to resume")
+        return None
+    last, saved = output / "model-last", output / CHECKPOINT
+    if _is_pipeline(last):
+        if saved.exists():
+            shutil.rmtree(saved)
+        shutil.copytree(last, saved)
+    elif not _is_pipeline(saved):
+        msg.fail(f"cannot resume: no checkpoint in {last} (or {saved})", exits=1)
+    if (output / "model-best").exists():
+        if (output / PREVIOUS_BEST).exists():
+            shutil.rmtree(output / PREVIOUS_BEST)
+        shutil.copytree(output / "model-best", output / PREVIOUS_BEST)
+    offset = {"epoch": int(progress.get("epoch", 0)), "step": int(progress.get("step", 0))}
+    if not progress:
+        msg.warn(f"{output}/{PROGRESS} is missing: the step count is unknown, running the full schedule again")
+    overrides = []
+    if target_steps > 0:
+        remaining = target_steps - offset["step"]
+        if remaining <= 0:
+            msg.good(f"{output}: {offset['step']} of {target_steps} steps done; nothing to resume")
+            return None
+        overrides += ["--training.max_steps", str(remaining)]
+    elif max_epochs > 0:  # the interrupted epoch is run again
+        overrides += ["--training.max_epochs", str(max(1, max_epochs - offset["epoch"]))]
+    resumed = output / "resume.cfg"
+    resumed.write_text(resume_config(config, saved), encoding="utf8")
+    msg.info(f"resuming from step {offset['step']} (epoch {offset['epoch']}) with the weights in {saved}")
+    return resumed, offset, overrides
+
+
+def resume_config(config: Path, checkpoint: Path) -> str:
+    """``config`` with every pipeline component sourced from ``checkpoint``."""
+    from thinc.api import Config
+
+    cfg = Config().from_disk(config, interpolate=False)
+    for name in cfg["nlp"]["pipeline"]:
+        cfg["components"][name] = {"source": str(checkpoint.resolve()), "component": name}
+    return cfg.to_str()
+
+
+def _without_component_overrides(extra):
+    """Drop ``--components.X... VALUE`` overrides: a sourced component keeps the settings it was
+    saved with (its weights fix them)."""
+    out, skip = [], False
+    for i, item in enumerate(extra):
+        if skip:
+            skip = False
+            continue
+        if item.startswith("--components."):
+            msg.info(f"resume: ignoring {item} (the checkpoint's component keeps its own settings)")
+            skip = "=" not in item
+            continue
+        out.append(item)
+    return out
+
+
+def checkpoint_score(model: Path, weights: Dict[str, Optional[float]]) -> float:
+    """The weighted score spaCy selects ``model-best`` by, from the checkpoint's meta.json."""
+    performance = json.loads((model / "meta.json").read_text()).get("performance", {})
+    return sum(float(w) * float(performance.get(k) or 0.0) for k, w in weights.items() if w)
+
+
+def _keep_better_best(output: Path, weights) -> None:
+    previous, best = output / PREVIOUS_BEST, output / "model-best"
+    if not previous.exists():
+        return
+    if best.exists() and checkpoint_score(best, weights) >= checkpoint_score(previous, weights):
+        shutil.rmtree(previous)
+        msg.good("the resumed run's model-best is the best so far")
+        return
+    if best.exists():
+        shutil.rmtree(best)
+    previous.rename(best)
+    msg.info("kept the model-best from before the resume: the resumed run did not beat it")
+
+
+def _training_settings(config: Path) -> Dict:
+    from thinc.api import Config
+
+    training = Config().from_disk(config, interpolate=False)["training"]
+    return {"max_steps": int(training.get("max_steps", 0) or 0), "max_epochs": int(training.get("max_epochs", 0) or 0),
+            "score_weights": dict(training.get("score_weights", {}))}
+
+
+def _warn_if_stopped(output: Path) -> None:
+    progress = _read_progress(output)
+    if progress and not progress.get("finished") and _is_pipeline(output / "model-last"):
+        msg.warn(f"{output} holds a run stopped at step {progress.get('step')}: starting over "
+                 f"(pass --resume to continue it instead)")
+
+
+def _is_pipeline(path: Path) -> bool:
+    return (path / "config.cfg").is_file() and (path / "meta.json").is_file()
+
+
+def _read_progress(output: Path) -> Dict:
+    try:
+        return json.loads((output / PROGRESS).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_progress(output: Path, progress: Dict) -> None:
+    tmp = output / (PROGRESS + ".tmp")
+    tmp.write_text(json.dumps(progress, indent=1) + "\n")
+    tmp.replace(output / PROGRESS)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,107 @@
+"""scripts/train.py --resume: a run killed half way continues from its last checkpoint with the
+remaining steps, keeping the weights (and the better model-best)."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import spacy
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+import train as train_script  # noqa: E402
+
+SMALL = ["--", "--components.hc_transition_parser.model.n_buckets", "65536",
+         "--components.hc_transition_parser.model.tag_buckets", "4096", "--training.max_epochs", "0"]
+
+
+def env():
+    out = {k: v for k, v in os.environ.items() if k != "HCPARSE_UD_DIR"}
+    out["HCPARSE_OFFLINE"] = "1"
+    return out
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    base = tmp_path_factory.mktemp("resume")
+    shutil.copytree(ROOT / "assets/sample", base / "assets/sample")
+    for args in (["fetch_treebank.py", "UD_English-EWT", "en_ewt"], ["convert.py", "assets/ud/UD_English-EWT", "corpus/s"]):
+        result = subprocess.run([sys.executable, str(ROOT / "scripts" / args[0]), *args[1:]], cwd=base, env=env(),
+                                capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout + result.stderr
+    return base
+
+
+def train_cmd(corpus, output, *flags):
+    return [sys.executable, str(ROOT / "scripts/train.py"), "hc_transition_parser", str(ROOT / "configs/ewt_transition.cfg"),
+            str(output), "--corpus", str(corpus / "corpus/s"), "--lang", "en", "--eval-frequency", "5", *flags, *SMALL]
+
+
+def test_resume_config_sources_every_component(tmp_path):
+    text = train_script.resume_config(ROOT / "configs/ewt_transition.cfg", tmp_path / "ckpt")
+    cfg = spacy.util.load_config_from_str(text, interpolate=False)
+    assert dict(cfg["components"]["hc_transition_parser"]) == {
+        "source": str((tmp_path / "ckpt").resolve()), "component": "hc_transition_parser"}
+    assert cfg["training"]["max_epochs"] == 12  # the rest of the config is unchanged
+
+
+def test_log_rows_are_recognized():
+    assert train_script.LOG_ROW.match("  3      45        112.00   61.21   52.80    0.57").groups()[:2] == ("3", "45")
+    assert not train_script.LOG_ROW.match("E    #       LOSS HC_TR...  DEP_UAS")
+    assert not train_script.LOG_ROW.match("---  ------  ------------")
+
+
+def first_uas(log: str) -> float:
+    """DEP_UAS of the first evaluation row (E, #, loss, dep_uas, ...) of a training log."""
+    rows = [line.split() for line in log.splitlines() if train_script.LOG_ROW.match(line)]
+    return float(rows[0][3])
+
+
+def test_killed_run_resumes_from_last_checkpoint(corpus, tmp_path):
+    out = tmp_path / "out"
+    log = (tmp_path / "first.log").open("w")
+    proc = subprocess.Popen(train_cmd(corpus, out, "--max-steps", "5000"), cwd=corpus, env=env(),
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.time() + 240
+    progress = {}
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            progress = json.loads((out / "progress.json").read_text())
+        except (OSError, ValueError):
+            progress = {}
+        if progress.get("step", 0) >= 10:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the first run ended before it could be stopped"
+    os.killpg(proc.pid, signal.SIGKILL)  # the group this test started: train.py and spacy train
+    proc.wait()
+    log.close()
+    stopped = json.loads((out / "progress.json").read_text())
+    assert not stopped["finished"] and stopped["step"] >= 10
+    before = spacy.load(out / "model-last").get_pipe("hc_transition_parser").model.get_ref("linear").get_param("W").copy()
+    assert before.any()
+    total = stopped["step"] + 15
+    result = subprocess.run(train_cmd(corpus, out, "--max-steps", str(total), "--resume"), cwd=corpus, env=env(),
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert f"resuming from step {stopped['step']}" in result.stdout
+    assert "--training.max_steps 15" in result.stdout
+    done = json.loads((out / "progress.json").read_text())
+    assert done["finished"] and done["resumed"] == 1 and done["step"] >= stopped["step"]
+    cfg = spacy.util.load_config(out / "resume.cfg", interpolate=False)
+    assert cfg["components"]["hc_transition_parser"]["source"].endswith("resume-checkpoint")
+    # the resumed run started from the checkpoint's weights, not from zero: its first evaluation
+    # (after one batch) is far above the first run's first evaluation
+    assert first_uas(result.stdout) > first_uas((tmp_path / "first.log").read_text()) + 10
+    nlp = spacy.load(out / "model-best")
+    assert len(nlp("The old farmer sold three goats.")) == 7
+    assert (out / "model-last").exists() and not (out / "model-best-before-resume").exists()
+    # running --resume again has nothing left to do
+    again = subprocess.run(train_cmd(corpus, out, "--max-steps", str(total), "--resume"), cwd=corpus, env=env(),
+                           capture_output=True, text=True)
+    assert again.returncode == 0 and "nothing to resume" in again.stdout + again.stderr
