@@ -25,6 +25,7 @@ from .base import ParserPipe
 from .extensions import register_extensions
 
 ROOT_LABEL = "ROOT"
+SPANS_AT_ONCE = 4  # spans whose higher-order score cubes are held in memory together at prediction
 
 DEFAULT_MODEL = """
 [model]
@@ -227,12 +228,16 @@ class GraphParser(ParserPipe):
         blocks, arcs = self.model.predict(docs)
         arcs = [np.asarray(a, dtype=np.float64) for a in arcs]
         masks = [factors.candidate_heads(arc, self.cfg["top_k"]) for arc in arcs]
-        sibs, grands = self._higher_order(blocks, masks, is_train=False)[:2]
         starts = [t for doc, doc_spans in zip(docs, spans) for t in self._doc_trees(doc, doc_spans)]
         parses = []
-        for i, (arc, mask) in enumerate(zip(arcs, masks)):
-            pruned = factors.pruned_arc(arc, mask)
-            parses.append(self._decode(self.cfg["decoder"], pruned, sibs[i], grands[i], start=starts[i]))
+        # Dense sibling/grandparent cubes exist for SPANS_AT_ONCE spans at a time, so peak memory
+        # does not grow with the words in a batch or a doc without sentence boundaries.
+        for lo in range(0, len(arcs), SPANS_AT_ONCE):
+            sibs, grands = self._higher_order(blocks[lo : lo + SPANS_AT_ONCE], masks[lo : lo + SPANS_AT_ONCE], is_train=False)[:2]
+            for i in range(lo, min(lo + SPANS_AT_ONCE, len(arcs))):
+                pruned = factors.pruned_arc(arcs[i], masks[i])
+                parses.append(self._decode(self.cfg["decoder"], pruned, sibs[i - lo], grands[i - lo], start=starts[i]))
+            del sibs, grands  # before the next group's cubes are built
         heads = [r.heads for r in parses]
         label_scores = self.model.get_ref("label_scorer").predict((blocks, heads))
         flat = [

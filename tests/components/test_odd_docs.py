@@ -109,3 +109,20 @@ def test_text_input_with_odd_characters(pipelines):
         for text in ["", " ", "\n\n\t", "🙂🙂🙂", "I ❤️ 東京 and Москва 🙂", "a" * 300, "word " * 700]:
             doc = nlp(text)
             assert_parsed(doc, len(nlp.make_doc(text)))
+
+
+def test_hc_parser_memory_does_not_grow_with_doc_length(pipelines):
+    """Higher-order cubes ((n+1)^3 floats per span) are built a few spans at a time: 5,000 words
+    without boundaries peak no higher than 1,000 (both hold many more spans than one group)."""
+    nlp = pipelines["hc_parser"]
+    peaks = {}
+    for n in (1000, 5000):
+        doc = Doc(nlp.vocab, words=words_without_boundaries(n, seed=3))
+        tracemalloc.start()
+        try:
+            out = nlp(doc)
+            peaks[n] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert_parsed(out, n)
+    assert peaks[5000] < 1.5 * peaks[1000], {n: f"{p / 2**20:.0f} MB" for n, p in peaks.items()}
