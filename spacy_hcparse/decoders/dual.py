@@ -64,7 +64,8 @@ def decode_dual(
     ``arc[h, m]`` (n+1, n+1); ``sib[h, s, m]`` and ``grand[g, h, m]`` (n+1,)*3 or ``None``; index 0
     is the root (see the module docstring). ``max_iter`` bounds the subgradient iterations;
     ``step`` is the initial step size ``c`` (default: the spread of the arc scores, see
-    ``default_step``); ``time_limit`` (seconds) stops early with ``time_capped=True``;
+    ``default_step``); ``time_limit`` (seconds) stops early with ``time_capped=True``
+    (after at least one iteration);
     ``tree_share`` in [0, 1] is the part of each arc score given to the spanning tree; ``repair``
     also scores the automata's choices repaired into a tree at every iteration.
     Raises ``ValueError`` on malformed scores or parameters.
@@ -85,7 +86,8 @@ def decode_dual(
     chunk = max_iter if deadline is None else 1
     time_capped = False
     while stats[_ITERS] < max_iter and stats[_CERT] == 0.0:
-        if deadline is not None and time.perf_counter() >= deadline:
+        # at least one iteration always runs: before it there is no tree to return
+        if deadline is not None and stats[_ITERS] > 0 and time.perf_counter() >= deadline:
             time_capped = True
             break
         todo = int(min(chunk, max_iter - stats[_ITERS]))
