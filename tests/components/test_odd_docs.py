@@ -126,3 +126,21 @@ def test_hc_parser_memory_does_not_grow_with_doc_length(pipelines):
             tracemalloc.stop()
         assert_parsed(out, n)
     assert peaks[5000] < 1.5 * peaks[1000], {n: f"{p / 2**20:.0f} MB" for n, p in peaks.items()}
+
+
+@pytest.mark.parametrize("decoder", ["hill_climb", "dual"])
+def test_time_capped_search_still_gives_valid_trees_and_is_counted(pipelines, decoder):
+    nlp = pipelines["hc_parser"]
+    parser = nlp.get_pipe("hc_parser")
+    saved = dict(parser.cfg)
+    parser.cfg.update(decoder=decoder, time_limit=1e-6,
+                      hill_climb_options={"max_restarts": 1000, "min_restarts": 1000, "converge": 1000},
+                      dual_options={"max_iter": 100000})
+    try:
+        words = words_without_boundaries(300, seed=4)
+        doc = nlp(Doc(nlp.vocab, words=words, sent_starts=[i % 60 == 0 for i in range(300)]))
+    finally:
+        parser.cfg.clear()
+        parser.cfg.update(saved)
+    assert_parsed(doc, 300)
+    assert doc.user_data["hc_time_capped"] == 5  # every 60-word sentence hit the cap
