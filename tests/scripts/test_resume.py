@@ -62,6 +62,7 @@ def first_uas(log: str) -> float:
     return float(rows[0][3])
 
 
+@pytest.mark.slow  # two `spacy train` subprocesses: about 20 s idle, more on a busy machine
 def test_killed_run_resumes_from_last_checkpoint(corpus, tmp_path):
     out = tmp_path / "out"
     log = (tmp_path / "first.log").open("w")
