@@ -5,6 +5,9 @@ import numpy as np
 from spacy.attrs import DEP, HEAD
 from spacy.tokens import Doc
 
+# UD's unspecified dependency: links the chunks of a sentence longer than a parser's max_length.
+JOIN_LABEL = "dep"
+
 
 def write_trees(
     doc: Doc, spans: Sequence[Tuple[int, int]], heads: Sequence[np.ndarray], labels: Sequence[List[str]]
@@ -14,17 +17,32 @@ def write_trees(
     ``heads[i]`` is the (n+1,) heads array of ``spans[i]`` (index 0 the span's root, word ``m`` the
     token ``start + m - 1``); ``labels[i]`` holds the n labels. Tokens outside every span (none,
     when spans come from ``segment.sentence_spans``) become their own roots.
+
+    A span that continues a preset sentence (its first token is not a sentence start: the
+    sentence was longer than ``max_length`` and chunked) is not made a sentence of its own: its
+    root is attached to the root of the sentence's first span with ``JOIN_LABEL``. The arc is
+    projective (every word it covers belongs to the first root's chunks), so the user's
+    sentence stays one tree with one root.
     """
     if len(doc) == 0:
         return
+    preset = doc.has_annotation("SENT_START")
+    continues = [preset and start > 0 and doc[start].is_sent_start is not True for start, _ in spans]
     positions = np.arange(len(doc), dtype=np.int64)
     absolute = positions.copy()  # a token heading itself is a root in spaCy
     deps = np.zeros(len(doc), dtype=np.uint64)
     strings = doc.vocab.strings
-    for (start, end), tree, names in zip(spans, heads, labels):
+    sentence_root = -1
+    for (start, end), tree, names, joined in zip(spans, heads, labels, continues):
         local = np.asarray(tree[1:], dtype=np.int64)
         span_pos = positions[start:end]
         absolute[start:end] = np.where(local == 0, span_pos, start + local - 1)
         deps[start:end] = [strings.add(name) for name in names]
+        root = start + int(np.flatnonzero(local == 0)[0])
+        if joined and sentence_root >= 0:
+            absolute[root] = sentence_root
+            deps[root] = strings.add(JOIN_LABEL)
+        else:
+            sentence_root = root
     relative = (absolute - positions).astype(np.uint64)
     doc.from_array([HEAD, DEP], np.stack([relative, deps], axis=1))

@@ -38,12 +38,22 @@ def test_every_odd_doc_alone(pipelines, component):
 
 @pytest.mark.parametrize("component", COMPONENTS)
 def test_long_inputs_are_cut_to_max_length(pipelines, component):
+    """A doc without boundaries is cut into sentences of at most max_length words."""
     nlp = pipelines[component]
-    docs = odd_docs(nlp)
+    doc = nlp(odd_docs(nlp)["5000-words-no-boundaries"])
+    assert max(len(s) for s in doc.sents) <= nlp.get_pipe(component).max_length
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_long_preset_sentence_stays_one_tree(pipelines, component):
+    """A preset sentence longer than max_length is parsed in chunks but stays one sentence."""
+    nlp = pipelines[component]
+    doc = nlp(odd_docs(nlp)["600-word-sentence"])
+    assert len(doc) == 600 and len(list(doc.sents)) == 1
+    assert sum(t.head == t for t in doc) == 1 and doc[:].root.dep_ == "ROOT"
     limit = nlp.get_pipe(component).max_length
-    for name in ("5000-words-no-boundaries", "600-word-sentence"):
-        doc = nlp(docs[name])
-        assert max(len(s) for s in doc.sents) <= limit, name
+    chunks = -(-600 // limit)
+    assert sum(t.dep_ == "dep" for t in doc if t.head.dep_ == "ROOT" and t.head != t) >= chunks - 1
 
 
 @pytest.mark.parametrize("component", COMPONENTS)
