@@ -24,31 +24,60 @@ from ..transition.state import initial_state, is_final
 
 @njit(cache=True)
 def score(W: np.ndarray, feats: np.ndarray, n_cls: int, out: np.ndarray) -> None:
-    """``out[c] = sum_k W[feats[k] + c]``."""
+    """``out[c] = sum_k W[feats[k] + c]``.
+
+    Four features at a time: their weight rows are far apart in a table much larger than the
+    caches, so reading four rows side by side keeps four memory streams in flight at once."""
     out[:] = 0.0
-    for k in range(feats.shape[0]):
+    n_feats = feats.shape[0]
+    k = 0
+    while k + 4 <= n_feats:
+        b0, b1, b2, b3 = feats[k], feats[k + 1], feats[k + 2], feats[k + 3]
+        for c in range(n_cls):
+            out[c] += (W[b0 + c] + W[b1 + c]) + (W[b2 + c] + W[b3 + c])
+        k += 4
+    while k < n_feats:
         b = feats[k]
         for c in range(n_cls):
             out[c] += W[b + c]
+        k += 1
 
 
 @njit(cache=True)
-def score_candidates(beam, size, totals, span, W, templates, mask, n_labels, root_label, ctx, feats, scores, valid, cand):
-    """Fill ``cand[k * n_cls + c]`` with beam item ``k``'s total plus move ``c``'s score for every
-    valid move (``-inf`` elsewhere); return how many candidates there are."""
+def best_candidates(
+    beam, size, totals, span, W, templates, mask, n_labels, root_label, ctx, feats, scores, valid, top_s, top_k, top_c
+):
+    """The ``len(top_s)`` best candidates over beam items ``0..size-1`` and their valid moves,
+    scored by the item's total plus the move's score: ``top_s`` the scores (best first), ``top_k``
+    the items, ``top_c`` the moves; ties keep the earlier (item, move). Returns how many were
+    filled. A bounded insertion list, so no candidate array is sorted."""
+    width = top_s.shape[0]
     n_cls = scores.shape[0]
-    cand[:] = -np.inf
-    n_cand = 0
+    n_top = 0
     for k in range(size):
         fill_context(beam[k], span, ctx)
         hash_features(ctx, templates, mask, feats)
         score(W, feats, n_cls, scores)
         valid_mask(beam[k], n_labels, root_label, valid)
+        base = totals[k]
         for c in range(n_cls):
-            if valid[c]:
-                cand[k * n_cls + c] = totals[k] + scores[c]
-                n_cand += 1
-    return n_cand
+            if not valid[c]:
+                continue
+            s = base + scores[c]
+            if n_top == width and s <= top_s[width - 1]:
+                continue
+            j = n_top if n_top < width else width - 1
+            while j > 0 and top_s[j - 1] < s:
+                top_s[j] = top_s[j - 1]
+                top_k[j] = top_k[j - 1]
+                top_c[j] = top_c[j - 1]
+                j -= 1
+            top_s[j] = s
+            top_k[j] = k
+            top_c[j] = c
+            if n_top < width:
+                n_top += 1
+    return n_top
 
 
 @njit(cache=True)
@@ -181,6 +210,9 @@ def train_spans_beam(attrs, offsets, gold_heads, gold_labels, W, U, counter, tem
     feats = np.empty(templates.shape[0], dtype=np.int64)
     scores = np.empty(n_cls, dtype=np.float64)
     valid = np.empty(n_cls, dtype=np.bool_)
+    top_s = np.empty(width, dtype=np.float64)
+    top_k = np.empty(width, dtype=np.int64)
+    top_c = np.empty(width, dtype=np.int64)
     updates = 0
     for s in range(len(offsets) - 1):
         lo, hi = offsets[s], offsets[s + 1]
@@ -191,35 +223,33 @@ def train_spans_beam(attrs, offsets, gold_heads, gold_labels, W, U, counter, tem
             continue
         first = initial_state(n)
         beam = np.empty((width, first.shape[0], first.shape[1]), dtype=np.int32)
+        new_beam = np.empty_like(beam)
         beam[0] = first
         hist = np.zeros((width, 2 * n), dtype=np.int64)
+        new_hist = np.zeros_like(hist)
         is_gold = np.zeros(width, dtype=np.bool_)
+        new_gold = np.zeros(width, dtype=np.bool_)
         is_gold[0] = True
         totals = np.zeros(width, dtype=np.float64)
         size = 1
-        cand = np.empty(width * n_cls, dtype=np.float64)
         for step in range(2 * n):
-            n_cand = score_candidates(
-                beam, size, totals, span, W, templates, mask, n_labels, root_label, ctx, feats, scores, valid, cand
+            size = best_candidates(
+                beam, size, totals, span, W, templates, mask, n_labels, root_label, ctx, feats, scores, valid,
+                top_s, top_k, top_c,
             )
-            order = np.argsort(-cand)
-            new_size = min(width, n_cand)
-            new_beam = np.empty_like(beam)
-            new_hist = np.empty_like(hist)
-            new_gold = np.zeros(width, dtype=np.bool_)
-            new_totals = np.zeros(width, dtype=np.float64)
             gold_kept = False
-            for r in range(new_size):
-                idx = order[r]
-                k, c = idx // n_cls, idx % n_cls
+            for r in range(size):
+                k, c = top_k[r], top_c[r]
                 new_beam[r] = beam[k]
                 apply(new_beam[r], c, n_labels)
-                new_hist[r] = hist[k]
+                new_hist[r, :step] = hist[k, :step]
                 new_hist[r, step] = c
-                new_totals[r] = cand[idx]
                 new_gold[r] = is_gold[k] and c == gold_seq[step]
                 gold_kept = gold_kept or new_gold[r]
-            beam, hist, is_gold, totals, size = new_beam, new_hist, new_gold, new_totals, new_size
+            totals[:size] = top_s[:size]
+            beam, new_beam = new_beam, beam
+            hist, new_hist = new_hist, hist
+            is_gold, new_gold = new_gold, is_gold
             last = step == 2 * n - 1
             if not gold_kept or (last and not is_gold[0]):
                 c = counter[0]

@@ -8,7 +8,7 @@ Only valid moves are taken, so every span ends as a single-rooted tree.
 import numpy as np
 from numba import njit
 
-from ..learning.perceptron import score, score_candidates
+from ..learning.perceptron import best_candidates, score
 from .features import N_VALUES, fill_context, hash_features
 from .moves import apply, n_classes, valid_mask
 from .state import HEAD, LABEL, initial_state, is_final
@@ -62,30 +62,27 @@ def beam_parse(attrs, offsets, W, templates, mask, n_labels, root_label, width, 
     feats = np.empty(templates.shape[0], dtype=np.int64)
     scores = np.empty(n_cls, dtype=np.float64)
     valid = np.empty(n_cls, dtype=np.bool_)
+    top_s = np.empty(width, dtype=np.float64)
+    top_k = np.empty(width, dtype=np.int64)
+    top_c = np.empty(width, dtype=np.int64)
     for s in range(len(offsets) - 1):
         lo, hi = offsets[s], offsets[s + 1]
         n = hi - lo - 1
         span_attrs = attrs[lo:hi]
         first = initial_state(n)
         beam = np.empty((width, first.shape[0], first.shape[1]), dtype=np.int32)
+        new_beam = np.empty_like(beam)
         beam[0] = first
         totals = np.zeros(width, dtype=np.float64)
         size = 1
-        cand_score = np.empty(width * n_cls, dtype=np.float64)
         for _ in range(2 * n):
-            n_cand = score_candidates(
+            size = best_candidates(
                 beam, size, totals, span_attrs, W, templates, mask, n_labels, root_label,
-                ctx, feats, scores, valid, cand_score,
+                ctx, feats, scores, valid, top_s, top_k, top_c,
             )
-            order = np.argsort(-cand_score)
-            new_size = min(width, n_cand)
-            new_beam = np.empty_like(beam)
-            new_totals = np.zeros(width, dtype=np.float64)
-            for r in range(new_size):
-                idx = order[r]
-                k, c = idx // n_cls, idx % n_cls
-                new_beam[r] = beam[k]
-                apply(new_beam[r], c, n_labels)
-                new_totals[r] = cand_score[idx]
-            beam, totals, size = new_beam, new_totals, new_size
+            for r in range(size):
+                new_beam[r] = beam[top_k[r]]
+                apply(new_beam[r], top_c[r], n_labels)
+            totals[:size] = top_s[:size]
+            beam, new_beam = new_beam, beam
         _write(beam[0], lo, hi, out_heads, out_labels)
