@@ -29,7 +29,7 @@ SPANS_AT_ONCE = 4  # spans whose higher-order score cubes are held in memory tog
 
 DEFAULT_MODEL = """
 [model]
-@architectures = "spacy_hcparse.GraphParserModel.v1"
+@architectures = "spacy_hcparse.GraphParserModel.v2"
 lstm_width = 0
 lstm_depth = 1
 max_length = 100

@@ -7,12 +7,14 @@ from thinc.types import Floats2d, Ints1d
 from .distance import N_BUCKETS, distance_buckets
 
 InT = Tuple[List[Floats2d], List[Ints1d]]
+PARAMS = ("A", "B", "C", "G", "F", "Wd", "Wh")
 
 
 def biaffine_label(
-    width: int = 96, dropout: float = 0.2, nO: Optional[int] = None, rank: int = 128
+    width: int = 96, dropout: float = 0.2, nO: Optional[int] = None, rank: int = 128, linear: bool = True
 ) -> Model[InT, List[Floats2d]]:
-    """``S[m, l] = sum_r ([dep_m; 1] A)_r (([head_h; 1] B)_r + G[b, r]) C[l, r] + F[b, l]``.
+    """``S[m, l] = sum_r ([dep_m; 1] A)_r (([head_h; 1] B)_r + G[b, r]) C[l, r]
+    + (dep_m Wd + head_h Wh)[l] + F[b, l]``.
 
     ``h = heads[m]`` and ``b = distance_buckets[h, m]``, the signed distance bucket of the arc.
     A biaffine form ``[dep; 1]^T W_l [head; 1]`` with ``W_l`` factored through ``rank``
@@ -20,6 +22,10 @@ def biaffine_label(
     O(width^2 * labels). The bias columns keep the linear terms of each side. ``G`` and ``F``
     let the label depend on the direction and length of the arc (``nsubj`` left, ``obj``
     right), which a CNN encoder without positions cannot tell from the two vectors alone.
+    ``Wd``/``Wh`` are the linear terms of Dozat & Manning's label classifier: a direct path from
+    each side to the labels that learns quickly, where the product term starts at zero
+    (``C = 0``) and needs ``A``, ``B`` and ``C`` to align first. ``linear=False`` leaves them
+    out (``GraphParserModel.v1``).
 
     Input: (n+1, d) blocks (row 0 the root) and (n+1,) heads arrays (``heads[0] == -1``).
     Output: one (n, nO) block of label scores per sentence (row ``m - 1`` for word ``m``).
@@ -31,7 +37,7 @@ def biaffine_label(
         forward,
         init=init,
         layers=[head, dep],
-        params={"A": None, "B": None, "C": None, "G": None, "F": None},
+        params={name: None for name in (PARAMS if linear else PARAMS[:5])},
         dims={"nO": nO, "nH": width, "nR": rank},
     )
 
@@ -50,6 +56,9 @@ def init(model: Model, X: Optional[InT] = None, Y=None) -> Model:
     model.set_param("C", model.ops.alloc2f(model.get_dim("nO"), rank))
     model.set_param("G", model.ops.alloc2f(N_BUCKETS, rank))
     model.set_param("F", model.ops.alloc2f(N_BUCKETS, model.get_dim("nO")))
+    if "Wd" in model.param_names:
+        model.set_param("Wd", model.ops.alloc2f(model.get_dim("nH"), model.get_dim("nO")))
+        model.set_param("Wh", model.ops.alloc2f(model.get_dim("nH"), model.get_dim("nO")))
     return model
 
 
@@ -58,24 +67,29 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
     ops = model.ops
     head_vecs, bp_head = model.layers[0](blocks, is_train)
     dep_vecs, bp_dep = model.layers[1](blocks, is_train)
-    A, B, C, G, F = (model.get_param(name) for name in "ABCGF")
+    A, B, C, G, F = (model.get_param(name) for name in PARAMS[:5])
+    linear = "Wd" in model.param_names
+    Wd, Wh = (model.get_param(name) for name in PARAMS[5:]) if linear else (None, None)
     gemm = ops.gemm
     cached, scores = [], []
     for H, D, hd in zip(head_vecs, dep_vecs, heads):
         hd = ops.xp.asarray(hd)
         buckets = distance_buckets(len(hd))[hd[1:], ops.xp.arange(1, len(hd))]
-        Hs = _with_bias(ops, H[hd[1:]])
-        Ds = _with_bias(ops, D[1:])
+        Hh = H[hd[1:]]  # each word's head row
+        Hs, Ds = _with_bias(ops, Hh), _with_bias(ops, D[1:])
         P, Q = gemm(Ds, A), gemm(Hs, B) + G[buckets]
         Z = P * Q
-        cached.append((Hs, Ds, P, Q, Z, buckets))
-        scores.append(gemm(Z, C, trans2=True) + F[buckets])
+        cached.append((Hh, Hs, Ds, P, Q, Z, buckets))
+        S = gemm(Z, C, trans2=True) + F[buckets]
+        if linear:
+            S += gemm(D[1:], Wd) + gemm(Hh, Wh)
+        scores.append(S)
 
     def backprop(d_scores: List[Floats2d]) -> List[Floats2d]:
-        dA, dB, dC = ops.alloc2f(*A.shape), ops.alloc2f(*B.shape), ops.alloc2f(*C.shape)
-        dG, dF = ops.alloc2f(*G.shape), ops.alloc2f(*F.shape)
+        grads = [ops.alloc2f(*model.get_param(name).shape) for name in model.param_names]
+        dA, dB, dC, dG, dF = grads[:5]
         d_heads, d_deps = [], []
-        for (Hs, Ds, P, Q, Z, buckets), dS, hd, H in zip(cached, d_scores, heads, head_vecs):
+        for (Hh, Hs, Ds, P, Q, Z, buckets), dS, hd, H, D in zip(cached, d_scores, heads, head_vecs, dep_vecs):
             dS = ops.xp.ascontiguousarray(dS, dtype="f")
             dZ = gemm(dS, C)
             dC += gemm(dS, Z, trans1=True)
@@ -84,14 +98,19 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
             dB += gemm(Hs, dQ, trans1=True)
             ops.xp.add.at(dG, buckets, dQ)
             ops.xp.add.at(dF, buckets, dS)
-            dH = ops.alloc2f(*H.shape)
-            dHs = ops.xp.ascontiguousarray(gemm(dQ, B, trans2=True)[:, :-1])
-            ops.scatter_add(dH, ops.xp.ascontiguousarray(hd[1:], dtype="i"), dHs)
+            dHs = gemm(dQ, B, trans2=True)[:, :-1]
             dD = ops.alloc2f(*H.shape)
             dD[1:] = gemm(dP, A, trans2=True)[:, :-1]
+            if linear:
+                grads[5] += gemm(D[1:], dS, trans1=True)
+                grads[6] += gemm(Hh, dS, trans1=True)
+                dHs += gemm(dS, Wh, trans2=True)
+                dD[1:] += gemm(dS, Wd, trans2=True)
+            dH = ops.alloc2f(*H.shape)
+            ops.scatter_add(dH, ops.xp.ascontiguousarray(hd[1:], dtype="i"), ops.xp.ascontiguousarray(dHs))
             d_heads.append(dH)
             d_deps.append(dD)
-        for name, grad in zip("ABCGF", (dA, dB, dC, dG, dF)):
+        for name, grad in zip(model.param_names, grads):
             model.inc_grad(name, grad)
         dX_head = bp_head(d_heads)
         dX_dep = bp_dep(d_deps)

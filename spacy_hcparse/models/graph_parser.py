@@ -1,4 +1,4 @@
-"""``spacy_hcparse.GraphParserModel.v1``: encoder + arc, sibling, grandparent and label scorers.
+"""``spacy_hcparse.GraphParserModel.v1``/``.v2``: encoder + arc, sibling, grandparent and label scorers.
 
 The model's own forward maps Docs to per-span encoder blocks and first-order arc scores; the
 component calls the higher-order and label scorers (``model.get_ref(...)``) on those blocks once
@@ -41,6 +41,32 @@ def build_graph_parser_model(
     max_length: longest span parsed as one tree (see ``segment.sentence_spans``).
     nO: number of labels, inferred by the component at initialization.
     """
+    return _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank,
+                  sibling_rank, grand_rank, dropout, nO, linear_labels=False)
+
+
+@registry.architectures("spacy_hcparse.GraphParserModel.v2")
+def build_graph_parser_model_v2(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    lstm_width: int = 0,
+    lstm_depth: int = 1,
+    max_length: int = 100,
+    arc_width: int = 256,
+    label_width: int = 96,
+    label_rank: int = 128,
+    sibling_rank: int = 64,
+    grand_rank: int = 64,
+    dropout: float = 0.25,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], Tuple[List[Floats2d], List[Floats2d]]]:
+    """``GraphParserModel.v1`` whose label scorer also has linear terms per side
+    (``biaffine_label(linear=True)``, Dozat & Manning's label classifier). Same arguments."""
+    return _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank,
+                  sibling_rank, grand_rank, dropout, nO, linear_labels=True)
+
+
+def _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank,
+           sibling_rank, grand_rank, dropout, nO, linear_labels: bool) -> Model:
     context = None
     if lstm_width > 0:
         context = with_padded(LSTM(nO=lstm_width, bi=True, depth=lstm_depth, dropout=dropout))
@@ -49,7 +75,7 @@ def build_graph_parser_model(
         "arc_scorer": biaffine_arc(arc_width, dropout),
         "sibling_scorer": trilinear("sibling_scorer", sibling_rank, dropout, null_middle=True),
         "grand_scorer": trilinear("grand_scorer", grand_rank, dropout),
-        "label_scorer": biaffine_label(label_width, dropout, nO=nO, rank=label_rank),
+        "label_scorer": biaffine_label(label_width, dropout, nO=nO, rank=label_rank, linear=linear_labels),
     }
     return Model(
         "hc_graph_parser",

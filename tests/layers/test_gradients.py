@@ -28,7 +28,8 @@ def label_layer():
     m = biaffine_label(width=4, dropout=0.0, nO=3, rank=5)
     m.initialize(X=(BLOCKS, HEADS))
     m.set_param("C", RNG.normal(size=(3, 5)).astype("f"))
-    m.set_param("G", RNG.normal(size=m.get_param("G").shape).astype("f"))  # distance terms live
+    for name in ("G", "Wd", "Wh"):  # every term live, so each one's backprop is checked
+        m.set_param(name, RNG.normal(size=m.get_param(name).shape).astype("f"))
     return m, (BLOCKS, HEADS)
 
 
@@ -45,7 +46,16 @@ def objective(model, X, weights):
     return sum(float((y.astype(np.float64) * w).sum()) for y, w in zip(Y, weights))
 
 
-@pytest.mark.parametrize("make", [arc_layer, label_layer, sib_layer])
+def label_layer_v1():
+    fix_random_seed(0)
+    m = biaffine_label(width=4, dropout=0.0, nO=3, rank=5, linear=False)
+    m.initialize(X=(BLOCKS, HEADS))
+    for name in ("C", "G"):
+        m.set_param(name, RNG.normal(size=m.get_param(name).shape).astype("f"))
+    return m, (BLOCKS, HEADS)
+
+
+@pytest.mark.parametrize("make", [arc_layer, label_layer, label_layer_v1, sib_layer])
 def test_input_gradient(make):
     model, X = make()
     Y, backprop = model.begin_update(X)
@@ -64,7 +74,7 @@ def test_input_gradient(make):
     assert numeric == pytest.approx(analytic, rel=2e-2, abs=1e-3)
 
 
-@pytest.mark.parametrize("make", [arc_layer, label_layer, sib_layer])
+@pytest.mark.parametrize("make", [arc_layer, label_layer, label_layer_v1, sib_layer])
 def test_param_gradient(make):
     model, X = make()
     Y, backprop = model.begin_update(X)
