@@ -71,12 +71,28 @@ def search_stats(docs_hc, docs_dual) -> Dict[str, float]:
     }
 
 
+def decoder_comparison(nlp, examples, decoders: List[str], batch_size: int) -> Dict:
+    """Scores of every decoder with the same hc_parser weights, and hill climbing against dual."""
+    pipe = nlp.get_pipe("hc_parser")
+    default = pipe.cfg["decoder"]
+    by_decoder = {}
+    for decoder in decoders:
+        pipe.cfg["decoder"] = decoder
+        s, w, d = run(nlp, examples, 1, batch_size)
+        by_decoder[decoder] = {"uas": s["dep_uas"], "las": s["dep_las"], "wps": w, "docs": d}
+    pipe.cfg["decoder"] = default
+    result = {"per_decoder": {k: {x: v[x] for x in ("uas", "las", "wps")} for k, v in by_decoder.items()}}
+    if "hill_climb" in by_decoder and "dual" in by_decoder:
+        result["search"] = search_stats(by_decoder["hill_climb"]["docs"], by_decoder["dual"]["docs"])
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gold", type=Path, required=True)
     parser.add_argument("--peer", type=Path, required=True, help="spaCy pipeline with the built-in parser")
     parser.add_argument("--model", action="append", default=[], help="NAME=PATH of an hc_parser pipeline")
-    parser.add_argument("--decoders", default="", help="extra decoders to score with the first model's weights")
+    parser.add_argument("--decoders", default="", help="decoders to score with each hc_parser model's weights")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--limit", type=int, default=0)
@@ -96,30 +112,21 @@ def main() -> None:
         nlp = spacy.load(path)
         scores, wps, docs = run(nlp, examples, args.repeats, args.batch_size)
         rows.append({"parser": name, "uas": scores["dep_uas"], "las": scores["dep_las"], "wps": wps})
-        if args.decoders and not extra:
-            pipe = nlp.get_pipe("hc_parser")
-            default = pipe.cfg["decoder"]
-            by_decoder = {}
-            for decoder in args.decoders.split(","):
-                pipe.cfg["decoder"] = decoder
-                s, w, d = run(nlp, examples, 1, args.batch_size)
-                by_decoder[decoder] = {"uas": s["dep_uas"], "las": s["dep_las"], "wps": w, "docs": d}
-            pipe.cfg["decoder"] = default
-            extra["per_decoder"] = {k: {x: v[x] for x in ("uas", "las", "wps")} for k, v in by_decoder.items()}
-            if "hill_climb" in by_decoder and "dual" in by_decoder:
-                extra["search"] = search_stats(by_decoder["hill_climb"]["docs"], by_decoder["dual"]["docs"])
+        if args.decoders and "hc_parser" in nlp.pipe_names:
+            extra[name] = decoder_comparison(nlp, examples, args.decoders.split(","), args.batch_size)
     n_words = sum(len(eg.reference) for eg in examples)
     print(f"{args.gold.name}: {len(examples)} sentences, {n_words} words; gold tokens and sentences")
     print(f"{'parser':<16} {'UAS':>7} {'LAS':>7} {'words/s':>9} {'x spaCy':>8}")
     for row in rows:
         row["ratio"] = row["wps"] / peer_wps
         print(f"{row['parser']:<16} {100 * row['uas']:7.2f} {100 * row['las']:7.2f} {row['wps']:9.0f} {row['ratio']:8.2f}")
-    for decoder, s in extra.get("per_decoder", {}).items():
-        print(f"  decoder {decoder:<10} UAS {100 * s['uas']:.2f} LAS {100 * s['las']:.2f} ({s['wps']:.0f} words/s)")
-    if "search" in extra:
-        print("  search:", json.dumps(extra["search"]))
+    for name, comparison in extra.items():
+        for decoder, s in comparison["per_decoder"].items():
+            print(f"  {name} decoder {decoder:<10} UAS {100 * s['uas']:.2f} LAS {100 * s['las']:.2f} ({s['wps']:.0f} words/s)")
+        if "search" in comparison:
+            print(f"  {name} search:", json.dumps(comparison["search"]))
     if args.json:
-        args.json.write_text(json.dumps({"rows": rows, **extra}, indent=2))
+        args.json.write_text(json.dumps({"rows": rows, "decoders": extra}, indent=2))
 
 
 if __name__ == "__main__":
