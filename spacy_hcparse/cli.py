@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import List, Optional, TextIO
 
-from .conllu import ConlluError, read_lines
-from .evaluation import doc_rows, input_doc, parse_system, score_conllu, sentence_conllu
+from .conllu import ConlluError, parse_conllu, read_lines
+from .evaluation import doc_rows, input_doc, score_conllu, sentence_conllu
 
 CONLLU_SUFFIXES = (".conllu", ".conll", ".conllx")
 
@@ -54,7 +54,7 @@ def _parse(args) -> int:
     with _open_output(args.output) as out:
         if conllu:
             name = "<stdin>" if str(args.input) == "-" else str(args.input)
-            sentences = parse_system(lines, name)  # gold words; heads may be anything (replaced)
+            sentences = list(parse_conllu(lines, name, words_only=True))  # heads, if any, are replaced
             docs = nlp.pipe((input_doc(nlp, s) for s in sentences), batch_size=args.batch_size)
             _write(out, args.format, _progress(docs, len(sentences)), sentences)
         else:

@@ -102,9 +102,12 @@ def parse_conllu(
     skip_invalid: bool = False,
     skipped: Optional[list] = None,
     check_trees: bool = True,
+    words_only: bool = False,
 ) -> Iterator[Sentence]:
     """``read_conllu`` over lines. ``check_trees=False`` accepts heads that are not one tree
-    (system output to be scored); every line is still checked."""
+    (system output to be scored); every line is still checked. ``words_only=True`` reads input
+    for a parser: HEAD may also be ``_`` (read as 0) and trees are not checked."""
+    check_trees = check_trees and not words_only
     check = dict(skip_invalid=skip_invalid, skipped=skipped, check_trees=check_trees)
     words: List[Word] = []
     comments: List[str] = []
@@ -128,7 +131,7 @@ def parse_conllu(
         if line.startswith("#"):
             comments.append(line)
             continue
-        word = _parse_word(line, name, lineno, len(words), ranges)
+        word = _parse_word(line, name, lineno, len(words), ranges, words_only)
         if word is None:
             continue
         if word.id != len(words) + 1:
@@ -141,7 +144,7 @@ def parse_conllu(
             yield sentence
 
 
-def _parse_word(line: str, name: str, lineno: int, n_words: int, ranges: list) -> Optional[Word]:
+def _parse_word(line: str, name: str, lineno: int, n_words: int, ranges: list, words_only: bool = False) -> Optional[Word]:
     cols = line.split("\t")
     if len(cols) != 10:
         raise ConlluError(f"{name}:{lineno}: expected 10 tab-separated columns, got {len(cols)}")
@@ -154,7 +157,7 @@ def _parse_word(line: str, name: str, lineno: int, n_words: int, ranges: list) -
     except ValueError:
         raise ConlluError(f"{name}:{lineno}: word id {ident!r} is not an integer") from None
     try:
-        head = int(cols[6])
+        head = 0 if words_only and cols[6] == "_" else int(cols[6])
     except ValueError:
         raise ConlluError(f"{name}:{lineno}: head {cols[6]!r} is not an integer") from None
     if head < 0:

@@ -119,3 +119,17 @@ def test_bad_conllu_inputs_name_file_and_line(model_dir, tmp_path, capsys):
     far.write_text("1\tA\t_\t_\t_\t_\t0\troot\t_\t_\n2\tb\t_\t_\t_\t_\t5\tdep\t_\t_\n\n")
     assert main(["parse", str(model_dir), str(far)]) == 1
     assert f"{far}:2: head 5 of word 2 is out of range" in capsys.readouterr().err
+
+
+def test_parse_tokenized_conllu_without_heads(model_dir, tmp_path):
+    """Input for a parser: words only, HEAD and DEPREL `_`; the output is a tree per sentence."""
+    gold = list(read_conllu(SAMPLE / "sample-ud-train.conllu"))[:3]
+    lines = []
+    for sent in gold:
+        lines += [f"{w.id}\t{w.form}\t_\t_\t_\t_\t_\t_\t_\t_" for w in sent.words] + [""]
+    tokenized = tmp_path / "tokenized.conllu"
+    tokenized.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "parsed.conllu"
+    assert main(["parse", str(model_dir), str(tokenized), "--output", str(out)]) == 0
+    parsed = list(read_conllu(out))  # read_conllu checks every sentence is one tree
+    assert [[w.form for w in s.words] for s in parsed] == [[w.form for w in s.words] for s in gold]
