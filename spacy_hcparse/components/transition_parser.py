@@ -319,8 +319,9 @@ class TransitionParser(ParserPipe):
         counter = learner.counter if train else np.ones(1)
         gold = gold_tags if train else np.full(len(attrs), -1, dtype=np.int64)
         out = np.empty(len(attrs), dtype=np.int64)
+        templates = tagger_templates(self.model.attrs.get("tagger_templates", "base"))
         tag_spans(
-            attrs, offsets, W, tagger_templates(), np.int64(tagger.get_dim("nB") - 1), len(tags),
+            attrs, offsets, W, templates, np.int64(tagger.get_dim("nB") - 1), len(tags),
             out, gold, U, counter, train,
         )
         hashes = np.array([self.vocab.strings[t] for t in tags], dtype=np.uint64).view(np.int64)

@@ -18,6 +18,7 @@ from thinc.api import Linear, Maxout, Model, chain
 from thinc.types import Floats2d
 
 from ..layers.sparse_linear import sparse_linear
+from ..learning.tagger import TAGGER_TEMPLATE_SETS
 from ..transition.features import N_SLOTS, TEMPLATE_SETS
 
 
@@ -28,6 +29,7 @@ def build_transition_model(
     tag_buckets: int = 2**20,
     max_length: int = 200,
     nO: Optional[int] = None,
+    tagger_templates: str = "base",
 ) -> Model:
     """Averaged perceptron over hashed templates, with an averaged perceptron tagger for the
     templates' tag values (``learning.tagger``; used when the training data has tags and no
@@ -38,9 +40,15 @@ def build_transition_model(
     tag_buckets: the tagger's hash table size (power of two).
     max_length: longest span parsed as one tree (``segment.sentence_spans``).
     nO: number of move classes, set by the component.
+    tagger_templates: the tagger's template set (``learning.tagger.TAGGER_TEMPLATE_SETS``);
+        ``"base"``, the default, is the set of configs written before the option existed.
     """
     if templates not in TEMPLATE_SETS:
         raise ValueError(f"unknown template set {templates!r}; expected one of {sorted(TEMPLATE_SETS)}")
+    if tagger_templates not in TAGGER_TEMPLATE_SETS:
+        raise ValueError(
+            f"unknown tagger template set {tagger_templates!r}; expected one of {sorted(TAGGER_TEMPLATE_SETS)}"
+        )
     linear = sparse_linear(n_buckets, nO=nO)
     tagger = sparse_linear(tag_buckets, nO=None)
     return Model(
@@ -50,7 +58,7 @@ def build_transition_model(
         layers=[linear, tagger],
         refs={"linear": linear, "tagger": tagger},
         dims={"nO": nO},
-        attrs={"kind": "perceptron", "templates": templates, "max_length": max_length},
+        attrs={"kind": "perceptron", "templates": templates, "tagger_templates": tagger_templates, "max_length": max_length},
     )
 
 
