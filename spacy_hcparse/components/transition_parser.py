@@ -28,7 +28,7 @@ from thinc.api import Config, Model, set_dropout_rate
 
 from ..decoders import tree_problem
 from ..learning.perceptron import AveragedPerceptron
-from ..learning.tagger import tag_spans, tagger_templates
+from ..learning.tagger import JackknifeTagger, tag_spans, tagger_templates
 from ..segment import Span, sentence_spans
 from ..transition.features import N_SLOTS, T, get_templates, slot_words, token_attrs
 from ..transition.moves import apply, n_classes, valid_mask
@@ -173,7 +173,7 @@ class TransitionParser(ParserPipe):
             self.model.get_ref("tagger").set_dim("nO", max(1, len(self.cfg["tags"])), force=True)
         sample = [eg.predicted for eg in islice(get_examples(), 10)]
         self.model.initialize(X=sample or None)
-        self._learner = self._tag_learner = None
+        self._learner = self._tag_learner = self._jackknife = None
         self._stale = False
 
     def _collect_labels(self, examples: Iterable[Example]) -> List[str]:
@@ -324,6 +324,10 @@ class TransitionParser(ParserPipe):
             attrs, offsets, W, templates, np.int64(tagger.get_dim("nB") - 1), len(tags),
             out, gold, U, counter, train,
         )
+        if train and self.model.attrs.get("jackknife_tags"):
+            if getattr(self, "_jackknife", None) is None:
+                self._jackknife = JackknifeTagger(len(W))
+            out = self._jackknife.tag(attrs, offsets, templates, np.int64(tagger.get_dim("nB") - 1), len(tags), gold)
         hashes = np.array([self.vocab.strings[t] for t in tags], dtype=np.uint64).view(np.int64)
         rows = untagged & (out >= 0)
         attrs[rows, T] = hashes[out[rows]]
@@ -415,7 +419,7 @@ class TransitionParser(ParserPipe):
         return super().to_disk(path, exclude=exclude)
 
     def _after_load(self, where: str) -> None:
-        self._learner = self._tag_learner = None
+        self._learner = self._tag_learner = self._jackknife = None
         self._stale = False
         expected = n_classes(len(self.labels))
         if self.model.has_dim("nO") and self.model.get_dim("nO") not in (None, expected):

@@ -30,6 +30,7 @@ def build_transition_model(
     max_length: int = 200,
     nO: Optional[int] = None,
     tagger_templates: str = "base",
+    jackknife_tags: bool = False,
 ) -> Model:
     """Averaged perceptron over hashed templates, with an averaged perceptron tagger for the
     templates' tag values (``learning.tagger``; used when the training data has tags and no
@@ -42,6 +43,8 @@ def build_transition_model(
     nO: number of move classes, set by the component.
     tagger_templates: the tagger's template set (``learning.tagger.TAGGER_TEMPLATE_SETS``);
         ``"base"``, the default, is the set of configs written before the option existed.
+    jackknife_tags: in training, give the parser tags from two taggers that each tag the half of
+        the sentences they did not train on (``learning.tagger.JackknifeTagger``).
     """
     if templates not in TEMPLATE_SETS:
         raise ValueError(f"unknown template set {templates!r}; expected one of {sorted(TEMPLATE_SETS)}")
@@ -58,7 +61,8 @@ def build_transition_model(
         layers=[linear, tagger],
         refs={"linear": linear, "tagger": tagger},
         dims={"nO": nO},
-        attrs={"kind": "perceptron", "templates": templates, "tagger_templates": tagger_templates, "max_length": max_length},
+        attrs={"kind": "perceptron", "templates": templates, "tagger_templates": tagger_templates,
+               "jackknife_tags": jackknife_tags, "max_length": max_length},
     )
 
 
