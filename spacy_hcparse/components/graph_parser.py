@@ -25,7 +25,7 @@ from .base import ParserPipe
 from .extensions import register_extensions
 
 ROOT_LABEL = "ROOT"
-SPANS_AT_ONCE = 4  # spans whose higher-order score cubes are held in memory together at prediction
+WORDS_PER_GROUP = 1000  # words whose sibling/grandparent factors are scored in one call at prediction
 
 DEFAULT_MODEL = """
 [model]
@@ -229,15 +229,17 @@ class GraphParser(ParserPipe):
         arcs = [np.asarray(a, dtype=np.float64) for a in arcs]
         masks = [factors.candidate_heads(arc, self.cfg["top_k"]) for arc in arcs]
         starts = [t for doc, doc_spans in zip(docs, spans) for t in self._doc_trees(doc, doc_spans)]
+        # Factor scores in batched calls over groups of about WORDS_PER_GROUP words; each span's
+        # dense (n+1)^3 cubes exist only while that span is decoded. Peak memory is bounded by
+        # the group, not the batch or the doc.
         parses = []
-        # Dense sibling/grandparent cubes exist for SPANS_AT_ONCE spans at a time, so peak memory
-        # does not grow with the words in a batch or a doc without sentence boundaries.
-        for lo in range(0, len(arcs), SPANS_AT_ONCE):
-            sibs, grands = self._higher_order(blocks[lo : lo + SPANS_AT_ONCE], masks[lo : lo + SPANS_AT_ONCE], is_train=False)[:2]
-            for i in range(lo, min(lo + SPANS_AT_ONCE, len(arcs))):
+        for lo, hi in _groups([len(m) - 1 for m in masks], WORDS_PER_GROUP):
+            factor_scores = self._factor_scores(blocks[lo:hi], masks[lo:hi], is_train=False)
+            for i in range(lo, hi):
+                sib, grand = self._cubes(len(masks[i]), *(part[i - lo] for part in factor_scores[:4]))
                 pruned = factors.pruned_arc(arcs[i], masks[i])
-                parses.append(self._decode(self.cfg["decoder"], pruned, sibs[i - lo], grands[i - lo], start=starts[i]))
-            del sibs, grands  # before the next group's cubes are built
+                parses.append(self._decode(self.cfg["decoder"], pruned, sib, grand, start=starts[i]))
+                del sib, grand
         heads = [r.heads for r in parses]
         label_scores = self.model.get_ref("label_scorer").predict((blocks, heads))
         flat = [
@@ -376,6 +378,15 @@ class GraphParser(ParserPipe):
 
     def _higher_order(self, blocks, masks, is_train: bool):
         """Dense sibling/grandparent cubes for spans short enough (None elsewhere)."""
+        sib_triples, sib_vals, grand_triples, grand_vals, bp_sib, bp_grand = self._factor_scores(blocks, masks, is_train)
+        cubes = [self._cubes(len(m), *parts) for m, *parts in zip(masks, sib_triples, sib_vals, grand_triples, grand_vals)]
+        sibs = [sib for sib, _ in cubes]
+        grands = [grand for _, grand in cubes]
+        return sibs, grands, sib_triples, grand_triples, bp_sib, bp_grand
+
+    def _factor_scores(self, blocks, masks, is_train: bool):
+        """Sibling and grandparent triples of the pruned candidates and their scores, per span
+        (no triples for spans longer than ``higher_order_max_length``), and the backprops."""
         limit = self.cfg["higher_order_max_length"]
         use = [1 < len(m) - 1 <= limit for m in masks]
         sib_triples = [factors.sibling_triples(m) if u else np.zeros((0, 3), dtype=np.int64) for m, u in zip(masks, use)]
@@ -389,12 +400,13 @@ class GraphParser(ParserPipe):
             sib_vals = sib_model.predict((blocks, sib_triples))
             grand_vals = grand_model.predict((blocks, grand_triples))
             bp_sib = bp_grand = None
-        sibs, grands = [], []
-        for m, u, st, sv, gt, gv in zip(masks, use, sib_triples, sib_vals, grand_triples, grand_vals):
-            size = len(m)
-            sibs.append(factors.dense_cube(size, st, sv) if u else None)
-            grands.append(factors.dense_cube(size, gt, gv) if u else None)
-        return sibs, grands, sib_triples, grand_triples, bp_sib, bp_grand
+        return sib_triples, sib_vals, grand_triples, grand_vals, bp_sib, bp_grand
+
+    def _cubes(self, size: int, sib_triples, sib_vals, grand_triples, grand_vals):
+        """One span's dense sibling and grandparent cubes, or (None, None) for a first-order span."""
+        if not 1 < size - 1 <= self.cfg["higher_order_max_length"]:
+            return None, None
+        return factors.dense_cube(size, sib_triples, sib_vals), factors.dense_cube(size, grand_triples, grand_vals)
 
     def _doc_trees(self, doc: Doc, spans) -> List[Optional[np.ndarray]]:
         """The doc's existing trees per span (None where there is none or it is not one tree)."""
@@ -509,6 +521,20 @@ def _margins(arc: np.ndarray, heads: np.ndarray) -> np.ndarray:
     scores[heads[1:], words] = -np.inf
     best_other = scores.max(axis=0)
     return np.where(np.isfinite(best_other), chosen - best_other, 0.0)
+
+
+def _groups(lengths: List[int], budget: int) -> List[Tuple[int, int]]:
+    """Consecutive index ranges ``(lo, hi)`` whose lengths add up to at most ``budget`` (a range
+    holds at least one item, however long)."""
+    groups, lo, total = [], 0, 0
+    for i, length in enumerate(lengths):
+        if i > lo and total + length > budget:
+            groups.append((lo, i))
+            lo, total = i, 0
+        total += length
+    if lengths:
+        groups.append((lo, len(lengths)))
+    return groups
 
 
 def _chain_tree(size: int) -> np.ndarray:
