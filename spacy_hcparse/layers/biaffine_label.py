@@ -1,6 +1,7 @@
 """Low-rank biaffine label scorer: label scores for each word given its (gold or predicted) head."""
 from typing import Callable, List, Optional, Tuple
 
+import numpy as np
 from thinc.api import Model, Relu, with_array
 from thinc.types import Floats2d, Ints1d
 
@@ -63,60 +64,68 @@ def init(model: Model, X: Optional[InT] = None, Y=None) -> Model:
 
 
 def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Callable]:
+    """All spans' words are scored together (one set of gemms per batch, not per sentence)."""
     blocks, heads = X
     ops = model.ops
+    xp = ops.xp
     head_vecs, bp_head = model.layers[0](blocks, is_train)
     dep_vecs, bp_dep = model.layers[1](blocks, is_train)
     A, B, C, G, F = (model.get_param(name) for name in PARAMS[:5])
     linear = "Wd" in model.param_names
     Wd, Wh = (model.get_param(name) for name in PARAMS[5:]) if linear else (None, None)
     gemm = ops.gemm
-    cached, scores = [], []
-    for H, D, hd in zip(head_vecs, dep_vecs, heads):
-        hd = ops.xp.asarray(hd)
-        buckets = distance_buckets(len(hd))[hd[1:], ops.xp.arange(1, len(hd))]
-        Hh = H[hd[1:]]  # each word's head row
-        Hs, Ds = _with_bias(ops, Hh), _with_bias(ops, D[1:])
-        P, Q = gemm(Ds, A), gemm(Hs, B) + G[buckets]
-        Z = P * Q
-        cached.append((Hh, Hs, Ds, P, Q, Z, buckets))
-        S = gemm(Z, C, trans2=True) + F[buckets]
-        if linear:
-            S += gemm(D[1:], Wd) + gemm(Hh, Wh)
-        scores.append(S)
+    heads = [xp.asarray(hd) for hd in heads]
+    lengths = [len(hd) - 1 for hd in heads]
+    Hh = _rows(ops, [H[hd[1:]] for H, hd in zip(head_vecs, heads)], A.shape[0] - 1)  # each word's head row
+    Dd = _rows(ops, [D[1:] for D in dep_vecs], A.shape[0] - 1)
+    buckets = xp.concatenate(
+        [distance_buckets(len(hd))[hd[1:], xp.arange(1, len(hd))] for hd in heads] or [xp.zeros(0, dtype="i")]
+    )
+    Hs, Ds = _with_bias(ops, Hh), _with_bias(ops, Dd)
+    P, Q = gemm(Ds, A), gemm(Hs, B) + G[buckets]
+    Z = P * Q
+    S = gemm(Z, C, trans2=True) + F[buckets]
+    if linear:
+        S += gemm(Dd, Wd) + gemm(Hh, Wh)
+    splits = np.cumsum(lengths)[:-1]
 
     def backprop(d_scores: List[Floats2d]) -> List[Floats2d]:
-        grads = [ops.alloc2f(*model.get_param(name).shape) for name in model.param_names]
-        dA, dB, dC, dG, dF = grads[:5]
+        grads = {name: ops.alloc2f(*model.get_param(name).shape) for name in model.param_names}
+        dS = xp.ascontiguousarray(xp.concatenate(d_scores) if d_scores else S[:0], dtype="f")
+        dZ = gemm(dS, C)
+        grads["C"] += gemm(dS, Z, trans1=True)
+        dP, dQ = dZ * Q, dZ * P
+        grads["A"] += gemm(Ds, dP, trans1=True)
+        grads["B"] += gemm(Hs, dQ, trans1=True)
+        xp.add.at(grads["G"], buckets, dQ)
+        xp.add.at(grads["F"], buckets, dS)
+        dHh = gemm(dQ, B, trans2=True)[:, :-1]
+        dDd = gemm(dP, A, trans2=True)[:, :-1]
+        if linear:
+            grads["Wd"] += gemm(Dd, dS, trans1=True)
+            grads["Wh"] += gemm(Hh, dS, trans1=True)
+            dHh += gemm(dS, Wh, trans2=True)
+            dDd += gemm(dS, Wd, trans2=True)
         d_heads, d_deps = [], []
-        for (Hh, Hs, Ds, P, Q, Z, buckets), dS, hd, H, D in zip(cached, d_scores, heads, head_vecs, dep_vecs):
-            dS = ops.xp.ascontiguousarray(dS, dtype="f")
-            dZ = gemm(dS, C)
-            dC += gemm(dS, Z, trans1=True)
-            dP, dQ = dZ * Q, dZ * P
-            dA += gemm(Ds, dP, trans1=True)
-            dB += gemm(Hs, dQ, trans1=True)
-            ops.xp.add.at(dG, buckets, dQ)
-            ops.xp.add.at(dF, buckets, dS)
-            dHs = gemm(dQ, B, trans2=True)[:, :-1]
-            dD = ops.alloc2f(*H.shape)
-            dD[1:] = gemm(dP, A, trans2=True)[:, :-1]
-            if linear:
-                grads[5] += gemm(D[1:], dS, trans1=True)
-                grads[6] += gemm(Hh, dS, trans1=True)
-                dHs += gemm(dS, Wh, trans2=True)
-                dD[1:] += gemm(dS, Wd, trans2=True)
+        for hd, H, dH_rows, dD_rows in zip(heads, head_vecs, np.split(dHh, splits), np.split(dDd, splits)):
             dH = ops.alloc2f(*H.shape)
-            ops.scatter_add(dH, ops.xp.ascontiguousarray(hd[1:], dtype="i"), ops.xp.ascontiguousarray(dHs))
+            ops.scatter_add(dH, xp.ascontiguousarray(hd[1:], dtype="i"), xp.ascontiguousarray(dH_rows))
+            dD = ops.alloc2f(*H.shape)
+            dD[1:] = dD_rows
             d_heads.append(dH)
             d_deps.append(dD)
-        for name, grad in zip(model.param_names, grads):
+        for name, grad in grads.items():
             model.inc_grad(name, grad)
         dX_head = bp_head(d_heads)
         dX_dep = bp_dep(d_deps)
         return [a + b for a, b in zip(dX_head, dX_dep)]
 
-    return scores, backprop
+    return np.split(S, splits) if lengths else [], backprop
+
+
+def _rows(ops, parts: List[Floats2d], width: int) -> Floats2d:
+    """The row blocks stacked into one (sum of rows, width) array (empty when there are none)."""
+    return ops.xp.vstack(parts) if parts else ops.alloc2f(0, width)
 
 
 def _with_bias(ops, X: Floats2d) -> Floats2d:
