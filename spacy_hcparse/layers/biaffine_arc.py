@@ -1,6 +1,7 @@
 """Biaffine arc scorer (Dozat & Manning 2017): (n+1, d) blocks -> (n+1, n+1) arc score blocks."""
 from typing import Callable, List, Optional, Tuple
 
+import numpy as np
 from thinc.api import Model, Relu, with_array
 from thinc.types import Floats2d
 
@@ -42,6 +43,8 @@ def init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
 
 
 def forward(model: Model, X: List[Floats2d], is_train: bool) -> Tuple[List[Floats2d], Callable]:
+    if not X:
+        return [], lambda d_scores: []
     heads, bp_head = model.layers[0](X, is_train)
     deps, bp_dep = model.layers[1](X, is_train)
     U = model.get_param("U")
@@ -49,14 +52,19 @@ def forward(model: Model, X: List[Floats2d], is_train: bool) -> Tuple[List[Float
     E = model.get_param("E")
     e = model.get_param("e")
     gemm = model.ops.gemm  # blis, single-threaded like the rest of spaCy's CPU models
+    xp = model.ops.xp
     scale = model.get_dim("nH") ** -0.5
-    # S = (H U D^T + (H u) 1^T) * scale
-    HU = [gemm(H, U) for H in heads]
-    DE = [gemm(D, E, trans2=True) + e for D in deps]  # (n+1, buckets)
-    cols = [model.ops.xp.arange(len(D))[None, :] for D in deps]
+    # S = (H U D^T + (H u) 1^T + DE[m, bucket(h, m)]) * scale; the products that do not pair two
+    # blocks' rows (H U, H u, D E^T) run once over all blocks' rows stacked.
+    splits = np.cumsum([len(H) for H in heads])[:-1]
+    H_all, D_all = xp.vstack(heads), xp.vstack(deps)
+    HU = np.split(gemm(H_all, U), splits)
+    Hu = np.split(H_all @ u, splits)
+    DE = np.split(gemm(D_all, E, trans2=True) + e, splits)  # (n+1, buckets) per block
+    cols = [xp.arange(len(D))[None, :] for D in deps]
     scores = [
-        (gemm(HU_, D, trans2=True) + (H @ u)[:, None] + DE_[c, distance_buckets(len(D))]) * scale
-        for HU_, H, D, DE_, c in zip(HU, heads, deps, DE, cols)
+        (gemm(HU_, D, trans2=True) + Hu_[:, None] + DE_[c, distance_buckets(len(D))]) * scale
+        for HU_, Hu_, D, DE_, c in zip(HU, Hu, deps, DE, cols)
     ]
 
     def backprop(d_scores: List[Floats2d]) -> List[Floats2d]:
