@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from ..transition.features import ABSENT, PRE, SHAPE, SUF, W, hash_features
-from .perceptron import score
+from .perceptron import averaged, score
 
 WINDOW = 2
 N_WORD_FIELDS = 4  # W, SUF, PRE, SHAPE of each word in the window
@@ -142,9 +142,13 @@ class JackknifeTagger:
         folds = span_folds(attrs, offsets)
         out = np.full(len(attrs), -1, dtype=np.int64)
         pred = np.empty(len(attrs), dtype=np.int64)
+        none = np.full(len(attrs), -1, dtype=np.int64)
         for f in (0, 1):
+            other = folds == 1 - f
+            if other.any():  # the other fold, tagged with fold f's averaged weights
+                avg = averaged(self.W[f], self.U[f], float(self.counter[f][0]))
+                tag_spans(attrs, offsets, avg, templates, mask, n_tags, pred, none, self.U[f], self.counter[f], False)
+                out[other] = pred[other]
             gold = np.where(folds == f, gold_tags, -1)
             tag_spans(attrs, offsets, self.W[f], templates, mask, n_tags, pred, gold, self.U[f], self.counter[f], True)
-            other = folds == 1 - f
-            out[other] = pred[other]
         return out
