@@ -52,16 +52,17 @@ class ParserPipe(TrainablePipe):
         return int(self.model.attrs["max_length"])
 
     # ----- serialization --------------------------------------------------------------------
-    def _stamp(self) -> None:
+    def _before_save(self) -> None:
+        """Bring ``cfg`` and the weights up to date before serializing (subclasses extend it)."""
         self.cfg["hcparse_version"] = __version__
         self.cfg["model_format"] = MODEL_FORMAT
 
     def to_bytes(self, *, exclude=tuple()):
-        self._stamp()
+        self._before_save()
         return super().to_bytes(exclude=exclude)
 
     def to_disk(self, path, *, exclude=tuple()):
-        self._stamp()
+        self._before_save()
         return super().to_disk(path, exclude=exclude)
 
     def from_bytes(self, bytes_data, *, exclude=tuple()):

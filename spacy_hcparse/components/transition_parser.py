@@ -410,13 +410,9 @@ class TransitionParser(ParserPipe):
         if self.kind == "neural":
             super().finish_update(sgd)
 
-    def to_bytes(self, *, exclude=tuple()):
-        self._sync()
-        return super().to_bytes(exclude=exclude)
-
-    def to_disk(self, path, *, exclude=tuple()):
-        self._sync()
-        return super().to_disk(path, exclude=exclude)
+    def _before_save(self) -> None:
+        self._sync()  # the learner's averaged weights into the model
+        super()._before_save()
 
     def _after_load(self, where: str) -> None:
         self._learner = self._tag_learner = self._jackknife = None
