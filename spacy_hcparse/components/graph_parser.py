@@ -387,8 +387,7 @@ class GraphParser(ParserPipe):
     def _factor_scores(self, blocks, masks, is_train: bool):
         """Sibling and grandparent triples of the pruned candidates and their scores, per span
         (no triples for spans longer than ``higher_order_max_length``), and the backprops."""
-        limit = self.cfg["higher_order_max_length"]
-        use = [1 < len(m) - 1 <= limit for m in masks]
+        use = [self._uses_higher_order(len(m)) for m in masks]
         sib_triples = [factors.sibling_triples(m) if u else np.zeros((0, 3), dtype=np.int64) for m, u in zip(masks, use)]
         grand_triples = [factors.grandparent_triples(m) if u else np.zeros((0, 3), dtype=np.int64) for m, u in zip(masks, use)]
         sib_model = self.model.get_ref("sibling_scorer")
@@ -402,9 +401,13 @@ class GraphParser(ParserPipe):
             bp_sib = bp_grand = None
         return sib_triples, sib_vals, grand_triples, grand_vals, bp_sib, bp_grand
 
+    def _uses_higher_order(self, size: int) -> bool:
+        """Whether a span of ``size - 1`` words gets sibling/grandparent factors."""
+        return 1 < size - 1 <= self.cfg["higher_order_max_length"]
+
     def _cubes(self, size: int, sib_triples, sib_vals, grand_triples, grand_vals):
         """One span's dense sibling and grandparent cubes, or (None, None) for a first-order span."""
-        if not 1 < size - 1 <= self.cfg["higher_order_max_length"]:
+        if not self._uses_higher_order(size):
             return None, None
         return factors.dense_cube(size, sib_triples, sib_vals), factors.dense_cube(size, grand_triples, grand_vals)
 
