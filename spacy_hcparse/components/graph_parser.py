@@ -22,7 +22,7 @@ from ..learning.losses import head_xent, label_xent
 from ..segment import sentence_spans
 from .annotate import write_trees
 from .base import ParserPipe
-from .extensions import register_extensions
+from .extensions import MARGINS_KEY, register_extensions
 
 ROOT_LABEL = "ROOT"
 WORDS_PER_GROUP = 1000  # words whose sibling/grandparent factors are scored in one call at prediction
@@ -262,12 +262,13 @@ class GraphParser(ParserPipe):
             write_trees(doc, spans, [p.heads for p in doc_parses], names)
             doc._.hc_parse_score = float(sum(p.score for p in doc_parses))
             doc.user_data["hc_time_capped"] = sum(bool(p.time_capped) for p in doc_parses)
+            margins: List[Optional[float]] = [None] * len(doc)
             for (start, end), parse in zip(spans, doc_parses):
                 span = doc[start:end]
                 span._.hc_certified = bool(parse.certified)
                 span._.hc_upper_bound = None if np.isnan(parse.upper_bound) else float(parse.upper_bound)
-                for token, margin in zip(span, parse.margins):
-                    token._.hc_head_margin = float(margin)
+                margins[start:end] = np.asarray(parse.margins, dtype=float).tolist()
+            doc.user_data[MARGINS_KEY] = margins
 
     # ----- training -----------------------------------------------------------------------
     def update(

@@ -6,6 +6,7 @@ malformed input fails with a ``ValueError`` that names the argument, never insid
 from typing import Optional, Tuple
 
 import numpy as np
+from numba import njit
 
 # A sentence longer than this is refused: the (n+1)^3 higher-order arrays alone would exceed
 # several GB. Callers with longer inputs split them first (the spaCy components do).
@@ -23,7 +24,8 @@ def check_arc(arc) -> np.ndarray:
         raise ValueError(
             f"sentence of {arr.shape[0] - 1} words exceeds MAX_WORDS={MAX_WORDS}; split it first"
         )
-    _check_finite(_ignoring_unused(arr), "arc")
+    if not _arc_finite(arr):
+        _check_finite(_ignoring_unused(arr), "arc")  # finds and names the first bad entry
     return arr
 
 
@@ -70,32 +72,57 @@ def tree_problem(heads: np.ndarray) -> str:
     n = len(heads) - 1
     if n < 0:
         return "empty heads array"
-    if heads[0] != -1:
-        return f"heads[0] must be -1, got {heads[0]}"
-    if n == 0:
-        return ""
-    words = heads[1:]
-    if words.min() < 0 or words.max() > n:
+    code, value = _tree_problem_code(np.ascontiguousarray(heads, dtype=np.int64))
+    if code == _BAD_ROOT_ENTRY:
+        return f"heads[0] must be -1, got {value}"
+    if code == _OUT_OF_RANGE:
         return f"head index out of range 0..{n}"
-    if np.any(words == np.arange(1, n + 1)):
+    if code == _SELF_HEAD:
         return "a word is its own head"
-    roots = int(np.sum(words == 0))
-    if roots != 1:
-        return f"expected exactly one word attached to the root, got {roots}"
-    state = np.zeros(n + 1, dtype=np.int8)  # 0 unseen, 1 on the current path, 2 reaches root
+    if code == _ROOT_COUNT:
+        return f"expected exactly one word attached to the root, got {value}"
+    if code == _CYCLE:
+        return f"cycle through word {value}"
+    return ""
+
+
+_OK, _BAD_ROOT_ENTRY, _OUT_OF_RANGE, _SELF_HEAD, _ROOT_COUNT, _CYCLE = range(6)
+
+
+@njit(cache=True)
+def _tree_problem_code(heads):
+    """(code, value) of the first problem of a non-empty ``heads`` (see ``tree_problem``); the
+    checks run in the order of the messages. Compiled: it runs on every decoder call."""
+    size = heads.shape[0]
+    if heads[0] != -1:
+        return _BAD_ROOT_ENTRY, heads[0]
+    roots = 0
+    for m in range(1, size):
+        if heads[m] < 0 or heads[m] >= size:
+            return _OUT_OF_RANGE, 0
+    for m in range(1, size):
+        if heads[m] == m:
+            return _SELF_HEAD, m
+        if heads[m] == 0:
+            roots += 1
+    if size > 1 and roots != 1:
+        return _ROOT_COUNT, roots
+    state = np.zeros(size, dtype=np.int8)  # 0 unseen, 1 on the current path, 2 reaches root
     state[0] = 2
-    for start in range(1, n + 1):
-        path = []
+    path = np.empty(size, dtype=np.int64)
+    for start in range(1, size):
+        length = 0
         node = start
         while state[node] == 0:
             state[node] = 1
-            path.append(node)
+            path[length] = node
+            length += 1
             node = heads[node]
         if state[node] == 1:
-            return f"cycle through word {node}"
-        for visited in path:
-            state[visited] = 2
-    return ""
+            return _CYCLE, node
+        for i in range(length):
+            state[path[i]] = 2
+    return _OK, 0
 
 
 def _as_float_array(scores, name: str) -> np.ndarray:
@@ -118,7 +145,26 @@ def _ignoring_unused(arc: np.ndarray) -> np.ndarray:
     return view
 
 
+@njit(cache=True)
+def _all_finite(flat) -> bool:
+    for i in range(flat.shape[0]):
+        if not np.isfinite(flat[i]):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _arc_finite(arc) -> bool:
+    """Whether every entry a tree can use (not column 0, not the diagonal) is finite."""
+    for h in range(arc.shape[0]):
+        for m in range(1, arc.shape[0]):
+            if m != h and not np.isfinite(arc[h, m]):
+                return False
+    return True
+
+
 def _check_finite(arr: np.ndarray, name: str) -> None:
-    if not np.all(np.isfinite(arr)):
+    # A compiled pass without temporaries: the (n+1)^3 cubes are checked on every decode.
+    if not _all_finite(arr.ravel()):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(f"{name} contains NaN or inf (first at index {tuple(int(i) for i in bad)})")

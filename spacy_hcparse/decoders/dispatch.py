@@ -39,7 +39,7 @@ def decode(
     ``hill_climb`` and ``dual`` use all three. ``init`` (a heads array) is hill climbing's first
     start tree; ``options`` go to the searching decoder (e.g. ``max_restarts``, ``max_iter``).
     """
-    from .scoring import tree_score
+    from .scoring import arc_part, tree_score
 
     if name == "hill_climb":
         from .hill_climb import decode_hill_climb
@@ -56,8 +56,9 @@ def decode(
     if name == "mst":
         from .mst import decode_mst
 
-        heads = decode_mst(arc)
-        return DecodeResult(heads, tree_score(heads, arc), True, float("nan"), 0, False)
+        heads = decode_mst(arc)  # validates arc, so its tree is scored without a second check
+        score = arc_part(heads, np.ascontiguousarray(arc, dtype=np.float64))
+        return DecodeResult(heads, float(score), True, float("nan"), 0, False)
     if name == "eisner":
         from .eisner import decode_eisner
 

@@ -10,6 +10,7 @@ uses a learned vector instead of the projection of word ``i``.
 """
 from typing import Callable, List, Optional, Tuple
 
+import numpy as np
 from thinc.api import Model, Relu, with_array
 from thinc.types import Floats1d, Floats2d, Ints2d
 
@@ -43,41 +44,41 @@ def init(model: Model, X: Optional[InT] = None, Y=None) -> Model:
 
 def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats1d], Callable]:
     blocks, triples = X
-    projected, backprops = zip(*(layer(blocks, is_train) for layer in model.layers))
+    ops = model.ops
+    xp = ops.xp
+    if not blocks:
+        return [], lambda d_scores: []
+    # All blocks' rows stacked and all triples shifted to index them: one projection per role
+    # and one gather-multiply for the whole batch instead of one per sentence.
+    offsets = np.concatenate([[0], np.cumsum([len(b) for b in blocks])[:-1]])
+    counts = [len(idx) for idx in triples]
+    idx = np.concatenate([np.asarray(t, dtype=np.int64).reshape(-1, 3) + o for t, o in zip(triples, offsets)])
+    # with_array's inner layer on the stacked rows is what with_array does with the list.
+    projected, backprops = zip(*(role.layers[0](xp.vstack(blocks), is_train) for role in model.layers))
     null = model.get_param("null")
     w = model.get_param("w")
-    use_null = model.attrs["null_middle"]
-    cached = []
-    scores = []
-    for b, idx in enumerate(triples):
-        A = projected[0][b][idx[:, 0]]
-        B = projected[1][b][idx[:, 1]]
-        C = projected[2][b][idx[:, 2]]
-        is_null = (idx[:, 0] == idx[:, 1]) if use_null else None
-        if use_null:
-            B = B.copy()
-            B[is_null] = null
-        cached.append((A, B, C, is_null))
-        scores.append((A * B * C) @ w)
+    A, B, C = (projected[r][idx[:, r]] for r in range(3))
+    is_null = None
+    if model.attrs["null_middle"]:
+        is_null = idx[:, 0] == idx[:, 1]
+        B[is_null] = null  # B is a fresh gathered copy
+    scores = np.split((A * B * C) @ w, np.cumsum(counts)[:-1])
 
     def backprop(d_scores: List[Floats1d]) -> List[Floats2d]:
-        ops = model.ops
-        d_proj = [[ops.alloc2f(*p.shape) for p in role] for role in projected]
-        d_null = ops.alloc1f(null.shape[0])
-        dw = ops.alloc1f(w.shape[0])
-        for b, (idx, (A, B, C, is_null), dS) in enumerate(zip(triples, cached, d_scores)):
-            dS = ops.xp.ascontiguousarray(dS[:, None], dtype="f")
-            dw += (dS * A * B * C).sum(axis=0)
-            dSw = dS * w[None, :]
-            dA, dB, dC = dSw * B * C, dSw * A * C, dSw * A * B
-            if use_null:
-                d_null += dB[is_null].sum(axis=0)
-                dB[is_null] = 0.0
-            for role, d_role in enumerate((dA, dB, dC)):
-                ops.scatter_add(d_proj[role][b], ops.xp.ascontiguousarray(idx[:, role], dtype="i"), d_role)
-        model.inc_grad("null", d_null)
-        model.inc_grad("w", dw)
-        d_blocks = [bp(d) for bp, d in zip(backprops, d_proj)]
-        return [sum(parts) for parts in zip(*d_blocks)]
+        dS = xp.ascontiguousarray(xp.concatenate([xp.asarray(d).reshape(-1) for d in d_scores])[:, None], dtype="f")
+        model.inc_grad("w", (dS * A * B * C).sum(axis=0))
+        dSw = dS * w[None, :]
+        dA, dB, dC = dSw * B * C, dSw * A * C, dSw * A * B
+        if is_null is not None:
+            model.inc_grad("null", dB[is_null].sum(axis=0))
+            dB[is_null] = 0.0
+        else:
+            model.inc_grad("null", ops.alloc1f(null.shape[0]))
+        d_stacked = 0.0
+        for role, d_role in enumerate((dA, dB, dC)):
+            d_proj = ops.alloc2f(*projected[role].shape)
+            ops.scatter_add(d_proj, xp.ascontiguousarray(idx[:, role], dtype="i"), d_role)
+            d_stacked = d_stacked + backprops[role](d_proj)
+        return np.split(d_stacked, offsets[1:])
 
     return scores, backprop
