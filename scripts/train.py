@@ -114,6 +114,7 @@ def main() -> None:
     _write_progress(args.output, progress)
     code = run_logged(cmd, args.output, progress, offset)
     if code == 0:
+        _best_of_last(args.output, args.corpus / "dev.spacy", training)
         if args.resume:
             _keep_better_best(args.output, training["score_weights"])
         progress["finished"] = True
@@ -206,6 +207,34 @@ def checkpoint_score(model: Path, weights: Dict[str, Optional[float]]) -> float:
     return sum(float(w) * float(performance.get(k) or 0.0) for k, w in weights.items() if w)
 
 
+def _best_of_last(output: Path, dev: Path, training: Dict) -> None:
+    """Score ``model-last`` on dev and make it ``model-best`` when it is better.
+
+    spaCy evaluates only every ``eval_frequency`` steps, so the steps after the last evaluation
+    (all of them, when a small treebank's epochs end before the first evaluation) never compete
+    for ``model-best``.
+    """
+    import spacy
+    from spacy.training import Corpus
+
+    last, best = output / "model-last", output / "model-best"
+    if not _is_pipeline(last) or not dev.exists():
+        return
+    nlp = spacy.load(last)
+    scores = nlp.evaluate(list(Corpus(dev, gold_preproc=training["gold_preproc"])(nlp)))
+    weights = training["score_weights"]
+    score = sum(float(w) * float(scores.get(k) or 0.0) for k, w in weights.items() if w)
+    if best.exists() and checkpoint_score(best, weights) >= score:
+        return
+    if best.exists():
+        shutil.rmtree(best)
+    shutil.copytree(last, best)
+    meta = json.loads((best / "meta.json").read_text())
+    meta["performance"] = {**meta.get("performance", {}), **{k: v for k, v in scores.items() if isinstance(v, (int, float))}}
+    (best / "meta.json").write_text(json.dumps(meta, indent=2))
+    msg.info(f"model-last scores {score:.4f} on dev, above the last evaluated checkpoint: it is model-best now")
+
+
 def _keep_better_best(output: Path, weights) -> None:
     previous, best = output / PREVIOUS_BEST, output / "model-best"
     if not previous.exists():
@@ -224,8 +253,10 @@ def _training_settings(config: Path) -> Dict:
     from thinc.api import Config
 
     training = Config().from_disk(config, interpolate=False)["training"]
+    dev = Config().from_disk(config, interpolate=False).get("corpora", {}).get("dev", {})
     return {"max_steps": int(training.get("max_steps", 0) or 0), "max_epochs": int(training.get("max_epochs", 0) or 0),
-            "score_weights": dict(training.get("score_weights", {}))}
+            "score_weights": dict(training.get("score_weights", {})),
+            "gold_preproc": bool(dev.get("gold_preproc", False))}
 
 
 def _warn_if_stopped(output: Path) -> None:

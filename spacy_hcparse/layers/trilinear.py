@@ -11,6 +11,7 @@ uses a learned vector instead of the projection of word ``i``.
 from typing import Callable, List, Optional, Tuple
 
 import numpy as np
+from numba import njit
 from thinc.api import Model, Relu, with_array
 from thinc.types import Floats1d, Floats2d, Ints2d
 
@@ -57,6 +58,10 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats1d], Calla
     projected, backprops = zip(*(role.layers[0](xp.vstack(blocks), is_train) for role in model.layers))
     null = model.get_param("null")
     w = model.get_param("w")
+    if not is_train and xp is np:
+        flat = _triple_scores(*(np.ascontiguousarray(p, dtype=np.float32) for p in projected), w, null, idx,
+                              bool(model.attrs["null_middle"]))
+        return np.split(flat, np.cumsum(counts)[:-1]), lambda d_scores: []
     A, B, C = (projected[r][idx[:, r]] for r in range(3))
     is_null = None
     if model.attrs["null_middle"]:
@@ -82,3 +87,19 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats1d], Calla
         return np.split(d_stacked, offsets[1:])
 
     return scores, backprop
+
+
+@njit(cache=True)
+def _triple_scores(A, B, C, w, null, idx, null_middle):
+    """``sum_r w[r] A[i, r] B[j, r] C[k, r]`` per triple (i, j, k) of ``idx``, without gathering
+    (T, rank) copies of the rows: prediction's memory traffic is the rows, not the triples."""
+    out = np.empty(idx.shape[0], dtype=np.float32)
+    rank = w.shape[0]
+    for t in range(idx.shape[0]):
+        i, j, k = idx[t, 0], idx[t, 1], idx[t, 2]
+        middle = null if null_middle and i == j else B[j]
+        total = 0.0
+        for r in range(rank):
+            total += w[r] * A[i, r] * middle[r] * C[k, r]
+        out[t] = total
+    return out
