@@ -19,22 +19,28 @@ def candidate_heads(arc: np.ndarray, top_k: int, keep=None) -> np.ndarray:
     """Boolean (n+1, n+1) mask ``mask[h, m]``: h is among m's ``top_k`` heads, or the root.
 
     ``keep`` (a heads array) adds those arcs too, so gold arcs stay scorable in training.
+    Ties at the k-th score keep the lower head index.
     """
+    mask = _top_heads(np.ascontiguousarray(arc, dtype=np.float64), int(top_k))
+    if keep is not None and len(mask) > 1:
+        mask[keep[1:], np.arange(1, len(mask))] = True
+    return mask
+
+
+@njit(cache=True)
+def _top_heads(arc, top_k):
     size = arc.shape[0]
-    mask = np.zeros((size, size), dtype=bool)
-    if size <= 1:
-        return mask
-    scores = arc.copy()
-    np.fill_diagonal(scores, -np.inf)
+    mask = np.zeros((size, size), dtype=np.bool_)
     k = min(top_k, size - 1)
-    best = np.argpartition(-scores[:, 1:], k - 1, axis=0)[:k]  # (k, n) head indices
-    cols = np.broadcast_to(np.arange(1, size), best.shape)
-    mask[best, cols] = True
-    mask[0, 1:] = True
-    if keep is not None:
-        mask[keep[1:], np.arange(1, size)] = True
-    np.fill_diagonal(mask, False)
-    mask[:, 0] = False
+    column = np.empty(size, dtype=np.float64)
+    for m in range(1, size):
+        for h in range(size):
+            column[h] = arc[h, m] if h != m else -np.inf
+        order = np.argsort(-column, kind="mergesort")  # stable: ties keep the lower head
+        for r in range(k):
+            mask[order[r], m] = True
+        mask[0, m] = True
+        mask[m, m] = False
     return mask
 
 
