@@ -106,3 +106,17 @@ def test_killed_run_resumes_from_last_checkpoint(corpus, tmp_path):
     again = subprocess.run(train_cmd(corpus, out, "--max-steps", str(total), "--resume"), cwd=corpus, env=env(),
                            capture_output=True, text=True)
     assert again.returncode == 0 and "nothing to resume" in again.stdout + again.stderr
+
+
+@pytest.mark.slow  # one short `spacy train` subprocess
+def test_run_ending_between_evaluations_keeps_its_last_steps(corpus, tmp_path):
+    """Steps after the last evaluation still compete for model-best: a run whose epochs end before
+    its second evaluation (a small treebank) does not ship the model evaluated at step 0."""
+    out = tmp_path / "out"
+    cmd = train_cmd(corpus, out, "--max-steps", "40")
+    cmd[cmd.index("--eval-frequency") + 1] = "1000"
+    result = subprocess.run(cmd, cwd=corpus, env=env(), capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "it is model-best now" in result.stdout
+    best = json.loads((out / "model-best" / "meta.json").read_text())["performance"]
+    assert best["dep_uas"] > first_uas(result.stdout) / 100 + 0.1
