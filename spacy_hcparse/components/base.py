@@ -1,5 +1,6 @@
 """What both parser components share: a label list in ``cfg``, span length, guarded loading,
 a format stamp on saved models, and reports of training sentences that cannot be learned."""
+import copy
 import logging
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -23,11 +24,17 @@ logger = logging.getLogger("spacy_hcparse")
 class ParserPipe(TrainablePipe):
     """A TrainablePipe whose labels live in ``cfg["labels"]`` and whose model has ``max_length``.
 
-    Saving stamps ``cfg`` with ``hcparse_version`` and ``model_format``. Loading checks that the
+    Saving stamps ``cfg`` with ``hcparse_version`` and ``model_format``. Settings named in
+    ``SETTINGS`` (the factory's search and training options) keep the values the component was
+    built with when a saved ``cfg`` is loaded: the pipeline's config is where a user sets them
+    (``spacy.load(path, config={"components": {"hc_parser": {"decoder": "dual"}}})``), and the
+    saved ``cfg`` holds what was learned (labels, tags). Loading checks that the
     ``cfg`` and ``model`` files exist and parse, that the format matches ``MODEL_FORMAT``, and
     wraps any other failure in a ``ValueError`` naming the component and the file; then it calls
     ``_after_load(where)``, where subclasses check that the weights fit the label set.
     """
+
+    SETTINGS: Tuple[str, ...] = ()
 
     @property
     def labels(self) -> Tuple[str, ...]:
@@ -72,10 +79,12 @@ class ParserPipe(TrainablePipe):
         except Exception as err:
             raise ValueError(f"[{self.name}] could not read the serialized component: {err}") from err
         self._check_format(cfg, "bytes")
+        settings = self._settings()
         try:
             super().from_bytes(bytes_data, exclude=exclude)
         except Exception as err:
             raise ValueError(f"[{self.name}] could not load the model from bytes: {err}") from err
+        self.cfg.update(settings)
         self._after_load("bytes")
         return self
 
@@ -92,12 +101,17 @@ class ParserPipe(TrainablePipe):
             if not isinstance(cfg, dict) or not isinstance(cfg.get("labels"), list):
                 raise ValueError(f"[{self.name}] corrupt file {path / 'cfg'}: expected an object with a 'labels' list")
             self._check_format(cfg, str(path / "cfg"))
+        settings = self._settings()
         try:
             super().from_disk(path, exclude=exclude)
         except Exception as err:
             raise ValueError(f"[{self.name}] could not load the weights in {path / 'model'}: {err}") from err
+        self.cfg.update(settings)
         self._after_load(str(path))
         return self
+
+    def _settings(self) -> Dict:
+        return {k: copy.deepcopy(self.cfg[k]) for k in self.SETTINGS if k in self.cfg}
 
     def _check_format(self, cfg: Dict, where: str) -> None:
         fmt = cfg.get("model_format", 1)

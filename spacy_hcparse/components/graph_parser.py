@@ -151,6 +151,12 @@ class GraphParser(ParserPipe):
         search uses ``train_hill_climb_options``.
     """
 
+    SETTINGS = (
+        "decoder", "train_decoder", "top_k", "higher_order_max_length", "hinge_weight", "xent_weight",
+        "label_weight", "time_limit", "init_from_doc", "hill_climb_options", "train_hill_climb_options",
+        "dual_options", "seed",
+    )
+
     def __init__(
         self,
         vocab: Vocab,

@@ -111,6 +111,8 @@ class TransitionParser(ParserPipe):
         by their plain label.
     """
 
+    SETTINGS = ("beam_width", "train_beam_width")
+
     def __init__(
         self,
         vocab: Vocab,

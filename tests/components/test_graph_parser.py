@@ -155,6 +155,20 @@ def test_to_disk_round_trip(trained, tmp_path):
     assert [t.dep_ for t in doc1] == [t.dep_ for t in doc2]
 
 
+def test_search_settings_come_from_the_load_config(trained, tmp_path):
+    """The saved cfg holds the labels; decoder and search options are the pipeline config's."""
+    trained.to_disk(tmp_path / "model")
+    options = {"max_restarts": 3, "min_restarts": 1, "converge": 1}
+    nlp = spacy.load(tmp_path / "model", config={"components": {"hc_parser": {"decoder": "eisner", "hill_climb_options": options}}})
+    pipe = nlp.get_pipe("hc_parser")
+    assert pipe.cfg["decoder"] == "eisner"
+    assert {k: pipe.cfg["hill_climb_options"][k] for k in options} == options
+    assert pipe.labels == trained.get_pipe("hc_parser").labels
+    doc = nlp(make_doc_with_sentences(nlp))
+    assert all(not tree_problem(np.array([-1] + [0 if t.head == t else t.head.i - s.start + 1 for t in s]))
+               for s in doc.sents)
+
+
 def test_corrupt_model_file_is_a_clear_error(trained, tmp_path):
     trained.to_disk(tmp_path / "model")
     (tmp_path / "model" / "hc_parser" / "model").write_bytes(b"not a model")
