@@ -51,16 +51,14 @@ def main() -> None:
         run_treebank(*ENGLISH, run=ENGLISH[0] + suffix, profile=profile, workflow="all")
         return
     treebanks = mirror_treebanks() or [ENGLISH]
-    if args.only:
-        treebanks = [t for t in treebanks if t[0] in args.only.split(",")]
-    runs = []
-    for treebank, lang, prefix in treebanks:
+    selected = [t for t in treebanks if not args.only or t[0] in args.only.split(",")]
+    for treebank, lang, prefix in selected:
         if not args.rerun and is_done(treebank + suffix):
             msg.info(f"{treebank + suffix}: metrics and report exist, reused (--rerun to train again)")
-            runs.append(treebank + suffix)
             continue
         run_treebank(treebank, lang, prefix, run=treebank + suffix, profile=profile, workflow="treebank")
-        runs.append(treebank + suffix)
+    # The summary covers every finished treebank, also those an --only run left alone.
+    runs = [t[0] + suffix for t in treebanks if is_done(t[0] + suffix)]
     name = next(k for k, v in PROFILES.items() if v is profile)
     write_summary(runs, Path("reports") / f"multilingual{suffix}.md", name, profile)
 
