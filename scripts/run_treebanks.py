@@ -32,7 +32,7 @@ SMOKE = {
 FULL = {"train_limit": 0, "eval_limit": 0, "max_steps": 0, "eval_frequency": 0, "repeats": 3,
         "graph_config": "configs/ewt_fast.cfg", "spacy_config": "configs/spacy_parser.cfg",
         "transition_steps": 0, "analyze_limit": 500}
-SMALL = {**FULL, "max_steps": 2000, "eval_frequency": 250}
+SMALL = {**FULL, "graph_config": "configs/ud_fast.cfg", "max_steps": 2000, "eval_frequency": 250}
 PROFILES = {"full": FULL, "small": SMALL, "smoke": SMOKE}
 ENGLISH = ("UD_English-EWT", "en", "en_ewt")
 PARSERS = ("hc_parser", "hc_transition_parser", "spacy_parser")
