@@ -239,10 +239,13 @@ class GraphParser(ParserPipe):
         # dense (n+1)^3 cubes exist only while that span is decoded. Peak memory is bounded by
         # the group, not the batch or the doc.
         parses = []
+        # Factors the decoder ignores are not scored: Eisner uses arcs and siblings, MST arcs only.
+        decoder = self.cfg["decoder"]
+        uses = {"sib": decoder != "mst", "grand": decoder in ("hill_climb", "dual")}
         for lo, hi in _groups([len(m) - 1 for m in masks], WORDS_PER_GROUP):
-            factor_scores = self._factor_scores(blocks[lo:hi], masks[lo:hi], is_train=False)
+            factor_scores = self._factor_scores(blocks[lo:hi], masks[lo:hi], is_train=False, **uses)
             for i in range(lo, hi):
-                sib, grand = self._cubes(len(masks[i]), *(part[i - lo] for part in factor_scores[:4]))
+                sib, grand = self._cubes(len(masks[i]), *(part[i - lo] for part in factor_scores[:4]), **uses)
                 pruned = factors.pruned_arc(arcs[i], masks[i])
                 parses.append(self._decode(self.cfg["decoder"], pruned, sib, grand, start=starts[i]))
                 del sib, grand
@@ -391,12 +394,14 @@ class GraphParser(ParserPipe):
         grands = [grand for _, grand in cubes]
         return sibs, grands, sib_triples, grand_triples, bp_sib, bp_grand
 
-    def _factor_scores(self, blocks, masks, is_train: bool):
+    def _factor_scores(self, blocks, masks, is_train: bool, sib: bool = True, grand: bool = True):
         """Sibling and grandparent triples of the pruned candidates and their scores, per span
-        (no triples for spans longer than ``higher_order_max_length``), and the backprops."""
+        (no triples for spans longer than ``higher_order_max_length``, nor for a factor type
+        switched off with ``sib``/``grand``), and the backprops."""
         use = [self._uses_higher_order(len(m)) for m in masks]
-        sib_triples = [factors.sibling_triples(m) if u else np.zeros((0, 3), dtype=np.int64) for m, u in zip(masks, use)]
-        grand_triples = [factors.grandparent_triples(m) if u else np.zeros((0, 3), dtype=np.int64) for m, u in zip(masks, use)]
+        none = np.zeros((0, 3), dtype=np.int64)
+        sib_triples = [factors.sibling_triples(m) if u and sib else none for m, u in zip(masks, use)]
+        grand_triples = [factors.grandparent_triples(m) if u and grand else none for m, u in zip(masks, use)]
         sib_model = self.model.get_ref("sibling_scorer")
         grand_model = self.model.get_ref("grand_scorer")
         if is_train:
@@ -412,11 +417,13 @@ class GraphParser(ParserPipe):
         """Whether a span of ``size - 1`` words gets sibling/grandparent factors."""
         return 1 < size - 1 <= self.cfg["higher_order_max_length"]
 
-    def _cubes(self, size: int, sib_triples, sib_vals, grand_triples, grand_vals):
-        """One span's dense sibling and grandparent cubes, or (None, None) for a first-order span."""
+    def _cubes(self, size: int, sib_triples, sib_vals, grand_triples, grand_vals, sib: bool = True, grand: bool = True):
+        """One span's dense sibling and grandparent cubes (None for a first-order span or a
+        factor type switched off)."""
         if not self._uses_higher_order(size):
             return None, None
-        return factors.dense_cube(size, sib_triples, sib_vals), factors.dense_cube(size, grand_triples, grand_vals)
+        return (factors.dense_cube(size, sib_triples, sib_vals) if sib else None,
+                factors.dense_cube(size, grand_triples, grand_vals) if grand else None)
 
     def _doc_trees(self, doc: Doc, spans) -> List[Optional[np.ndarray]]:
         """The doc's existing trees per span (None where there is none or it is not one tree)."""
