@@ -247,7 +247,7 @@ class GraphParser(ParserPipe):
             for i in range(lo, hi):
                 sib, grand = self._cubes(len(masks[i]), *(part[i - lo] for part in factor_scores[:4]), **uses)
                 pruned = factors.pruned_arc(arcs[i], masks[i])
-                parses.append(self._decode(self.cfg["decoder"], pruned, sib, grand, start=starts[i]))
+                parses.append(self._decode(decoder, pruned, sib, grand, start=starts[i]))
                 del sib, grand
         heads = [r.heads for r in parses]
         label_scores = self.model.get_ref("label_scorer").predict((blocks, heads))

@@ -55,7 +55,8 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats1d], Calla
     counts = [len(idx) for idx in triples]
     idx = np.concatenate([np.asarray(t, dtype=np.int64).reshape(-1, 3) + o for t, o in zip(triples, offsets)])
     # with_array's inner layer on the stacked rows is what with_array does with the list.
-    projected, backprops = zip(*(role.layers[0](xp.vstack(blocks), is_train) for role in model.layers))
+    stacked = xp.vstack(blocks)
+    projected, backprops = zip(*(role.layers[0](stacked, is_train) for role in model.layers))
     null = model.get_param("null")
     w = model.get_param("w")
     if not is_train and xp is np:
