@@ -143,6 +143,7 @@ class TransitionParser(ParserPipe):
         }
         self._learner: Optional[AveragedPerceptron] = None
         self._tag_learner: Optional[AveragedPerceptron] = None
+        self._jackknife: Optional[JackknifeTagger] = None  # fold taggers, with jackknife_tags only
         self._stale = False  # the learner holds updates not yet averaged into the model
 
     @property
@@ -327,7 +328,7 @@ class TransitionParser(ParserPipe):
             out, gold, U, counter, train,
         )
         if train and self.model.attrs.get("jackknife_tags"):
-            if getattr(self, "_jackknife", None) is None:
+            if self._jackknife is None:
                 self._jackknife = JackknifeTagger(len(W))
             out = self._jackknife.tag(attrs, offsets, templates, np.int64(tagger.get_dim("nB") - 1), len(tags), gold)
         hashes = np.array([self.vocab.strings[t] for t in tags], dtype=np.uint64).view(np.int64)

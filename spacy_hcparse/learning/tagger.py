@@ -46,7 +46,6 @@ EXTENDED_TEMPLATES = BASE_TEMPLATES + [
     "-1.shape", "1.pre", "-2.shape", "2.shape", "-1.pre",
 ]
 TAGGER_TEMPLATE_SETS = {"base": BASE_TEMPLATES, "extended": EXTENDED_TEMPLATES}
-TAGGER_TEMPLATES = BASE_TEMPLATES  # the set of models that do not name one
 
 
 def tagger_templates(name: str = "base") -> np.ndarray:

@@ -18,7 +18,7 @@ from thinc.api import Linear, Maxout, Model, chain
 from thinc.types import Floats2d
 
 from ..layers.sparse_linear import sparse_linear
-from ..learning.tagger import TAGGER_TEMPLATE_SETS
+from ..learning.tagger import tagger_templates as tagger_template_array
 from ..transition.features import N_SLOTS, TEMPLATE_SETS
 
 
@@ -50,10 +50,7 @@ def build_transition_model(
     """
     if templates not in TEMPLATE_SETS:
         raise ValueError(f"unknown template set {templates!r}; expected one of {sorted(TEMPLATE_SETS)}")
-    if tagger_templates not in TAGGER_TEMPLATE_SETS:
-        raise ValueError(
-            f"unknown tagger template set {tagger_templates!r}; expected one of {sorted(TAGGER_TEMPLATE_SETS)}"
-        )
+    tagger_template_array(tagger_templates)  # an unknown set fails here, at config time
     linear = sparse_linear(n_buckets, nO=nO)
     tagger = sparse_linear(tag_buckets, nO=None)
     return Model(
