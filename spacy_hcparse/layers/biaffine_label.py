@@ -9,10 +9,16 @@ from .distance import N_BUCKETS, distance_buckets
 
 InT = Tuple[List[Floats2d], List[Ints1d]]
 PARAMS = ("A", "B", "C", "G", "F", "Wd", "Wh")
+CHILD_PARAMS = ("Wl", "Wr")
 
 
 def biaffine_label(
-    width: int = 96, dropout: float = 0.2, nO: Optional[int] = None, rank: int = 128, linear: bool = True
+    width: int = 96,
+    dropout: float = 0.2,
+    nO: Optional[int] = None,
+    rank: int = 128,
+    linear: bool = True,
+    children: bool = False,
 ) -> Model[InT, List[Floats2d]]:
     """``S[m, l] = sum_r ([dep_m; 1] A)_r (([head_h; 1] B)_r + G[b, r]) C[l, r]
     + (dep_m Wd + head_h Wh)[l] + F[b, l]``.
@@ -28,6 +34,12 @@ def biaffine_label(
     (``C = 0``) and needs ``A``, ``B`` and ``C`` to align first. ``linear=False`` leaves them
     out (``GraphParserModel.v1``).
 
+    ``children=True`` adds ``([L_m; 1] Wl + [R_m; 1] Wr)[l]``, where ``L_m``/``R_m`` are the
+    dependent-side vectors of ``m``'s outermost left and right dependents in the same tree (a
+    zero row, bias included, when there is none): the word's own function words (``and`` of a
+    ``conj``, ``to`` of an ``xcomp``, ``because`` of an ``advcl``) that a window encoder may not
+    see. In training they come from the gold tree, at prediction from the decoded one.
+
     Input: (n+1, d) blocks (row 0 the root) and (n+1,) heads arrays (``heads[0] == -1``).
     Output: one (n, nO) block of label scores per sentence (row ``m - 1`` for word ``m``).
     """
@@ -38,7 +50,7 @@ def biaffine_label(
         forward,
         init=init,
         layers=[head, dep],
-        params={name: None for name in (PARAMS if linear else PARAMS[:5])},
+        params={name: None for name in (PARAMS if linear else PARAMS[:5]) + (CHILD_PARAMS if children else ())},
         dims={"nO": nO, "nH": width, "nR": rank},
     )
 
@@ -60,6 +72,9 @@ def init(model: Model, X: Optional[InT] = None, Y=None) -> Model:
     if "Wd" in model.param_names:
         model.set_param("Wd", model.ops.alloc2f(model.get_dim("nH"), model.get_dim("nO")))
         model.set_param("Wh", model.ops.alloc2f(model.get_dim("nH"), model.get_dim("nO")))
+    for name in CHILD_PARAMS:
+        if name in model.param_names:
+            model.set_param(name, model.ops.alloc2f(model.get_dim("nH") + 1, model.get_dim("nO")))
     return model
 
 
@@ -87,6 +102,14 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
     S = gemm(Z, C, trans2=True) + F[buckets]
     if linear:
         S += gemm(Dd, Wd) + gemm(Hh, Wh)
+    children = "Wl" in model.param_names
+    if children:
+        Wl, Wr = model.get_param("Wl"), model.get_param("Wr")
+        D_all = _with_bias(ops, _rows(ops, list(dep_vecs) + [ops.alloc2f(1, A.shape[0] - 1)], A.shape[0] - 1))
+        D_all[-1] = 0.0  # the row gathered for "no such dependent"
+        left_idx, right_idx = _outer_dependent_rows(heads, len(D_all) - 1)
+        Lc, Rc = D_all[left_idx], D_all[right_idx]
+        S += gemm(Lc, Wl) + gemm(Rc, Wr)
     splits = np.cumsum(lengths)[:-1]
 
     def backprop(d_scores: List[Floats2d]) -> List[Floats2d]:
@@ -106,12 +129,24 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
             grads["Wh"] += gemm(Hh, dS, trans1=True)
             dHh += gemm(dS, Wh, trans2=True)
             dDd += gemm(dS, Wd, trans2=True)
+        d_children = None
+        if children:
+            grads["Wl"] += gemm(Lc, dS, trans1=True)
+            grads["Wr"] += gemm(Rc, dS, trans1=True)
+            d_children = ops.alloc2f(*D_all.shape)
+            ops.scatter_add(d_children, xp.ascontiguousarray(left_idx, dtype="i"), gemm(dS, Wl, trans2=True))
+            ops.scatter_add(d_children, xp.ascontiguousarray(right_idx, dtype="i"), gemm(dS, Wr, trans2=True))
+            d_children = d_children[:-1, :-1]  # drop the "none" row and the bias column
         d_heads, d_deps = [], []
+        start = 0
         for hd, H, dH_rows, dD_rows in zip(heads, head_vecs, np.split(dHh, splits), np.split(dDd, splits)):
             dH = ops.alloc2f(*H.shape)
             ops.scatter_add(dH, xp.ascontiguousarray(hd[1:], dtype="i"), xp.ascontiguousarray(dH_rows))
             dD = ops.alloc2f(*H.shape)
             dD[1:] = dD_rows
+            if d_children is not None:
+                dD += d_children[start : start + len(H)]
+            start += len(H)
             d_heads.append(dH)
             d_deps.append(dD)
         for name, grad in grads.items():
@@ -121,6 +156,28 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
         return [a + b for a, b in zip(dX_head, dX_dep)]
 
     return np.split(S, splits) if lengths else [], backprop
+
+
+def _outer_dependent_rows(heads: List[Ints1d], none_row: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Rows (in the sentences' stacked blocks, root rows included) of each word's outermost left
+    and right dependent, ``none_row`` where it has none; one entry per word, sentences in order."""
+    lefts, rights = [], []
+    offset = 0
+    for hd in heads:
+        hd = np.asarray(hd, dtype=np.int64)
+        n = len(hd) - 1
+        pos = np.arange(1, n + 1)
+        head = hd[1:]
+        is_left = pos < head
+        left = np.full(n + 1, n + 1)
+        np.minimum.at(left, head[is_left], pos[is_left])
+        right = np.full(n + 1, -1)
+        np.maximum.at(right, head[~is_left], pos[~is_left])
+        lefts.append(np.where(left[1:] <= n, left[1:] + offset, none_row))
+        rights.append(np.where(right[1:] >= 1, right[1:] + offset, none_row))
+        offset += n + 1
+    empty = np.zeros(0, dtype=np.int64)
+    return np.concatenate(lefts or [empty]), np.concatenate(rights or [empty])
 
 
 def _rows(ops, parts: List[Floats2d], width: int) -> Floats2d:

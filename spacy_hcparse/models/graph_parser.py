@@ -1,4 +1,4 @@
-"""``spacy_hcparse.GraphParserModel.v1``/``.v2``: encoder + arc, sibling, grandparent and label scorers.
+"""``spacy_hcparse.GraphParserModel.v1``/``.v2``/``.v3``: encoder + arc, sibling, grandparent and label scorers.
 
 The model's own forward maps Docs to per-span encoder blocks and first-order arc scores; the
 component calls the higher-order and label scorers (``model.get_ref(...)``) on those blocks once
@@ -65,8 +65,28 @@ def build_graph_parser_model_v2(
                   sibling_rank, grand_rank, dropout, nO, linear_labels=True)
 
 
+@registry.architectures("spacy_hcparse.GraphParserModel.v3")
+def build_graph_parser_model_v3(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    lstm_width: int = 0,
+    lstm_depth: int = 1,
+    max_length: int = 100,
+    arc_width: int = 256,
+    label_width: int = 96,
+    label_rank: int = 128,
+    sibling_rank: int = 64,
+    grand_rank: int = 64,
+    dropout: float = 0.25,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], Tuple[List[Floats2d], List[Floats2d]]]:
+    """``GraphParserModel.v2`` whose label scorer also sees each word's outermost left and right
+    dependents (``biaffine_label(children=True)``). Same arguments."""
+    return _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank,
+                  sibling_rank, grand_rank, dropout, nO, linear_labels=True, child_labels=True)
+
+
 def _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank,
-           sibling_rank, grand_rank, dropout, nO, linear_labels: bool) -> Model:
+           sibling_rank, grand_rank, dropout, nO, linear_labels: bool, child_labels: bool = False) -> Model:
     context = None
     if lstm_width > 0:
         context = with_padded(LSTM(nO=lstm_width, bi=True, depth=lstm_depth, dropout=dropout))
@@ -75,7 +95,8 @@ def _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, 
         "arc_scorer": biaffine_arc(arc_width, dropout),
         "sibling_scorer": trilinear("sibling_scorer", sibling_rank, dropout, null_middle=True),
         "grand_scorer": trilinear("grand_scorer", grand_rank, dropout),
-        "label_scorer": biaffine_label(label_width, dropout, nO=nO, rank=label_rank, linear=linear_labels),
+        "label_scorer": biaffine_label(label_width, dropout, nO=nO, rank=label_rank, linear=linear_labels,
+                                       children=child_labels),
     }
     return Model(
         "hc_graph_parser",

@@ -17,15 +17,27 @@ TINY_MODEL = {
 }
 
 
-def train_tiny(decoder="hill_climb", epochs=60, seed=0):
+def train_tiny(decoder="hill_climb", epochs=60, seed=0, architecture=None):
     spacy.util.fix_random_seed(seed)
     nlp = spacy.blank("en")
-    nlp.add_pipe("hc_parser", config={"model": TINY_MODEL, "decoder": decoder})
+    model = TINY_MODEL
+    if architecture:  # a new "@architectures" block needs its tok2vec spelled out in full
+        tok2vec = {"@architectures": "spacy.HashEmbedCNN.v2", "pretrained_vectors": None, "window_size": 1,
+                   "maxout_pieces": 3, "subword_features": True, **TINY_MODEL["tok2vec"]}
+        model = {**TINY_MODEL, "@architectures": architecture, "tok2vec": tok2vec}
+    nlp.add_pipe("hc_parser", config={"model": model, "decoder": decoder})
     examples = make_examples(nlp)
     optimizer = nlp.initialize(lambda: examples)
     for _ in range(epochs):
         nlp.update(examples, sgd=optimizer, drop=0.0)
     return nlp
+
+
+@pytest.mark.parametrize("version", ["v1", "v2", "v3"])
+def test_every_architecture_version_learns_tiny_treebank(version):
+    nlp = train_tiny(architecture=f"spacy_hcparse.GraphParserModel.{version}")
+    for words, heads, deps in SENTENCES:
+        assert parse_of(nlp(Doc(nlp.vocab, words=words))) == (heads, deps), (version, words)
 
 
 @pytest.fixture(scope="module")

@@ -33,6 +33,15 @@ def label_layer():
     return m, (BLOCKS, HEADS)
 
 
+def label_layer_children():
+    fix_random_seed(0)
+    m = biaffine_label(width=4, dropout=0.0, nO=3, rank=5, children=True)
+    m.initialize(X=(BLOCKS, HEADS))
+    for name in ("C", "G", "Wd", "Wh", "Wl", "Wr"):
+        m.set_param(name, RNG.normal(size=m.get_param(name).shape).astype("f"))
+    return m, (BLOCKS, HEADS)
+
+
 def sib_layer():
     fix_random_seed(0)  # finite differences must not straddle a ReLU kink by chance
     m = trilinear("sib", rank=4, dropout=0.0, null_middle=True)
@@ -55,7 +64,7 @@ def label_layer_v1():
     return m, (BLOCKS, HEADS)
 
 
-@pytest.mark.parametrize("make", [arc_layer, label_layer, label_layer_v1, sib_layer])
+@pytest.mark.parametrize("make", [arc_layer, label_layer, label_layer_v1, label_layer_children, sib_layer])
 def test_input_gradient(make):
     model, X = make()
     Y, backprop = model.begin_update(X)
@@ -74,7 +83,7 @@ def test_input_gradient(make):
     assert numeric == pytest.approx(analytic, rel=2e-2, abs=1e-3)
 
 
-@pytest.mark.parametrize("make", [arc_layer, label_layer, label_layer_v1, sib_layer])
+@pytest.mark.parametrize("make", [arc_layer, label_layer, label_layer_v1, label_layer_children, sib_layer])
 def test_param_gradient(make):
     model, X = make()
     Y, backprop = model.begin_update(X)
@@ -110,3 +119,12 @@ def test_trilinear_predict_matches_training_forward(null_middle):
     assert [len(p) for p in predicted] == [3, 2, 0]
     for p, t in zip(predicted, trained):
         np.testing.assert_allclose(p, t, rtol=1e-5, atol=1e-7)
+
+
+def test_outer_dependents_are_found_per_sentence():
+    from spacy_hcparse.layers.biaffine_label import _outer_dependent_rows
+
+    left, right = _outer_dependent_rows(HEADS, none_row=99)
+    # sentence 1 (rows 0-4): 1 <- 0; 2, 3 <- 1; 4 <- 3.  sentence 2 (rows 5-7): 1 <- 2; 2 <- 0.
+    assert left.tolist() == [99, 99, 99, 99, 99, 6]
+    assert right.tolist() == [3, 99, 4, 99, 99, 99]
