@@ -38,7 +38,9 @@ def biaffine_label(
     dependent-side vectors of ``m``'s outermost left and right dependents in the same tree (a
     zero row, bias included, when there is none): the word's own function words (``and`` of a
     ``conj``, ``to`` of an ``xcomp``, ``because`` of an ``advcl``) that a window encoder may not
-    see. In training they come from the gold tree, at prediction from the decoded one.
+    see. In training they come from the gold tree, at prediction from the decoded one. They are
+    read as fixed inputs: no gradient flows back into the children's rows (with it, the label
+    loss pulled the encoder towards labels and cost 0.4 dev UAS on EWT).
 
     Input: (n+1, d) blocks (row 0 the root) and (n+1,) heads arrays (``heads[0] == -1``).
     Output: one (n, nO) block of label scores per sentence (row ``m - 1`` for word ``m``).
@@ -129,24 +131,15 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
             grads["Wh"] += gemm(Hh, dS, trans1=True)
             dHh += gemm(dS, Wh, trans2=True)
             dDd += gemm(dS, Wd, trans2=True)
-        d_children = None
         if children:
             grads["Wl"] += gemm(Lc, dS, trans1=True)
             grads["Wr"] += gemm(Rc, dS, trans1=True)
-            d_children = ops.alloc2f(*D_all.shape)
-            ops.scatter_add(d_children, xp.ascontiguousarray(left_idx, dtype="i"), gemm(dS, Wl, trans2=True))
-            ops.scatter_add(d_children, xp.ascontiguousarray(right_idx, dtype="i"), gemm(dS, Wr, trans2=True))
-            d_children = d_children[:-1, :-1]  # drop the "none" row and the bias column
         d_heads, d_deps = [], []
-        start = 0
         for hd, H, dH_rows, dD_rows in zip(heads, head_vecs, np.split(dHh, splits), np.split(dDd, splits)):
             dH = ops.alloc2f(*H.shape)
             ops.scatter_add(dH, xp.ascontiguousarray(hd[1:], dtype="i"), xp.ascontiguousarray(dH_rows))
             dD = ops.alloc2f(*H.shape)
             dD[1:] = dD_rows
-            if d_children is not None:
-                dD += d_children[start : start + len(H)]
-            start += len(H)
             d_heads.append(dH)
             d_deps.append(dD)
         for name, grad in grads.items():
