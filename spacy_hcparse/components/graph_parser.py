@@ -21,7 +21,7 @@ from ..decoders.dispatch import DECODERS, decode
 from ..learning.losses import head_xent, label_xent
 from ..segment import sentence_spans
 from .annotate import write_trees
-from .base import ParserPipe
+from .base import ParserPipe, aligned_gold, copy_gold_sentences
 from .extensions import MARGINS_KEY, register_extensions
 
 ROOT_LABEL = "ROOT"
@@ -473,8 +473,8 @@ class GraphParser(ParserPipe):
         out = []
         for eg in examples:
             doc = eg.predicted
-            _copy_gold_sentences(eg)
-            heads, deps = eg.get_aligned_parse(projectivize=False)
+            copy_gold_sentences(eg)
+            heads, deps, _ = aligned_gold(eg, projectivize=False)
             doc_golds = []
             for start, end in sentence_spans(doc, self.max_length):
                 gold = _span_gold(heads, deps, start, end, label_ids)
@@ -492,22 +492,6 @@ class GraphParser(ParserPipe):
                 f"[hc_parser] model in {where} has {scorer.get_dim('nO')} label outputs but its "
                 f"cfg lists {len(self.labels)} labels: the files do not belong together"
             )
-
-
-def _copy_gold_sentences(eg: Example) -> None:
-    """Give the predicted doc the reference's sentence starts, so each span has one gold tree.
-
-    Only when the predicted doc has no sentence or parse annotation of its own (the usual case in
-    training); tokens that do not align to the reference never start a sentence.
-    """
-    pred = eg.predicted
-    if len(pred) == 0 or pred.has_annotation("SENT_START") or pred.has_annotation("DEP"):
-        return
-    if not eg.reference.has_annotation("SENT_START"):
-        return
-    starts = eg.get_aligned_sent_starts()
-    for token, start in zip(pred, starts):
-        token.is_sent_start = bool(start) or token.i == 0
 
 
 def _span_gold(heads, deps, start, end, label_ids):

@@ -36,7 +36,7 @@ from ..transition.oracle import oracle_slots
 from ..transition.search import beam_parse, greedy_parse
 from ..transition.state import heads_of, initial_state, is_final, labels_of
 from .annotate import write_trees
-from .base import ParserPipe
+from .base import ParserPipe, aligned_gold, copy_gold_sentences
 
 ROOT_LABEL = "ROOT"
 FALLBACK_LABEL = "dep"  # words need a label other than ROOT to attach to each other
@@ -367,8 +367,8 @@ class TransitionParser(ParserPipe):
         d_scores = probs
         d_scores[np.arange(len(rows)), gold_cls] -= 1.0
         d_rows = np.asarray(bp_scores((d_scores / len(rows)).astype("f"))).reshape(len(rows) * N_SLOTS, -1)
-        d_table = np.zeros_like(table)
-        np.add.at(d_table, rows.ravel(), d_rows)
+        d_table = self.model.ops.alloc2f(*table.shape)
+        self.model.ops.scatter_add(d_table, np.ascontiguousarray(rows.ravel(), dtype="i"), np.ascontiguousarray(d_rows, dtype="f"))
         bp_tokvecs([d_table[a:b] for a, b in zip(starts[:-1], starts[1:])])
         if sgd is not None:
             self.finish_update(sgd)
@@ -383,9 +383,9 @@ class TransitionParser(ParserPipe):
         docs, spans, golds = [], [], []
         for eg in examples:
             doc = eg.predicted
-            _copy_gold_sentences(eg)
-            heads, deps = eg.get_aligned_parse(projectivize=True)
-            tags = eg.get_aligned("TAG", as_string=True) if tag_ids else [None] * len(doc)
+            copy_gold_sentences(eg)
+            heads, deps, tags = aligned_gold(eg, projectivize=True, tags=bool(tag_ids))
+            tags = tags if tag_ids else [None] * len(doc)
             tags = np.array([tag_ids.get(t, -1) if t else -1 for t in tags], dtype=np.int64)
             doc_spans, doc_golds = [], []
             for start, end in sentence_spans(doc, self.max_length):
@@ -490,18 +490,6 @@ def _first_rows(docs, spans) -> List[int]:
 
 def _slot_rows(slots: np.ndarray, first: int, null: int) -> np.ndarray:
     return np.where(slots > 0, slots + first, null)
-
-
-def _copy_gold_sentences(eg: Example) -> None:
-    """Give the predicted doc the reference's sentence starts (as ``hc_parser`` does), so each
-    span has one gold tree; only when the predicted doc has no sentence or parse of its own."""
-    pred = eg.predicted
-    if len(pred) == 0 or pred.has_annotation("SENT_START") or pred.has_annotation("DEP"):
-        return
-    if not eg.reference.has_annotation("SENT_START"):
-        return
-    for token, start in zip(pred, eg.get_aligned_sent_starts()):
-        token.is_sent_start = bool(start) or token.i == 0
 
 
 def _span_gold(heads, deps, start, end, label_ids, root) -> Optional[SpanTree]:
