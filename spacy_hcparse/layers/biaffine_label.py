@@ -39,8 +39,8 @@ def biaffine_label(
     zero row, bias included, when there is none): the word's own function words (``and`` of a
     ``conj``, ``to`` of an ``xcomp``, ``because`` of an ``advcl``) that a window encoder may not
     see. In training they come from the gold tree, at prediction from the decoded one. They are
-    read as fixed inputs: no gradient flows back into the children's rows (with it, the label
-    loss pulled the encoder towards labels and cost 0.4 dev UAS on EWT).
+    read as fixed inputs: no gradient flows back into the children's rows (with it, a 6,000-step
+    EWT run ended 0.4 dev UAS lower than without the term).
 
     Input: (n+1, d) blocks (row 0 the root) and (n+1,) heads arrays (``heads[0] == -1``).
     Output: one (n, nO) block of label scores per sentence (row ``m - 1`` for word ``m``).
