@@ -21,72 +21,47 @@ from ..layers.trilinear import trilinear
 SCORERS = ("arc_scorer", "sibling_scorer", "grand_scorer", "label_scorer")
 
 
-@registry.architectures("spacy_hcparse.GraphParserModel.v1")
-def build_graph_parser_model(
-    tok2vec: Model[List[Doc], List[Floats2d]],
-    lstm_width: int = 0,
-    lstm_depth: int = 1,
-    max_length: int = 100,
-    arc_width: int = 256,
-    label_width: int = 96,
-    label_rank: int = 128,
-    sibling_rank: int = 64,
-    grand_rank: int = 64,
-    dropout: float = 0.25,
-    nO: Optional[int] = None,
-) -> Model[List[Doc], Tuple[List[Floats2d], List[Floats2d]]]:
-    """Graph parser scorers over a spaCy Tok2Vec, with an optional BiLSTM on top.
+def _architecture(linear_labels: bool, child_labels: bool, doc: str) -> Callable[..., Model]:
+    """One registered version of the architecture: the same arguments for every version (spaCy
+    validates configs against this signature), differing only in the label scorer's terms."""
+
+    def build(
+        tok2vec: Model[List[Doc], List[Floats2d]],
+        lstm_width: int = 0,
+        lstm_depth: int = 1,
+        max_length: int = 100,
+        arc_width: int = 256,
+        label_width: int = 96,
+        label_rank: int = 128,
+        sibling_rank: int = 64,
+        grand_rank: int = 64,
+        dropout: float = 0.25,
+        nO: Optional[int] = None,
+    ) -> Model[List[Doc], Tuple[List[Floats2d], List[Floats2d]]]:
+        return _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank,
+                      sibling_rank, grand_rank, dropout, nO, linear_labels, child_labels)
+
+    build.__doc__ = doc
+    return build
+
+
+build_graph_parser_model = registry.architectures("spacy_hcparse.GraphParserModel.v1")(_architecture(
+    linear_labels=False, child_labels=False, doc="""Graph parser scorers over a spaCy Tok2Vec, with an optional BiLSTM on top.
 
     lstm_width: output width of the BiLSTM (both directions together); 0 for none.
     max_length: longest span parsed as one tree (see ``segment.sentence_spans``).
     nO: number of labels, inferred by the component at initialization.
-    """
-    return _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank,
-                  sibling_rank, grand_rank, dropout, nO, linear_labels=False)
-
-
-@registry.architectures("spacy_hcparse.GraphParserModel.v2")
-def build_graph_parser_model_v2(
-    tok2vec: Model[List[Doc], List[Floats2d]],
-    lstm_width: int = 0,
-    lstm_depth: int = 1,
-    max_length: int = 100,
-    arc_width: int = 256,
-    label_width: int = 96,
-    label_rank: int = 128,
-    sibling_rank: int = 64,
-    grand_rank: int = 64,
-    dropout: float = 0.25,
-    nO: Optional[int] = None,
-) -> Model[List[Doc], Tuple[List[Floats2d], List[Floats2d]]]:
-    """``GraphParserModel.v1`` whose label scorer also has linear terms per side
-    (``biaffine_label(linear=True)``, Dozat & Manning's label classifier). Same arguments."""
-    return _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank,
-                  sibling_rank, grand_rank, dropout, nO, linear_labels=True)
-
-
-@registry.architectures("spacy_hcparse.GraphParserModel.v3")
-def build_graph_parser_model_v3(
-    tok2vec: Model[List[Doc], List[Floats2d]],
-    lstm_width: int = 0,
-    lstm_depth: int = 1,
-    max_length: int = 100,
-    arc_width: int = 256,
-    label_width: int = 96,
-    label_rank: int = 128,
-    sibling_rank: int = 64,
-    grand_rank: int = 64,
-    dropout: float = 0.25,
-    nO: Optional[int] = None,
-) -> Model[List[Doc], Tuple[List[Floats2d], List[Floats2d]]]:
-    """``GraphParserModel.v2`` whose label scorer also sees each word's outermost left and right
-    dependents (``biaffine_label(children=True)``). Same arguments."""
-    return _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank,
-                  sibling_rank, grand_rank, dropout, nO, linear_labels=True, child_labels=True)
+    """))
+build_graph_parser_model_v2 = registry.architectures("spacy_hcparse.GraphParserModel.v2")(_architecture(
+    linear_labels=True, child_labels=False, doc="""``GraphParserModel.v1`` whose label scorer also has linear terms per side
+    (``biaffine_label(linear=True)``, Dozat & Manning's label classifier). Same arguments."""))
+build_graph_parser_model_v3 = registry.architectures("spacy_hcparse.GraphParserModel.v3")(_architecture(
+    linear_labels=True, child_labels=True, doc="""``GraphParserModel.v2`` whose label scorer also sees each word's outermost left and right
+    dependents (``biaffine_label(children=True)``). Same arguments."""))
 
 
 def _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank,
-           sibling_rank, grand_rank, dropout, nO, linear_labels: bool, child_labels: bool = False) -> Model:
+           sibling_rank, grand_rank, dropout, nO, linear_labels: bool, child_labels: bool) -> Model:
     context = None
     if lstm_width > 0:
         context = with_padded(LSTM(nO=lstm_width, bi=True, depth=lstm_depth, dropout=dropout))
