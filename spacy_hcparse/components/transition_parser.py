@@ -62,6 +62,9 @@ SpanTree = Tuple[np.ndarray, np.ndarray]
         "model": Config().from_str(DEFAULT_MODEL)["model"],
         "beam_width": 1,
         "train_beam_width": 1,
+        "train_explore": 0.0,
+        "explore_after": 0,
+        "explore_max_length": 60,
         "label_freq_cutoff": 30,
         "scorer": {"@scorers": "spacy.parser_scorer.v1"},
     },
@@ -80,6 +83,9 @@ def make_transition_parser(
     model: Model,
     beam_width: int,
     train_beam_width: int,
+    train_explore: float,
+    explore_after: int,
+    explore_max_length: int,
     label_freq_cutoff: int,
     scorer: Optional[Callable],
 ) -> "TransitionParser":
@@ -89,6 +95,9 @@ def make_transition_parser(
         name,
         beam_width=beam_width,
         train_beam_width=train_beam_width,
+        train_explore=train_explore,
+        explore_after=explore_after,
+        explore_max_length=explore_max_length,
         label_freq_cutoff=label_freq_cutoff,
         scorer=scorer,
     )
@@ -107,11 +116,16 @@ class TransitionParser(ParserPipe):
     train_beam_width: perceptron training with beam search and early update when > 1 (global
         training, which is what makes a wide beam at prediction pay off); 1 = greedy training with
         the ultraconservative update.
+    train_explore: greedy perceptron training with error exploration: the probability of following
+        a wrong prediction (0 = always follow the static oracle). Once a wrong move is followed,
+        the dynamic oracle (``transition.dynamic_oracle``) names the correct moves.
+    explore_after: training words seen (counted from the start of training) before exploring.
+    explore_max_length: sentences longer than this are trained without exploration.
     label_freq_cutoff: decorated (lifted) labels seen fewer times in initialization are replaced
         by their plain label.
     """
 
-    SETTINGS = ("beam_width", "train_beam_width")
+    SETTINGS = ("beam_width", "train_beam_width", "train_explore", "explore_after", "explore_max_length")
 
     def __init__(
         self,
@@ -121,12 +135,17 @@ class TransitionParser(ParserPipe):
         *,
         beam_width: int = 1,
         train_beam_width: int = 1,
+        train_explore: float = 0.0,
+        explore_after: int = 0,
+        explore_max_length: int = 60,
         label_freq_cutoff: int = 30,
         scorer: Optional[Callable] = None,
     ) -> None:
         for key, value in (("beam_width", beam_width), ("train_beam_width", train_beam_width)):
             if value < 1:
                 raise ValueError(f"[hc_transition_parser] {key} must be at least 1, got {value}")
+        if not 0.0 <= train_explore <= 1.0:
+            raise ValueError(f"[hc_transition_parser] train_explore must be in [0, 1], got {train_explore}")
         kind = model.attrs.get("kind")
         if kind not in ("perceptron", "neural"):
             raise ValueError(f"[hc_transition_parser] model {model.name!r} is not a transition model (kind={kind!r})")
@@ -139,6 +158,9 @@ class TransitionParser(ParserPipe):
             "tags": [],
             "beam_width": beam_width,
             "train_beam_width": train_beam_width,
+            "train_explore": train_explore,
+            "explore_after": explore_after,
+            "explore_max_length": explore_max_length,
             "label_freq_cutoff": label_freq_cutoff,
         }
         self._learner: Optional[AveragedPerceptron] = None
@@ -299,9 +321,12 @@ class TransitionParser(ParserPipe):
         gold_heads = np.concatenate([h for h, _, _ in flat])
         gold_labels = np.concatenate([np.concatenate([[-1], lab]) for _, lab, _ in flat]).astype(np.int64)
         linear = self.model.get_ref("linear")
+        exploring = self._learner.counter[0] >= 2 * self.cfg.get("explore_after", 0)  # 2 moves per word
         mistakes = self._learner.train(
             attrs, offsets, gold_heads, gold_labels, get_templates(self.model.attrs["templates"]),
             linear.get_dim("nB"), len(self.labels), self._root_label, int(self.cfg["train_beam_width"]),
+            explore=float(self.cfg.get("train_explore", 0.0)) if exploring else 0.0,
+            explore_max_length=int(self.cfg.get("explore_max_length", 60)),
         )
         self._stale = True
         return float(mistakes)

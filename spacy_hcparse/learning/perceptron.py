@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..transition.features import N_VALUES, fill_context, hash_features
+from ..transition.dynamic_oracle import optimal_classes
 from ..transition.moves import apply, n_classes, valid_mask
 from ..transition.oracle import gold_child_counts, oracle_class, oracle_sequence
 from ..transition.state import initial_state, is_final
@@ -81,24 +82,35 @@ def best_candidates(
 
 
 @njit(cache=True)
-def _update(W, U, c, feats, gold, scores, valid, n_cls) -> bool:
-    """Ultraconservative update in one configuration; True if there was a mistake."""
+def _update(W, U, c, feats, target, scores, rivals, n_cls) -> bool:
+    """Ultraconservative update in one configuration toward class ``target``, against ``Psi``:
+    the ``rivals`` (valid classes that are not correct) scoring at least as high as ``target``.
+    True if ``Psi`` was not empty."""
     size = 0
     for k in range(n_cls):
-        if k != gold and valid[k] and scores[k] >= scores[gold]:
+        if rivals[k] and scores[k] >= scores[target]:
             size += 1
     if size == 0:
         return False
     share = 1.0 / size
     for f in range(feats.shape[0]):
         b = feats[f]
-        W[b + gold] += 1.0
-        U[b + gold] += c
+        W[b + target] += 1.0
+        U[b + target] += c
         for k in range(n_cls):
-            if k != gold and valid[k] and scores[k] >= scores[gold]:
+            if rivals[k] and scores[k] >= scores[target]:
                 W[b + k] -= share
                 U[b + k] -= c * share
     return True
+
+
+@njit(cache=True)
+def _best(scores, allowed) -> int:
+    best = -1
+    for k in range(scores.shape[0]):
+        if allowed[k] and (best < 0 or scores[k] > scores[best]):
+            best = k
+    return best
 
 
 @njit(cache=True)
@@ -131,10 +143,70 @@ def train_spans(attrs, offsets, gold_heads, gold_labels, W, U, counter, template
             fill_context(st, attrs[lo:hi], ctx)
             hash_features(ctx, templates, mask, feats)
             score(W, feats, n_cls, scores)
+            valid[gold] = False  # the rivals
             if _update(W, U, counter[0], feats, gold, scores, valid, n_cls):
                 mistakes += 1
             counter[0] += 1
             apply(st, gold, n_labels)
+    return mistakes
+
+
+@njit(cache=True)
+def train_spans_explore(
+    attrs, offsets, gold_heads, gold_labels, W, U, counter, templates, mask, n_labels, root_label, explore, max_length
+):
+    """One online pass with error exploration (Goldberg & Nivre 2012): in each configuration the
+    update goes toward the best-scoring correct class, and with probability ``explore`` the
+    parser then follows its own prediction, right or wrong. While no mistake has been followed the
+    static oracle's move is the correct class; after one, the dynamic oracle's optimal classes are
+    (``transition.dynamic_oracle``). Spans longer than ``max_length`` words are not explored
+    (the dynamic oracle is cubic in the configuration's size). Returns the number of mistakes.
+    The random draws are seeded from the averaging clock, so a run is reproducible."""
+    np.random.seed(np.int64(counter[0]) % 2147483647)
+    n_cls = n_classes(n_labels)
+    ctx = np.empty(N_VALUES, dtype=np.int64)
+    feats = np.empty(templates.shape[0], dtype=np.int64)
+    scores = np.empty(n_cls, dtype=np.float64)
+    valid = np.empty(n_cls, dtype=np.bool_)
+    correct = np.empty(n_cls, dtype=np.bool_)
+    rivals = np.empty(n_cls, dtype=np.bool_)
+    mistakes = 0
+    for s in range(len(offsets) - 1):
+        lo, hi = offsets[s], offsets[s + 1]
+        heads = gold_heads[lo:hi]
+        labels = gold_labels[lo + 1 : hi]
+        counts = gold_child_counts(heads)
+        st = initial_state(hi - lo - 1)
+        on_path = True
+        explore_here = hi - lo - 1 <= max_length
+        while not is_final(st):
+            valid_mask(st, n_labels, root_label, valid)
+            gold = -1
+            if on_path:
+                gold = oracle_class(st, heads, labels, counts, n_labels)
+                if gold < 0 or not valid[gold]:
+                    break  # not projective: nothing more to learn here
+                correct[:] = False
+                correct[gold] = True
+            else:
+                optimal_classes(st, heads, labels, n_labels, root_label, valid, correct)
+            fill_context(st, attrs[lo:hi], ctx)
+            hash_features(ctx, templates, mask, feats)
+            score(W, feats, n_cls, scores)
+            target = _best(scores, correct)
+            if target < 0:
+                break
+            predicted = _best(scores, valid)
+            for k in range(n_cls):
+                rivals[k] = valid[k] and not correct[k]
+            if _update(W, U, counter[0], feats, target, scores, rivals, n_cls):
+                mistakes += 1
+            counter[0] += 1
+            move = target
+            if explore_here and not correct[predicted] and np.random.random() < explore:
+                move = predicted
+                on_path = False
+            apply(st, move, n_labels)
     return mistakes
 
 
@@ -166,14 +238,17 @@ class AveragedPerceptron:
 
     def train(
         self, attrs, offsets, gold_heads, gold_labels, templates, n_buckets: int, n_labels: int, root_label: int,
-        beam_width: int = 1,
+        beam_width: int = 1, explore: float = 0.0, explore_max_length: int = 0,
     ) -> int:
         """One online pass over the spans: greedy with the ultraconservative update
-        (``beam_width == 1``) or beam search with early update. Returns the number of updates."""
+        (``beam_width == 1``; with error exploration when ``explore > 0``) or beam search with
+        early update. Returns the number of updates."""
         args = (attrs, offsets, gold_heads, gold_labels, self.W, self.U, self.counter, templates,
                 np.int64(n_buckets - 1), n_labels, root_label)
         if beam_width > 1:
             return int(train_spans_beam(*args, beam_width))
+        if explore > 0:
+            return int(train_spans_explore(*args, float(explore), int(explore_max_length)))
         return int(train_spans(*args))
 
     def average(self) -> np.ndarray:
