@@ -114,54 +114,21 @@ def _best(scores, allowed) -> int:
 
 
 @njit(cache=True)
-def train_spans(attrs, offsets, gold_heads, gold_labels, W, U, counter, templates, mask, n_labels, root_label):
+def train_spans(
+    attrs, offsets, gold_heads, gold_labels, W, U, counter, templates, mask, n_labels, root_label, explore, max_length
+):
     """One online pass over the spans in order; returns the number of mistakes.
 
     ``attrs``/``gold_heads``/``gold_labels`` hold the spans one after another, ``n + 1`` rows
     each (row 0 the root), delimited by ``offsets``; ``counter[0]`` is the averaging clock.
-    Spans whose gold tree the oracle cannot reach are skipped.
-    """
-    n_cls = n_classes(n_labels)
-    ctx = np.empty(N_VALUES, dtype=np.int64)
-    feats = np.empty(templates.shape[0], dtype=np.int64)
-    scores = np.empty(n_cls, dtype=np.float64)
-    valid = np.empty(n_cls, dtype=np.bool_)
-    mistakes = 0
-    for s in range(len(offsets) - 1):
-        lo, hi = offsets[s], offsets[s + 1]
-        heads = gold_heads[lo:hi]
-        labels = gold_labels[lo + 1 : hi]
-        counts = gold_child_counts(heads)
-        st = initial_state(hi - lo - 1)
-        while not is_final(st):
-            gold = oracle_class(st, heads, labels, counts, n_labels)
-            if gold < 0:
-                break  # not projective: nothing more to learn here
-            valid_mask(st, n_labels, root_label, valid)
-            if not valid[gold]:
-                break
-            fill_context(st, attrs[lo:hi], ctx)
-            hash_features(ctx, templates, mask, feats)
-            score(W, feats, n_cls, scores)
-            valid[gold] = False  # the rivals
-            if _update(W, U, counter[0], feats, gold, scores, valid, n_cls):
-                mistakes += 1
-            counter[0] += 1
-            apply(st, gold, n_labels)
-    return mistakes
-
-
-@njit(cache=True)
-def train_spans_explore(
-    attrs, offsets, gold_heads, gold_labels, W, U, counter, templates, mask, n_labels, root_label, explore, max_length
-):
-    """One online pass with error exploration (Goldberg & Nivre 2012): in each configuration the
-    update goes toward the best-scoring correct class, and with probability ``explore`` the
-    parser then follows its own prediction, right or wrong. While no mistake has been followed the
-    static oracle's move is the correct class; after one, the dynamic oracle's optimal classes are
-    (``transition.dynamic_oracle``). Spans longer than ``max_length`` words are not explored
-    (the dynamic oracle is cubic in the configuration's size). Returns the number of mistakes.
-    The random draws are seeded from the averaging clock, so a run is reproducible."""
+    In each configuration the update goes toward the best-scoring correct class; the parser then
+    follows that class, or with probability ``explore`` its own wrong prediction (error
+    exploration, Goldberg & Nivre 2012; ``explore = 0`` is plain static-oracle training). While
+    no mistake has been followed the static oracle's move is the one correct class; after one,
+    the dynamic oracle's optimal classes are (``transition.dynamic_oracle``). Spans longer than
+    ``max_length`` words are not explored (the dynamic oracle is cubic in the configuration's
+    size), and spans whose gold tree the static oracle cannot reach end where it fails. The
+    random draws are seeded from the averaging clock, so a run is reproducible."""
     np.random.seed(np.int64(counter[0]) % 2147483647)
     n_cls = n_classes(n_labels)
     ctx = np.empty(N_VALUES, dtype=np.int64)
@@ -203,7 +170,7 @@ def train_spans_explore(
                 mistakes += 1
             counter[0] += 1
             move = target
-            if explore_here and not correct[predicted] and np.random.random() < explore:
+            if explore_here and not correct[predicted] and explore > 0 and np.random.random() < explore:
                 move = predicted
                 on_path = False
             apply(st, move, n_labels)
@@ -247,9 +214,7 @@ class AveragedPerceptron:
                 np.int64(n_buckets - 1), n_labels, root_label)
         if beam_width > 1:
             return int(train_spans_beam(*args, beam_width))
-        if explore > 0:
-            return int(train_spans_explore(*args, float(explore), int(explore_max_length)))
-        return int(train_spans(*args))
+        return int(train_spans(*args, float(explore), int(explore_max_length)))
 
     def average(self) -> np.ndarray:
         """The average of the weights after every configuration seen, as float32."""
