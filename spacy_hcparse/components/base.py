@@ -222,3 +222,17 @@ def aligned_gold(eg: Example, projectivize: bool, tags: bool = False) -> Tuple[l
             return list(heads), list(deps), tag_strings
     heads, deps = eg.get_aligned_parse(projectivize=projectivize)
     return list(heads), list(deps), (eg.get_aligned("TAG", as_string=True) if tags else None)
+
+
+def index_groups(lengths: List[int], budget: int) -> List[Tuple[int, int]]:
+    """Consecutive index ranges ``(lo, hi)`` whose lengths add up to at most ``budget`` (a range
+    holds at least one item, however long)."""
+    groups, lo, total = [], 0, 0
+    for i, length in enumerate(lengths):
+        if i > lo and total + length > budget:
+            groups.append((lo, i))
+            lo, total = i, 0
+        total += length
+    if lengths:
+        groups.append((lo, len(lengths)))
+    return groups

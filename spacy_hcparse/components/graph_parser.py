@@ -21,7 +21,7 @@ from ..decoders.dispatch import DECODERS, decode
 from ..learning.losses import head_xent, label_xent
 from ..segment import sentence_spans
 from .annotate import write_trees
-from .base import ParserPipe, aligned_gold, copy_gold_sentences
+from .base import ParserPipe, aligned_gold, copy_gold_sentences, index_groups
 from .extensions import MARGINS_KEY, register_extensions
 
 ROOT_LABEL = "ROOT"
@@ -242,7 +242,7 @@ class GraphParser(ParserPipe):
         # Factors the decoder ignores are not scored: Eisner uses arcs and siblings, MST arcs only.
         decoder = self.cfg["decoder"]
         uses = {"sib": decoder != "mst", "grand": decoder in ("hill_climb", "dual")}
-        for lo, hi in _groups([len(m) - 1 for m in masks], WORDS_PER_GROUP):
+        for lo, hi in index_groups([len(m) - 1 for m in masks], WORDS_PER_GROUP):
             factor_scores = self._factor_scores(blocks[lo:hi], masks[lo:hi], is_train=False, **uses)
             for i in range(lo, hi):
                 sib, grand = self._cubes(len(masks[i]), *(part[i - lo] for part in factor_scores[:4]), **uses)
@@ -522,20 +522,6 @@ def _margins(arc: np.ndarray, heads: np.ndarray) -> np.ndarray:
     scores[heads[1:], words] = -np.inf
     best_other = scores.max(axis=0)
     return np.where(np.isfinite(best_other), chosen - best_other, 0.0)
-
-
-def _groups(lengths: List[int], budget: int) -> List[Tuple[int, int]]:
-    """Consecutive index ranges ``(lo, hi)`` whose lengths add up to at most ``budget`` (a range
-    holds at least one item, however long)."""
-    groups, lo, total = [], 0, 0
-    for i, length in enumerate(lengths):
-        if i > lo and total + length > budget:
-            groups.append((lo, i))
-            lo, total = i, 0
-        total += length
-    if lengths:
-        groups.append((lo, len(lengths)))
-    return groups
 
 
 def _chain_tree(size: int) -> np.ndarray:

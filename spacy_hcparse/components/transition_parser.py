@@ -28,19 +28,21 @@ from thinc.api import Config, Model, set_dropout_rate
 
 from ..decoders import tree_problem
 from ..learning.perceptron import AveragedPerceptron
+from ..models.transition import precompute_hidden, precomputed_scores
 from ..learning.tagger import JackknifeTagger, tag_spans, tagger_templates
 from ..segment import Span, sentence_spans
 from ..transition.features import N_SLOTS, T, get_templates, slot_words, token_attrs
 from ..transition.moves import apply, n_classes, valid_mask
 from ..transition.oracle import oracle_slots
-from ..transition.search import beam_parse, greedy_parse
+from ..transition.search import apply_best, beam_parse, greedy_parse, initial_states, step_inputs
 from ..transition.state import heads_of, initial_state, is_final, labels_of
 from .annotate import write_trees
-from .base import ParserPipe, aligned_gold, copy_gold_sentences
+from .base import ParserPipe, aligned_gold, copy_gold_sentences, index_groups
 
 ROOT_LABEL = "ROOT"
 FALLBACK_LABEL = "dep"  # words need a label other than ROOT to attach to each other
 DECORATION = nonproj.DELIMITER  # "||"
+WORDS_PER_GROUP = 2000  # words whose hidden layer is precomputed together by the neural option
 
 DEFAULT_MODEL = """
 [model]
@@ -262,28 +264,34 @@ class TransitionParser(ParserPipe):
         return [(heads[lo:hi].copy(), labels[lo + 1 : hi].copy()) for lo, hi in zip(offsets[:-1], offsets[1:])]
 
     def _parse_neural(self, docs, spans) -> List[SpanTree]:
+        """Greedy parses of all spans; the hidden layer is precomputed per token for groups of
+        about ``WORDS_PER_GROUP`` words (``models.transition.precompute_hidden``), which bounds
+        the precomputed table's memory by the group, not the batch."""
         table = _vector_table(self.model.predict(list(docs)))
-        scorer = self.model.get_ref("scorer")
-        n_labels, root = len(self.labels), self._root_label
-        n_cls = n_classes(n_labels)
         firsts = _first_rows(docs, spans)
-        states = [initial_state(end - start) for doc_spans in spans for start, end in doc_spans]
-        slots = np.empty(N_SLOTS, dtype=np.int64)
-        valid = np.empty(n_cls, dtype=np.bool_)
-        active = [i for i, st in enumerate(states) if not is_final(st)]
-        while active:
-            rows = np.empty((len(active), N_SLOTS), dtype=np.int64)
-            masks = np.empty((len(active), n_cls), dtype=np.bool_)
-            for r, i in enumerate(active):
-                slot_words(states[i], slots)
-                rows[r] = _slot_rows(slots, firsts[i], len(table) - 1)
-                valid_mask(states[i], n_labels, root, valid)
-                masks[r] = valid
-            scores = np.asarray(scorer.predict(table[rows].reshape(len(active), -1)))
-            best = np.where(masks, scores, -np.inf).argmax(axis=1)
-            for i, cls in zip(active, best):
-                apply(states[i], int(cls), n_labels)
-            active = [i for i in active if not is_final(states[i])]
+        sizes = [end - start for doc_spans in spans for start, end in doc_spans]
+        out: List[SpanTree] = []
+        for lo, hi in index_groups(sizes, WORDS_PER_GROUP):
+            # the group's words are the table rows first + 1 .. first + size of its spans, in order
+            start, end = firsts[lo] + 1, firsts[hi - 1] + sizes[hi - 1] + 1
+            sub = np.concatenate([table[start:end], table[-1:]])  # the zero row last, as in table
+            hidden = precompute_hidden(self.model, sub)
+            out.extend(self._parse_neural_group(hidden, [f - start for f in firsts[lo:hi]], sizes[lo:hi]))
+        return out
+
+    def _parse_neural_group(self, hidden: np.ndarray, firsts: List[int], sizes: List[int]) -> List[SpanTree]:
+        """Greedy parses of one group's spans, all configurations advanced together."""
+        n_labels, root = len(self.labels), self._root_label
+        states = initial_states(np.array(sizes, dtype=np.int64))
+        firsts = np.array(firsts, dtype=np.int64)
+        active = np.array([i for i, n in enumerate(sizes) if n > 0], dtype=np.int64)
+        rows = np.empty((len(active), N_SLOTS), dtype=np.int64)
+        masks = np.empty((len(active), n_classes(n_labels)), dtype=np.bool_)
+        k = len(active)
+        while k:
+            step_inputs(states, active[:k], firsts, len(hidden) - 1, n_labels, root, rows, masks)
+            scores = precomputed_scores(self.model, hidden, rows[:k])
+            k = apply_best(states, active[:k], scores, masks, n_labels)
         return [(heads_of(st), labels_of(st)) for st in states]
 
     # ----- training -----------------------------------------------------------------------

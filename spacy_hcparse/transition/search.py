@@ -9,9 +9,9 @@ import numpy as np
 from numba import njit
 
 from ..learning.perceptron import best_candidates, score
-from .features import N_VALUES, fill_context, hash_features
+from .features import N_SLOTS, N_VALUES, fill_context, hash_features, slot_words
 from .moves import apply, n_classes, valid_mask
-from .state import HEAD, LABEL, initial_state, is_final
+from .state import HEAD, LABEL, N_ROWS, NONE, initial_state, is_final
 
 
 @njit(cache=True)
@@ -86,3 +86,46 @@ def beam_parse(attrs, offsets, W, templates, mask, n_labels, root_label, width, 
             totals[:size] = top_s[:size]
             beam, new_beam = new_beam, beam
         _write(beam[0], lo, hi, out_heads, out_labels)
+
+
+# ----- batched greedy steps, for scorers outside numba (the neural option) ---------------------
+@njit(cache=True)
+def initial_states(sizes: np.ndarray) -> np.ndarray:
+    """The start configurations of spans of ``sizes`` words, stacked ``(len(sizes), N_ROWS,
+    width)``; columns past a span's own width are padding that no move reads."""
+    width = 3
+    for n in sizes:
+        width = max(width, n + 2)
+    out = np.full((len(sizes), N_ROWS, width), NONE, dtype=np.int32)
+    for i in range(len(sizes)):
+        st = initial_state(sizes[i])
+        out[i, :, : st.shape[1]] = st
+    return out
+
+
+@njit(cache=True)
+def step_inputs(states, active, firsts, null, n_labels, root_label, rows, masks) -> None:
+    """For the configurations ``states[active]``: their slot words as table rows (word ``m`` of
+    span ``i`` at ``firsts[i] + m``, empty slots and the root at ``null``) into ``rows`` and
+    their valid classes into ``masks``."""
+    slots = np.empty(N_SLOTS, dtype=np.int64)
+    for r in range(len(active)):
+        i = active[r]
+        slot_words(states[i], slots)
+        for k in range(N_SLOTS):
+            rows[r, k] = firsts[i] + slots[k] if slots[k] > 0 else null
+        valid_mask(states[i], n_labels, root_label, masks[r])
+
+
+@njit(cache=True)
+def apply_best(states, active, scores, masks, n_labels) -> int:
+    """Apply each of ``states[active]``'s best valid class and keep in ``active[:k]`` the
+    configurations not final yet; returns ``k``."""
+    kept = 0
+    for r in range(len(active)):
+        i = active[r]
+        apply(states[i], _best_valid(scores[r], masks[r]), n_labels)
+        if not is_final(states[i]):
+            active[kept] = i
+            kept += 1
+    return kept
