@@ -61,6 +61,16 @@ class ParserPipe(TrainablePipe):
         """Longest span parsed as one tree (see ``segment.sentence_spans``)."""
         return int(self.model.attrs["max_length"])
 
+    def load_trained(self, pipeline_dir: str) -> None:
+        """Weights and labels of the same-named component of a trained pipeline directory; this
+        component's ``SETTINGS`` stay as they are (see ``from_disk``)."""
+        path = Path(pipeline_dir) / self.name
+        if not path.is_dir():
+            raise ValueError(f"[{self.name}] {pipeline_dir} has no trained {self.name!r} component (no {path})")
+        self.from_disk(path, exclude=["vocab"])  # the pipeline's vocab is this one's
+        for label in self.labels:
+            self.vocab.strings.add(label)
+
     # ----- serialization --------------------------------------------------------------------
     def _before_save(self) -> None:
         """Bring ``cfg`` and the weights up to date before serializing (subclasses extend it)."""

@@ -9,6 +9,7 @@ from itertools import islice
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
+from spacy.attrs import DEP, HEAD
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples, validate_get_examples
@@ -78,6 +79,8 @@ class SpanParse(NamedTuple):
         "label_weight": 1.0,
         "time_limit": 0.5,
         "init_from_doc": False,
+        "doc_arc_bonus": 0.0,
+        "keep_doc_labels": False,
         "hill_climb_options": {"max_restarts": 50, "min_restarts": 5, "converge": 3, "uniform_share": 0.0},
         "train_hill_climb_options": {"max_restarts": 6, "min_restarts": 2, "converge": 2, "uniform_share": 0.0},
         "dual_options": {"max_iter": 200},
@@ -106,6 +109,8 @@ def make_graph_parser(
     label_weight: float,
     time_limit: float,
     init_from_doc: bool,
+    doc_arc_bonus: float,
+    keep_doc_labels: bool,
     hill_climb_options: Dict,
     train_hill_climb_options: Dict,
     dual_options: Dict,
@@ -125,6 +130,8 @@ def make_graph_parser(
         label_weight=label_weight,
         time_limit=time_limit,
         init_from_doc=init_from_doc,
+        doc_arc_bonus=doc_arc_bonus,
+        keep_doc_labels=keep_doc_labels,
         hill_climb_options=hill_climb_options,
         train_hill_climb_options=train_hill_climb_options,
         dual_options=dual_options,
@@ -146,6 +153,11 @@ class GraphParser(ParserPipe):
     init_from_doc: when the doc already has a parse (e.g. from ``hc_transition_parser`` earlier in
         the pipeline), hill climbing also considers that tree as its first start, keeping the
         better of it and the MST tree. The parse is then overwritten.
+    doc_arc_bonus: when the doc already has a parse, its arcs' scores are raised by this much
+        before decoding (reparsing, Sagae & Lavie 2006): where the two parsers disagree the
+        decoder weighs the other parser's choice against this one's score margin. 0 = off.
+    keep_doc_labels: where the decoded head is the doc's existing head, keep the doc's label
+        (if this parser knows it): for an earlier parser whose labels are the better ones.
     hill_climb_options / dual_options: keyword arguments for ``decode_hill_climb`` (its first
         start is always the first-order MST tree) and ``decode_dual``; training's cost-augmented
         search uses ``train_hill_climb_options``.
@@ -153,8 +165,8 @@ class GraphParser(ParserPipe):
 
     SETTINGS = (
         "decoder", "train_decoder", "top_k", "higher_order_max_length", "hinge_weight", "xent_weight",
-        "label_weight", "time_limit", "init_from_doc", "hill_climb_options", "train_hill_climb_options",
-        "dual_options", "seed",
+        "label_weight", "time_limit", "init_from_doc", "doc_arc_bonus", "keep_doc_labels", "hill_climb_options",
+        "train_hill_climb_options", "dual_options", "seed",
     )
 
     def __init__(
@@ -172,6 +184,8 @@ class GraphParser(ParserPipe):
         label_weight: float = 1.0,
         time_limit: float = 0.5,
         init_from_doc: bool = False,
+        doc_arc_bonus: float = 0.0,
+        keep_doc_labels: bool = False,
         hill_climb_options: Optional[Dict] = None,
         train_hill_climb_options: Optional[Dict] = None,
         dual_options: Optional[Dict] = None,
@@ -199,6 +213,8 @@ class GraphParser(ParserPipe):
             "label_weight": label_weight,
             "time_limit": time_limit,
             "init_from_doc": init_from_doc,
+            "doc_arc_bonus": doc_arc_bonus,
+            "keep_doc_labels": keep_doc_labels,
             "hill_climb_options": dict(hill_climb_options or {}),
             "train_hill_climb_options": dict(train_hill_climb_options or {}),
             "dual_options": dict(dual_options or {}),
@@ -212,7 +228,15 @@ class GraphParser(ParserPipe):
         *,
         nlp: Optional[Language] = None,
         labels: Optional[List[str]] = None,
+        weights_from: Optional[str] = None,
     ) -> None:
+        """Labels from ``labels`` or the examples, then the model's shapes from a sample; or,
+        with ``weights_from`` (a trained pipeline's directory), that pipeline's ``hc_parser``
+        weights and labels, keeping this component's settings (``spacy assemble`` with
+        ``[initialize.components.hc_parser]``, as in ``configs/ewt_accurate.cfg``)."""
+        if weights_from is not None:
+            self.load_trained(weights_from)
+            return
         validate_get_examples(get_examples, "GraphParser.initialize")
         if labels is None:
             labels = sorted(
@@ -234,7 +258,10 @@ class GraphParser(ParserPipe):
         blocks, arcs = self.model.predict(docs)
         arcs = [np.asarray(a, dtype=np.float64) for a in arcs]
         masks = [factors.candidate_heads(arc, self.cfg["top_k"]) for arc in arcs]
-        starts = [t for doc, doc_spans in zip(docs, spans) for t in self._doc_trees(doc, doc_spans)]
+        label_ids = {self.vocab.strings[label]: i for i, label in enumerate(self.cfg["labels"])}
+        existing = [t for doc, doc_spans in zip(docs, spans) for t in self._doc_parses(doc, doc_spans, label_ids)]
+        starts = [p[0] if p is not None and self.cfg.get("init_from_doc") else None for p in existing]
+        bonus = self.cfg.get("doc_arc_bonus", 0.0)
         # Factor scores in batched calls over groups of about WORDS_PER_GROUP words; each span's
         # dense (n+1)^3 cubes exist only while that span is decoded. Peak memory is bounded by
         # the group, not the batch or the doc.
@@ -247,13 +274,16 @@ class GraphParser(ParserPipe):
             for i in range(lo, hi):
                 sib, grand = self._cubes(len(masks[i]), *(part[i - lo] for part in factor_scores[:4]), **uses)
                 pruned = factors.pruned_arc(arcs[i], masks[i])
+                if bonus and existing[i] is not None:
+                    pruned = _with_bonus(pruned, arcs[i], existing[i][0], bonus)
                 parses.append(self._decode(decoder, pruned, sib, grand, start=starts[i]))
                 del sib, grand
         heads = [r.heads for r in parses]
         label_scores = self.model.get_ref("label_scorer").predict((blocks, heads))
         flat = [
-            SpanParse(r.heads, self._best_labels(r.heads, s), r.score, r.certified, r.upper_bound, _margins(arc, r.heads), r.time_capped)
-            for r, s, arc in zip(parses, label_scores, arcs)
+            SpanParse(r.heads, self._best_labels(r.heads, s, doc_parse), r.score, r.certified, r.upper_bound,
+                      _margins(arc, r.heads), r.time_capped)
+            for r, s, arc, doc_parse in zip(parses, label_scores, arcs, existing)
         ]
         out, pos = [], 0
         for doc_spans in spans:
@@ -425,13 +455,29 @@ class GraphParser(ParserPipe):
         return (factors.dense_cube(size, sib_triples, sib_vals) if sib else None,
                 factors.dense_cube(size, grand_triples, grand_vals) if grand else None)
 
-    def _doc_trees(self, doc: Doc, spans) -> List[Optional[np.ndarray]]:
-        """The doc's existing trees per span (None where there is none or it is not one tree)."""
-        if not self.cfg.get("init_from_doc") or not doc.has_annotation("DEP"):
+    def _doc_parses(self, doc: Doc, spans, label_ids: Dict[int, int]) -> List[Optional[Tuple[np.ndarray, np.ndarray]]]:
+        """The doc's existing parse per span, as span-local heads (n+1,) and label ids (n,) in
+        this parser's label set (``label_ids``: label hash -> id; ``-1`` for labels it does not
+        know), where the settings use it
+        (``init_from_doc``, ``doc_arc_bonus``, ``keep_doc_labels``) and the doc has one tree
+        there; None elsewhere."""
+        wanted = self.cfg.get("init_from_doc") or self.cfg.get("doc_arc_bonus") or self.cfg.get("keep_doc_labels")
+        if not wanted or not doc.has_annotation("DEP"):
             return [None] * len(spans)
-        heads = [t.head.i for t in doc]
-        deps = [t.dep_ for t in doc]
-        return [None if (g := _span_gold(heads, deps, s, e, {})) is None else g[0] for s, e in spans]
+        heads = np.arange(len(doc)) + doc.to_array(HEAD).astype(np.int64)  # offsets, stored as uint64
+        labels = np.array([label_ids.get(h, -1) for h in doc.to_array(DEP).tolist()], dtype=np.int64)
+        out = []
+        for start, end in spans:
+            span_heads = heads[start:end]
+            local = np.empty(end - start + 1, dtype=np.int64)
+            local[0] = -1
+            local[1:] = span_heads - start + 1
+            local[1:][span_heads == np.arange(start, end)] = 0
+            if (span_heads < start).any() or (span_heads >= end).any() or tree_problem(local):
+                out.append(None)
+            else:
+                out.append((local, labels[start:end]))
+        return out
 
     def _decode(self, name: str, arc, sib, grand, training: bool = False, start=None):
         if len(arc) > MAX_WORDS + 1:  # cannot happen with sentence_spans; guards direct calls
@@ -456,8 +502,10 @@ class GraphParser(ParserPipe):
             name, arc, sib, grand, seed=self.cfg["seed"], time_limit=self.cfg["time_limit"], init=init, **options
         )
 
-    def _best_labels(self, heads: np.ndarray, scores: np.ndarray) -> np.ndarray:
-        """Best label per word: ``ROOT`` for the root's child, any other label elsewhere."""
+    def _best_labels(self, heads: np.ndarray, scores: np.ndarray, doc_parse=None) -> np.ndarray:
+        """Best label per word: ``ROOT`` for the root's child, any other label elsewhere; with
+        ``keep_doc_labels``, the doc's own label where ``doc_parse`` (span-local heads and
+        label ids) has the same head and a label this parser knows."""
         scores = np.array(scores, dtype=np.float64)
         root = self.cfg["labels"].index(ROOT_LABEL) if ROOT_LABEL in self.cfg["labels"] else -1
         if root >= 0:
@@ -465,7 +513,12 @@ class GraphParser(ParserPipe):
             scores[~is_root, root] = -np.inf
             scores[is_root, :] = -np.inf
             scores[is_root, root] = 0.0
-        return scores.argmax(axis=1)
+        best = scores.argmax(axis=1)
+        if doc_parse is not None and self.cfg.get("keep_doc_labels"):
+            doc_heads, doc_labels = doc_parse
+            keep = (doc_heads[1:] == heads[1:]) & (doc_labels >= 0) & ((doc_labels == root) == (heads[1:] == 0))
+            best[keep] = doc_labels[keep]
+        return best
 
     def _gold_spans(self, examples: List[Example]) -> List[List[Optional[Tuple[np.ndarray, np.ndarray]]]]:
         """Per doc, per span: (gold heads (n+1,), gold label ids (n,)) or None if unusable."""
@@ -522,6 +575,15 @@ def _margins(arc: np.ndarray, heads: np.ndarray) -> np.ndarray:
     scores[heads[1:], words] = -np.inf
     best_other = scores.max(axis=0)
     return np.where(np.isfinite(best_other), chosen - best_other, 0.0)
+
+
+def _with_bonus(pruned: np.ndarray, arc: np.ndarray, doc_heads: np.ndarray, bonus: float) -> np.ndarray:
+    """``pruned`` with each of the doc's arcs (``doc_heads``: (n+1,), ``-1`` at the root row) at
+    its unpruned score plus ``bonus``, so pruning cannot hide the other parser's choice."""
+    out = pruned.copy()
+    words = np.arange(1, len(doc_heads))
+    out[doc_heads[1:], words] = arc[doc_heads[1:], words] + bonus
+    return out
 
 
 def _chain_tree(size: int) -> np.ndarray:

@@ -229,3 +229,32 @@ def test_init_from_doc_uses_existing_parse(trained):
         parser.cfg["init_from_doc"] = False
     assert_valid(doc)
     assert parse_of(doc)[0] == heads
+
+
+@pytest.mark.parametrize("decoder", ["hill_climb", "eisner", "mst"])
+def test_doc_arc_bonus_follows_a_strong_prior_and_keeps_its_labels(trained, decoder):
+    parser = trained.get_pipe("hc_parser")
+    words = SENTENCES[0][0]
+    chain = [i - 1 if i else i for i in range(len(words))]  # a right-branching chain, root first
+    labels = ["ROOT"] + ["obj"] * (len(words) - 1)
+    saved = dict(parser.cfg)
+    parser.cfg.update(doc_arc_bonus=1000.0, keep_doc_labels=True, decoder=decoder)
+    try:
+        doc = trained(Doc(trained.vocab, words=words, heads=chain, deps=labels))
+    finally:
+        parser.cfg.clear()
+        parser.cfg.update(saved)
+    assert_valid(doc)
+    assert [t.head.i for t in doc] == chain
+    assert [t.dep_ for t in doc] == labels
+
+
+def test_doc_arc_bonus_is_off_without_an_existing_parse(trained):
+    parser = trained.get_pipe("hc_parser")
+    words, heads, deps = SENTENCES[1]
+    parser.cfg["doc_arc_bonus"] = 1000.0
+    try:
+        doc = trained(Doc(trained.vocab, words=words))
+    finally:
+        parser.cfg["doc_arc_bonus"] = 0.0
+    assert parse_of(doc) == (heads, deps)
