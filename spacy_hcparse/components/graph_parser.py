@@ -458,26 +458,15 @@ class GraphParser(ParserPipe):
     def _doc_parses(self, doc: Doc, spans, label_ids: Dict[int, int]) -> List[Optional[Tuple[np.ndarray, np.ndarray]]]:
         """The doc's existing parse per span, as span-local heads (n+1,) and label ids (n,) in
         this parser's label set (``label_ids``: label hash -> id; ``-1`` for labels it does not
-        know), where the settings use it
-        (``init_from_doc``, ``doc_arc_bonus``, ``keep_doc_labels``) and the doc has one tree
-        there; None elsewhere."""
+        know), where the settings use it (``init_from_doc``, ``doc_arc_bonus``,
+        ``keep_doc_labels``) and the doc has one tree there; None elsewhere."""
         wanted = self.cfg.get("init_from_doc") or self.cfg.get("doc_arc_bonus") or self.cfg.get("keep_doc_labels")
         if not wanted or not doc.has_annotation("DEP"):
             return [None] * len(spans)
         heads = np.arange(len(doc)) + doc.to_array(HEAD).astype(np.int64)  # offsets, stored as uint64
         labels = np.array([label_ids.get(h, -1) for h in doc.to_array(DEP).tolist()], dtype=np.int64)
-        out = []
-        for start, end in spans:
-            span_heads = heads[start:end]
-            local = np.empty(end - start + 1, dtype=np.int64)
-            local[0] = -1
-            local[1:] = span_heads - start + 1
-            local[1:][span_heads == np.arange(start, end)] = 0
-            if (span_heads < start).any() or (span_heads >= end).any() or tree_problem(local):
-                out.append(None)
-            else:
-                out.append((local, labels[start:end]))
-        return out
+        trees = [_span_tree(heads, start, end) for start, end in spans]
+        return [None if tree is None else (tree, labels[start:end]) for tree, (start, end) in zip(trees, spans)]
 
     def _decode(self, name: str, arc, sib, grand, training: bool = False, start=None):
         if len(arc) > MAX_WORDS + 1:  # cannot happen with sentence_spans; guards direct calls
@@ -528,9 +517,10 @@ class GraphParser(ParserPipe):
             doc = eg.predicted
             copy_gold_sentences(eg)
             heads, deps, _ = aligned_gold(eg, projectivize=False)
+            absolute = np.array([-1 if h is None else h for h in heads], dtype=np.int64)
             doc_golds = []
             for start, end in sentence_spans(doc, self.max_length):
-                gold = _span_gold(heads, deps, start, end, label_ids)
+                gold = _span_gold(absolute, deps, start, end, label_ids)
                 if gold is None:
                     self._report_unusable_gold(doc, start, end, heads)
                 doc_golds.append(gold)
@@ -547,20 +537,27 @@ class GraphParser(ParserPipe):
             )
 
 
-def _span_gold(heads, deps, start, end, label_ids):
-    """Span-local gold tree (n+1,) and label ids, or None if the gold is not one tree here."""
-    n = end - start
-    local = np.full(n + 1, -1, dtype=np.int64)
-    labels = np.full(n, -1, dtype=np.int64)
-    for m in range(n):
-        h = heads[start + m]
-        if h is None or not (start <= h < end):
-            return None
-        local[m + 1] = 0 if h == start + m else h - start + 1
-        labels[m] = label_ids.get(deps[start + m], -1)
-    if tree_problem(local):
+def _span_gold(heads: np.ndarray, deps, start, end, label_ids):
+    """Span-local gold tree (n+1,) and label ids from absolute ``heads`` (``-1`` unknown), or
+    None if the gold is not one tree here."""
+    local = _span_tree(heads, start, end)
+    if local is None:
         return None
-    return local, labels
+    return local, np.array([label_ids.get(d, -1) for d in deps[start:end]], dtype=np.int64)
+
+
+def _span_tree(heads: np.ndarray, start: int, end: int) -> Optional[np.ndarray]:
+    """The span-local tree (n+1,) of tokens ``start..end-1`` from their absolute heads (a token
+    heading itself is a root; ``-1`` unknown): ``[-1, h_1 .. h_n]`` with the root's child at 0,
+    or None if a head falls outside the span or the result is not one tree."""
+    span_heads = heads[start:end]
+    if (span_heads < start).any() or (span_heads >= end).any():
+        return None
+    local = np.empty(end - start + 1, dtype=np.int64)
+    local[0] = -1
+    local[1:] = span_heads - start + 1
+    local[1:][span_heads == np.arange(start, end)] = 0
+    return None if tree_problem(local) else local
 
 
 def _margins(arc: np.ndarray, heads: np.ndarray) -> np.ndarray:

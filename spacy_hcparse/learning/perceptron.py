@@ -105,7 +105,8 @@ def _update(W, U, c, feats, target, scores, rivals, n_cls) -> bool:
 
 
 @njit(cache=True)
-def _best(scores, allowed) -> int:
+def best_allowed(scores, allowed) -> int:
+    """The highest-scoring class among the ``allowed`` ones (the first on ties), ``-1`` if none."""
     best = -1
     for k in range(scores.shape[0]):
         if allowed[k] and (best < 0 or scores[k] > scores[best]):
@@ -160,10 +161,10 @@ def train_spans(
             fill_context(st, attrs[lo:hi], ctx)
             hash_features(ctx, templates, mask, feats)
             score(W, feats, n_cls, scores)
-            target = _best(scores, correct)
+            target = best_allowed(scores, correct)
             if target < 0:
                 break
-            predicted = _best(scores, valid)
+            predicted = best_allowed(scores, valid)
             for k in range(n_cls):
                 rivals[k] = valid[k] and not correct[k]
             if _update(W, U, counter[0], feats, target, scores, rivals, n_cls):

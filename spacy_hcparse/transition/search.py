@@ -8,19 +8,10 @@ Only valid moves are taken, so every span ends as a single-rooted tree.
 import numpy as np
 from numba import njit
 
-from ..learning.perceptron import best_candidates, score
+from ..learning.perceptron import best_allowed, best_candidates, score
 from .features import N_SLOTS, N_VALUES, fill_context, hash_features, slot_words
 from .moves import apply, n_classes, valid_mask
 from .state import HEAD, LABEL, N_ROWS, NONE, initial_state, is_final
-
-
-@njit(cache=True)
-def _best_valid(scores, valid) -> int:
-    best = -1
-    for c in range(len(scores)):
-        if valid[c] and (best < 0 or scores[c] > scores[best]):
-            best = c
-    return best
 
 
 @njit(cache=True)
@@ -49,7 +40,7 @@ def greedy_parse(attrs, offsets, W, templates, mask, n_labels, root_label, out_h
             hash_features(ctx, templates, mask, feats)
             score(W, feats, n_cls, scores)
             valid_mask(st, n_labels, root_label, valid)
-            apply(st, _best_valid(scores, valid), n_labels)
+            apply(st, best_allowed(scores, valid), n_labels)
         _write(st, lo, hi, out_heads, out_labels)
 
 
@@ -124,7 +115,7 @@ def apply_best(states, active, scores, masks, n_labels) -> int:
     kept = 0
     for r in range(len(active)):
         i = active[r]
-        apply(states[i], _best_valid(scores[r], masks[r]), n_labels)
+        apply(states[i], best_allowed(scores[r], masks[r]), n_labels)
         if not is_final(states[i]):
             active[kept] = i
             kept += 1
