@@ -28,14 +28,14 @@ from thinc.api import Config, Model, set_dropout_rate
 
 from ..decoders import tree_problem
 from ..learning.perceptron import AveragedPerceptron
-from ..models.transition import precompute_hidden, precomputed_scores
 from ..learning.tagger import JackknifeTagger, tag_spans, tagger_templates
+from ..models.transition import precompute_hidden, precomputed_scores
 from ..segment import Span, sentence_spans
-from ..transition.features import N_SLOTS, T, get_templates, slot_words, token_attrs
-from ..transition.moves import apply, n_classes, valid_mask
+from ..transition.features import N_SLOTS, T, get_templates, token_attrs
+from ..transition.moves import n_classes
 from ..transition.oracle import oracle_slots
 from ..transition.search import apply_best, beam_parse, greedy_parse, initial_states, step_inputs
-from ..transition.state import heads_of, initial_state, is_final, labels_of
+from ..transition.state import heads_of, labels_of
 from .annotate import write_trees
 from .base import ParserPipe, aligned_gold, copy_gold_sentences, index_groups
 
