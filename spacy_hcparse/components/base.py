@@ -246,3 +246,17 @@ def index_groups(lengths: List[int], budget: int) -> List[Tuple[int, int]]:
     if lengths:
         groups.append((lo, len(lengths)))
     return groups
+
+
+def span_tree(heads: np.ndarray, start: int, end: int) -> Optional[np.ndarray]:
+    """The span-local tree (n+1,) of tokens ``start..end-1`` from their absolute heads (a token
+    heading itself is a root; ``-1`` unknown): ``[-1, h_1 .. h_n]`` with the root's child at 0,
+    or None if a head falls outside the span or the result is not one tree."""
+    span_heads = heads[start:end]
+    if (span_heads < start).any() or (span_heads >= end).any():
+        return None
+    local = np.empty(end - start + 1, dtype=np.int64)
+    local[0] = -1
+    local[1:] = span_heads - start + 1
+    local[1:][span_heads == np.arange(start, end)] = 0
+    return None if tree_problem(local) else local

@@ -17,12 +17,12 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, set_dropout_rate
 
 from .. import factors
-from ..decoders import MAX_WORDS, tree_problem, tree_score
+from ..decoders import MAX_WORDS, tree_score
 from ..decoders.dispatch import DECODERS, decode
 from ..learning.losses import head_xent, label_xent
 from ..segment import sentence_spans
 from .annotate import write_trees
-from .base import ParserPipe, aligned_gold, copy_gold_sentences, index_groups
+from .base import ParserPipe, aligned_gold, copy_gold_sentences, index_groups, span_tree
 from .extensions import MARGINS_KEY, register_extensions
 
 ROOT_LABEL = "ROOT"
@@ -465,7 +465,7 @@ class GraphParser(ParserPipe):
             return [None] * len(spans)
         heads = np.arange(len(doc)) + doc.to_array(HEAD).astype(np.int64)  # offsets, stored as uint64
         labels = np.array([label_ids.get(h, -1) for h in doc.to_array(DEP).tolist()], dtype=np.int64)
-        trees = [_span_tree(heads, start, end) for start, end in spans]
+        trees = [span_tree(heads, start, end) for start, end in spans]
         return [None if tree is None else (tree, labels[start:end]) for tree, (start, end) in zip(trees, spans)]
 
     def _decode(self, name: str, arc, sib, grand, training: bool = False, start=None):
@@ -540,24 +540,10 @@ class GraphParser(ParserPipe):
 def _span_gold(heads: np.ndarray, deps, start, end, label_ids):
     """Span-local gold tree (n+1,) and label ids from absolute ``heads`` (``-1`` unknown), or
     None if the gold is not one tree here."""
-    local = _span_tree(heads, start, end)
+    local = span_tree(heads, start, end)
     if local is None:
         return None
     return local, np.array([label_ids.get(d, -1) for d in deps[start:end]], dtype=np.int64)
-
-
-def _span_tree(heads: np.ndarray, start: int, end: int) -> Optional[np.ndarray]:
-    """The span-local tree (n+1,) of tokens ``start..end-1`` from their absolute heads (a token
-    heading itself is a root; ``-1`` unknown): ``[-1, h_1 .. h_n]`` with the root's child at 0,
-    or None if a head falls outside the span or the result is not one tree."""
-    span_heads = heads[start:end]
-    if (span_heads < start).any() or (span_heads >= end).any():
-        return None
-    local = np.empty(end - start + 1, dtype=np.int64)
-    local[0] = -1
-    local[1:] = span_heads - start + 1
-    local[1:][span_heads == np.arange(start, end)] = 0
-    return None if tree_problem(local) else local
 
 
 def _margins(arc: np.ndarray, heads: np.ndarray) -> np.ndarray:

@@ -26,7 +26,6 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, set_dropout_rate
 
-from ..decoders import tree_problem
 from ..learning.perceptron import AveragedPerceptron
 from ..learning.tagger import JackknifeTagger, tag_spans, tagger_templates
 from ..models.transition import precompute_hidden, precomputed_scores
@@ -37,7 +36,7 @@ from ..transition.oracle import oracle_slots
 from ..transition.search import apply_best, beam_parse, greedy_parse, initial_states, step_inputs
 from ..transition.state import heads_of, labels_of
 from .annotate import write_trees
-from .base import ParserPipe, aligned_gold, copy_gold_sentences, index_groups
+from .base import ParserPipe, aligned_gold, copy_gold_sentences, index_groups, span_tree
 
 ROOT_LABEL = "ROOT"
 FALLBACK_LABEL = "dep"  # words need a label other than ROOT to attach to each other
@@ -420,9 +419,10 @@ class TransitionParser(ParserPipe):
             heads, deps, tags = aligned_gold(eg, projectivize=True, tags=bool(tag_ids))
             tags = tags if tag_ids else [None] * len(doc)
             tags = np.array([tag_ids.get(t, -1) if t else -1 for t in tags], dtype=np.int64)
+            absolute = np.array([-1 if h is None else h for h in heads], dtype=np.int64)
             doc_spans, doc_golds = [], []
             for start, end in sentence_spans(doc, self.max_length):
-                gold = _span_gold(heads, deps, start, end, label_ids, root)
+                gold = _span_gold(absolute, deps, start, end, label_ids, root)
                 if gold is None:
                     self._report_unusable_gold(doc, start, end, heads)
                     continue
@@ -525,27 +525,22 @@ def _slot_rows(slots: np.ndarray, first: int, null: int) -> np.ndarray:
     return np.where(slots > 0, slots + first, null)
 
 
-def _span_gold(heads, deps, start, end, label_ids, root) -> Optional[SpanTree]:
-    """Span-local projectivized gold (heads (n+1,), label ids (n,)), or None if the gold is not
-    one tree inside the span or uses an unknown label. Decorated labels not kept at
-    initialization fall back to their plain label; the root's dependent gets ``ROOT``."""
-    n = end - start
-    local = np.full(n + 1, -1, dtype=np.int64)
-    labels = np.empty(n, dtype=np.int64)
-    for m in range(n):
-        h = heads[start + m]
-        if h is None or not (start <= h < end):
-            return None
-        if h == start + m:
-            local[m + 1] = 0
+def _span_gold(heads: np.ndarray, deps, start, end, label_ids, root) -> Optional[SpanTree]:
+    """Span-local projectivized gold (heads (n+1,), label ids (n,)) from absolute ``heads``
+    (``-1`` unknown), or None if the gold is not one tree inside the span (the oracle needs one)
+    or uses an unknown label. Decorated labels not kept at initialization fall back to their
+    plain label; the root's dependent gets ``ROOT``."""
+    local = span_tree(heads, start, end)
+    if local is None:
+        return None
+    labels = np.empty(end - start, dtype=np.int64)
+    for m in range(end - start):
+        if local[m + 1] == 0:
             labels[m] = root
             continue
-        local[m + 1] = h - start + 1
         dep = deps[start + m] or ""
         label = label_ids.get(dep, label_ids.get(dep.split(DECORATION)[0], -1))
         if label < 0 or label == root:
             return None
         labels[m] = label
-    if n and tree_problem(local):  # several roots or a cycle: the oracle needs one tree
-        return None
     return local, labels
