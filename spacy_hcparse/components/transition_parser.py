@@ -28,7 +28,7 @@ from thinc.api import Config, Model, set_dropout_rate
 
 from ..learning.perceptron import AveragedPerceptron
 from ..learning.tagger import JackknifeTagger, tag_spans, tagger_templates
-from ..models.transition import precompute_hidden, precomputed_scores
+from ..models.transition import PrecomputedScorer
 from ..segment import Span, sentence_spans
 from ..transition.features import N_SLOTS, T, get_templates, token_attrs
 from ..transition.moves import n_classes
@@ -264,21 +264,24 @@ class TransitionParser(ParserPipe):
 
     def _parse_neural(self, docs, spans) -> List[SpanTree]:
         """Greedy parses of all spans; the hidden layer is precomputed per token for groups of
-        about ``WORDS_PER_GROUP`` words (``models.transition.precompute_hidden``), which bounds
+        about ``WORDS_PER_GROUP`` words (``models.transition.PrecomputedScorer``), which bounds
         the precomputed table's memory by the group, not the batch."""
         table = _vector_table(self.model.predict(list(docs)))
         firsts = _first_rows(docs, spans)
         sizes = [end - start for doc_spans in spans for start, end in doc_spans]
         out: List[SpanTree] = []
+        scorer = PrecomputedScorer(self.model)
         for lo, hi in index_groups(sizes, WORDS_PER_GROUP):
             # the group's words are the table rows first + 1 .. first + size of its spans, in order
             start, end = firsts[lo] + 1, firsts[hi - 1] + sizes[hi - 1] + 1
             sub = np.concatenate([table[start:end], table[-1:]])  # the zero row last, as in table
-            hidden = precompute_hidden(self.model, sub)
-            out.extend(self._parse_neural_group(hidden, [f - start for f in firsts[lo:hi]], sizes[lo:hi]))
+            group_firsts = [f - start for f in firsts[lo:hi]]
+            out.extend(self._parse_neural_group(scorer, scorer.hidden(sub), group_firsts, sizes[lo:hi]))
         return out
 
-    def _parse_neural_group(self, hidden: np.ndarray, firsts: List[int], sizes: List[int]) -> List[SpanTree]:
+    def _parse_neural_group(
+        self, scorer: PrecomputedScorer, hidden: np.ndarray, firsts: List[int], sizes: List[int]
+    ) -> List[SpanTree]:
         """Greedy parses of one group's spans, all configurations advanced together."""
         n_labels, root = len(self.labels), self._root_label
         states = initial_states(np.array(sizes, dtype=np.int64))
@@ -289,7 +292,7 @@ class TransitionParser(ParserPipe):
         k = len(active)
         while k:
             step_inputs(states, active[:k], firsts, len(hidden) - 1, n_labels, root, rows, masks)
-            scores = precomputed_scores(self.model, hidden, rows[:k])
+            scores = scorer.scores(hidden, rows[:k])
             k = apply_best(states, active[:k], scores, masks, n_labels)
         return [(heads_of(st), labels_of(st)) for st in states]
 

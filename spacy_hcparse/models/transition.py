@@ -120,40 +120,40 @@ def _tok2vec_forward(model: Model, docs: List[Doc], is_train: bool):
     return model.get_ref("tok2vec")(docs, is_train)
 
 
-def precompute_hidden(model: Model, table: Floats2d) -> np.ndarray:
-    """The neural scorer's hidden layer, precomputed per token (the trick of spaCy's parser).
+class PrecomputedScorer:
+    """The neural scorer with its hidden layer precomputed per token (the trick of spaCy's parser).
 
     The Maxout's pre-activation is affine in the concatenated slot vectors, so it is the sum over
-    slots of ``table[row] @ W_slot.T``. Computed once per token and slot here, ``(len(table),
-    N_SLOTS, nO * nP)``, each configuration then costs ``N_SLOTS`` row additions instead of a
-    ``N_SLOTS * width`` by ``nO * nP`` product; with two moves per word that halves the work.
-    A zero row of ``table`` (empty slots) gives zero contributions."""
-    W = _maxout(model).get_param("W")
-    n_out, n_pieces, n_in = W.shape
-    width = n_in // N_SLOTS
-    flat = np.ascontiguousarray(W.reshape(n_out * n_pieces, N_SLOTS, width).transpose(2, 1, 0))
-    out = np.asarray(table, dtype="f") @ flat.reshape(width, N_SLOTS * n_out * n_pieces)
-    return out.reshape(len(table), N_SLOTS, n_out * n_pieces)
+    slots of ``table[row] @ W_slot.T``. ``hidden`` computes that once per token and slot,
+    ``(len(table), N_SLOTS, nO * nP)``; ``scores`` then costs ``N_SLOTS`` row additions per
+    configuration instead of a ``N_SLOTS * width`` by ``nO * nP`` product; with two moves per
+    word that halves the work. The scorer's layers are looked up once, at construction: build
+    one per parse call, not per step."""
 
+    def __init__(self, model: Model) -> None:
+        leaves = [layer for layer in model.get_ref("scorer").walk(order="dfs_pre") if not layer.layers]
+        at = [layer.name for layer in leaves].index("maxout")
+        self.maxout = leaves[at]
+        self.after = leaves[at + 1:]  # LayerNorm, Dropout, the output Linear, in order
 
-def precomputed_scores(model: Model, hidden: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Move scores ``(len(rows), nO)`` of configurations whose slots hold the ``hidden`` rows
-    ``rows`` (``(n, N_SLOTS)`` row indices into ``precompute_hidden``'s output); the same scores
-    as the scorer applied to the concatenated slot vectors, up to float rounding."""
-    Z = _gathered_maxout(hidden, rows, _maxout(model).get_param("b"))
-    for layer in _after_maxout(model):
-        Z = layer.predict(Z)
-    return np.asarray(Z)
+    def hidden(self, table: Floats2d) -> np.ndarray:
+        """Per token and slot, the Maxout's pre-activation contribution; a zero row of ``table``
+        (empty slots) gives zero contributions."""
+        W = self.maxout.get_param("W")
+        n_out, n_pieces, n_in = W.shape
+        width = n_in // N_SLOTS
+        flat = np.ascontiguousarray(W.reshape(n_out * n_pieces, N_SLOTS, width).transpose(2, 1, 0))
+        out = np.asarray(table, dtype="f") @ flat.reshape(width, N_SLOTS * n_out * n_pieces)
+        return out.reshape(len(table), N_SLOTS, n_out * n_pieces)
 
-
-def _maxout(model: Model) -> Model:
-    return next(layer for layer in model.get_ref("scorer").walk() if layer.name == "maxout")
-
-
-def _after_maxout(model: Model) -> List[Model]:
-    """The scorer's layers after the Maxout, in order (LayerNorm, Dropout, the output Linear)."""
-    leaves = [layer for layer in model.get_ref("scorer").walk(order="dfs_pre") if not layer.layers]
-    return leaves[[layer.name for layer in leaves].index("maxout") + 1:]
+    def scores(self, hidden: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Move scores ``(len(rows), nO)`` of configurations whose slots hold the ``hidden`` rows
+        ``rows`` (``(n, N_SLOTS)`` row indices); the same scores as the scorer applied to the
+        concatenated slot vectors, up to float rounding."""
+        Z = _gathered_maxout(hidden, rows, self.maxout.get_param("b"))
+        for layer in self.after:
+            Z = layer.predict(Z)
+        return np.asarray(Z)
 
 
 @njit(cache=True)

@@ -2,7 +2,7 @@
 import numpy as np
 from thinc.api import Model
 
-from spacy_hcparse.models.transition import build_neural_transition_model, precompute_hidden, precomputed_scores
+from spacy_hcparse.models.transition import PrecomputedScorer, build_neural_transition_model
 from spacy_hcparse.transition.features import N_SLOTS
 
 
@@ -20,6 +20,7 @@ def test_precomputed_scores_match_the_scorer():
     rows = rng.integers(0, 30, size=(11, N_SLOTS))
     rows[:, 3] = 29
     expected = np.asarray(model.get_ref("scorer").predict(table[rows].reshape(len(rows), -1)))
-    got = precomputed_scores(model, precompute_hidden(model, table), rows)
+    scorer = PrecomputedScorer(model)
+    got = scorer.scores(scorer.hidden(table), rows)
     assert got.shape == (11, 5)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
