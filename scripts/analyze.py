@@ -3,7 +3,7 @@
     python scripts/analyze.py MODEL GOLD.conllu OUTPUT.json [--limit 500] [--max-count 10000]
 
 For each gold sentence (gold words, one Doc each) the model's (n+1, n+1) arc block is taken from
-``model.predict`` and ``spacy_hcparse.decoders.count_local_optima`` counts the single-root trees
+the component's ``score_spans`` and ``spacy_hcparse.decoders.count_local_optima`` counts the single-root trees
 that no single head change improves. Counts are capped at ``--max-count`` (read "at least").
 """
 import argparse
@@ -18,6 +18,7 @@ from wasabi import msg
 from spacy_hcparse.conllu import read_conllu
 from spacy_hcparse.decoders import count_local_optima
 from spacy_hcparse.evaluation import input_doc
+from spacy_hcparse.segment import sentence_spans
 
 BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 60), (61, 10**6))
 
@@ -40,9 +41,8 @@ def main() -> None:
     counts = {}
     for start in tqdm(range(0, len(gold), args.batch_size), desc="local optima", unit="batch", mininterval=1.0):
         docs = [input_doc(nlp, s) for s in gold[start : start + args.batch_size]]
-        _, arcs = pipe.model.predict(docs)
-        for arc in arcs:
-            arc = np.asarray(arc, dtype=np.float64)
+        spans = [sentence_spans(doc, pipe.max_length) for doc in docs]
+        for arc in pipe.score_spans(docs, spans, factors=frozenset()).arcs:
             counts.setdefault(arc.shape[0] - 1, []).append(count_local_optima(arc, max_count=args.max_count))
     rows = []
     for lo, hi in BUCKETS:

@@ -13,6 +13,7 @@ from typing import Dict, List
 
 PARSERS = ("hc_parser", "hc_transition_parser", "spacy_parser")
 PEER = "spacy_parser"
+DECODER_CLASSES = {"hill_climb": "HillClimb", "dual": "Dual", "mst": "MST", "eisner": "Eisner"}
 
 
 def main() -> None:
@@ -49,9 +50,6 @@ def table(results: List[Dict], split: str) -> List[str]:
     lines = ["| parser | UAS | LAS | words/sec | ratio to spaCy | dep_uas | dep_las | exact LAS | non-proj P / R |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in results:
-        if "skipped" in r:
-            lines.append(f"| {r['parser']} | skipped: {r['skipped']} | | | | | | | |")
-            continue
         s = r["splits"].get(split)
         if s is None:
             continue
@@ -98,19 +96,21 @@ def render(run: str, results: List[Dict], data: Dict, optima, png: str) -> str:
         search = hc["splits"][split].get("search")
         if search:
             out += [f"## hc_parser search ({split})", ""]
-            out += ["| decoder | UAS | LAS | dep_uas | dep_las | words/sec |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+            default = search.get("default_decoder", "")
+            stats = search["search"]
+            out += ["| decoder | UAS | LAS | dep_uas | dep_las | words/sec | certified | exact on proven | mean / max gap | restarts (mean / max) | time capped |",
+                    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
             for name, s in search["per_decoder"].items():
-                mark = " (default)" if name == search["default_decoder"] else ""
+                d = stats["decoders"][name]
+                mark = " (default)" if DECODER_CLASSES.get(name) == default else ""
+                rs = d["restarts"] or {}
                 out.append(f"| {name}{mark} | {_pct(s['ud_uas'])} | {_pct(s['ud_las'])} | {_pct(s['dep_uas'])} | "
-                           f"{_pct(s['dep_las'])} | {s['words_per_sec']:,.0f} |")
-            rs = search.get("hill_climb_restarts", {})
-            out += ["",
-                    f"- dual decomposition certifies {_pct(search['certificate_rate'])}% of sentences;",
-                    f"- on those, hill climbing reaches the certified optimum in {_pct(search['hill_climb_reaches_certified_optimum'])}% "
-                    f"(mean score gap {_num(search['mean_gap_to_certified_optimum'])});"]
-            if rs.get("available") and rs.get("spans"):
-                out += [f"- hill climbing used {rs['mean']:.1f} restarts on average (median {rs['median']:.0f}, max {rs['max']}, "
-                        f"setting {rs['max_restarts_setting']}); {_pct(rs['time_capped_share'])}% of sentences hit the time limit."]
+                           f"{_pct(s['dep_las'])} | {s['words_per_sec']:,.0f} | {_pct(d['certified_share'])} | "
+                           f"{_pct(d['exact_share_of_proven'])} | {_num(d['mean_gap_on_proven'])} / {_num(d['max_gap_on_proven'])} | "
+                           f"{rs.get('mean', 0):.1f} / {rs.get('max', 0)} | {_pct(d['time_capped_share'])} |")
+            out += ["", f"{_pct(stats['proven_share'])}% of the {stats['spans']} spans were proven optimal by a "
+                    "certifying decoder; 'exact on proven' is the share of those where the decoder's tree scores the "
+                    "proven optimum (`spacy_hcparse.evaluation.harness.search_statistics`)."]
             out += [""]
         labels = hc["splits"][split].get("ud_las_per_label", {})
         if labels:

@@ -45,6 +45,7 @@ from spacy.training import Example
 
 from spacy_hcparse.conllu import Sentence, read_conllu
 from spacy_hcparse.decoders import tree_problem
+from spacy_hcparse.evaluation.harness import DECODERS
 
 ODD_TOKENS = ["  ", "\n", "\t", "🙂", "❤️", "👍🏽", "東京", "Москва", "مرحبا", "नमस्ते", "e\u0301", "\u200b", "…"]
 SHAPES = ["sentence", "joined", "long", "odd", "tiny", "heads", "text"]
@@ -61,7 +62,7 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--train", type=int, default=0, help="untrained pipelines: update once on N sentences")
     parser.add_argument("--components", default="hc_parser,hc_transition_parser", help="untrained pipelines to build")
-    parser.add_argument("--decoder", default=None, help="hc_parser's decoder for this run (e.g. dual)")
+    parser.add_argument("--decoder", default=None, help="hc_parser's decoder for this run: hill_climb, dual, mst or eisner")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None, help="also write the figures as JSON")
     args = parser.parse_args()
@@ -75,10 +76,10 @@ def main() -> int:
         pipelines = [(f"{name} (untrained)", untrained(name, sentences, args.train, args.seed))
                      for name in args.components.split(",")]
     if args.decoder:
+        decoder = spacy.registry.resolve({"d": DECODERS[args.decoder]})["d"]
         for _, nlp in pipelines:
-            for _, pipe in nlp.pipeline:
-                if getattr(pipe, "name", "") == "hc_parser" or "decoder" in getattr(pipe, "cfg", {}):
-                    pipe.cfg["decoder"] = args.decoder
+            if "hc_parser" in nlp.pipe_names:
+                nlp.get_pipe("hc_parser").decoder = decoder
     budget = args.seconds / len(pipelines)
     reports, ok = [], True
     for label, nlp in pipelines:

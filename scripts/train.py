@@ -1,10 +1,12 @@
-"""Train one parser with ``spacy train`` on a run's corpus, or skip it with a clear message.
+"""Train one parser with ``spacy train`` on a run's corpus, following its progress.
 
     python scripts/train.py FACTORY CONFIG OUTPUT --corpus corpus/RUN --lang en [--max-steps N]
         [--eval-frequency N] [--resume] [-- extra spacy train overrides]
 
-Progress: every checkpoint spaCy saves (``OUTPUT/model-last``, at each evaluation) is recorded in
-``OUTPUT/progress.json`` (epoch and step, read from the training log). ``--resume`` continues a
+Progress: the run's config is trained with its logger wrapped in ``spacy_hcparse.JsonlLogger.v1``
+(``OUTPUT/train.cfg``), which writes one flushed JSON line per evaluation to ``OUTPUT/log.jsonl``;
+every checkpoint spaCy saves (``OUTPUT/model-last``, at each evaluation) is recorded from that
+file in ``OUTPUT/progress.json`` (epoch and step). ``--resume`` continues a
 run that was stopped half way: the pipeline's components are sourced from the last checkpoint
 (``[components.NAME] source = ...``, which keeps the weights and labels and calls
 ``resume_training``), and the run gets the remaining steps (``--max-steps``, when given, is the
@@ -13,14 +15,12 @@ schedule and the order of the training batches start over; the weights do not. T
 copied to ``OUTPUT/resume-checkpoint`` first (spaCy clears ``model-last`` when a run starts), and
 the previous ``model-best`` is kept unless the resumed run beats it.
 
-The parser is skipped (exit status 0, ``OUTPUT/SKIPPED.txt`` written, later steps leave it out)
-when the config file does not exist or no installed package registers the factory yet (the
-``hc_transition_parser`` is written in parallel with this workflow). ``--max-steps`` and
-``--eval-frequency`` override the config when positive.
+A missing config file or a factory no installed package registers is an error (exit status 1):
+a broken install must not look like a finished run. ``--max-steps`` and ``--eval-frequency``
+override the config when positive.
 """
 import argparse
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -32,8 +32,7 @@ from wasabi import msg
 PROGRESS = "progress.json"
 CHECKPOINT = "resume-checkpoint"
 PREVIOUS_BEST = "model-best-before-resume"
-# A row of spaCy's console training log: epoch, step, then losses and scores.
-LOG_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+-?\d+\.\d+(\s|$)")
+LOG = "log.jsonl"
 
 
 def factory_available(name: str) -> bool:
@@ -42,14 +41,6 @@ def factory_available(name: str) -> bool:
     from spacy.language import Language
 
     spacy.blank("xx")  # loads the factories registered through entry points
-    if Language.has_factory(name):
-        return True
-    try:  # registered on import, before its entry point is declared
-        import importlib
-
-        importlib.import_module("spacy_hcparse.components.transition_parser")
-    except ImportError:
-        return False
     return Language.has_factory(name)
 
 
@@ -69,21 +60,11 @@ def main() -> None:
     parser.add_argument("--eval-frequency", type=int, default=0)
     parser.add_argument("--resume", action="store_true", help="continue a stopped run from OUTPUT/model-last")
     args = parser.parse_args(argv)
-    skip = None
     if not args.config.exists():
-        skip = f"config {args.config} does not exist yet"
-    elif not factory_available(args.factory):
-        skip = f"no package registers the spaCy factory '{args.factory}' yet"
-    marker = args.output / "SKIPPED.txt"
-    if skip:
-        msg.warn(f"SKIPPING {args.factory}: {skip}. The evaluation and report leave it out.")
-        if args.output.exists():
-            shutil.rmtree(args.output)
-        args.output.mkdir(parents=True)
-        marker.write_text(skip + "\n")
-        return
-    if marker.exists():
-        marker.unlink()
+        msg.fail(f"config {args.config} does not exist", exits=1)
+    if not factory_available(args.factory):
+        msg.fail(f"no installed package registers the spaCy factory '{args.factory}': is spacy-hcparse "
+                 f"installed in this environment (pip install -e .)?", exits=1)
     training = _training_settings(args.config)
     target_steps = args.max_steps if args.max_steps > 0 else training["max_steps"]
     config, offset = args.config, {"epoch": 0, "step": 0}
@@ -98,6 +79,9 @@ def main() -> None:
         _warn_if_stopped(args.output)
         if args.max_steps > 0:
             overrides += ["--training.max_steps", str(args.max_steps)]
+        (args.output / LOG).unlink(missing_ok=True)
+    args.output.mkdir(parents=True, exist_ok=True)
+    config = logged_config(config, args.output)
     cmd = [
         sys.executable, "-m", "spacy", "train", str(config), "--output", str(args.output),
         "--paths.train", str(args.corpus / "train.spacy"), "--paths.dev", str(args.corpus / "dev.spacy"),
@@ -110,7 +94,6 @@ def main() -> None:
     progress = {"factory": args.factory, "config": str(args.config), "max_steps": target_steps,
                 "epoch": offset["epoch"], "step": offset["step"], "finished": False,
                 "resumed": _read_progress(args.output).get("resumed", 0) + 1 if args.resume else 0}
-    args.output.mkdir(parents=True, exist_ok=True)
     _write_progress(args.output, progress)
     code = run_logged(cmd, args.output, progress, offset)
     if code == 0:
@@ -125,18 +108,49 @@ def main() -> None:
 # ----- progress and resuming ---------------------------------------------------------------
 def run_logged(cmd, output: Path, progress: Dict, offset: Dict) -> int:
     """Run ``spacy train``, passing its output through, and record each checkpoint's epoch and
-    step (offset by the steps done before a resume) in ``OUTPUT/progress.json``."""
+    step (offset by the steps done before a resume) in ``OUTPUT/progress.json``, from the rows
+    the JSON-lines logger appends to ``OUTPUT/log.jsonl``."""
+    log = output / LOG
+    seen = log.stat().st_size if log.exists() else 0
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
     assert proc.stdout is not None
     for line in proc.stdout:
         sys.stdout.write(line)
         sys.stdout.flush()
-        row = LOG_ROW.match(line)
-        if row:  # logged right after model-last was saved
-            progress["epoch"] = offset["epoch"] + int(row.group(1))
-            progress["step"] = offset["step"] + int(row.group(2))
+        rows, seen = read_new_rows(log, seen)
+        if rows:  # each row is logged right after model-last was saved
+            progress["epoch"] = offset["epoch"] + int(rows[-1]["epoch"])
+            progress["step"] = offset["step"] + int(rows[-1]["step"])
             _write_progress(output, progress)
     return proc.wait()
+
+
+def read_new_rows(log: Path, seen: int):
+    """The complete JSON lines written to ``log`` after byte ``seen``, and the new offset."""
+    if not log.exists():
+        return [], seen
+    with log.open("rb") as handle:
+        handle.seek(seen)
+        data = handle.read()
+    complete = data[: data.rfind(b"\n") + 1]
+    rows = [json.loads(line) for line in complete.decode("utf8").splitlines() if line.strip()]
+    return rows, seen + len(complete)
+
+
+def logged_config(config: Path, output: Path) -> Path:
+    """``config`` with its training logger wrapped in ``spacy_hcparse.JsonlLogger.v1`` writing to
+    ``OUTPUT/log.jsonl``, saved as ``OUTPUT/train.cfg`` (the config spaCy trains)."""
+    from thinc.api import Config
+
+    cfg = Config().from_disk(config, interpolate=False)
+    inner = dict(cfg["training"].get("logger") or {"@loggers": "spacy.ConsoleLogger.v1", "progress_bar": False})
+    if inner.get("@loggers") == "spacy_hcparse.JsonlLogger.v1":
+        inner = inner.get("logger") or {"@loggers": "spacy.ConsoleLogger.v1", "progress_bar": False}
+    cfg["training"]["logger"] = {"@loggers": "spacy_hcparse.JsonlLogger.v1", "path": str(output / LOG),
+                                 "logger": inner}
+    path = output / "train.cfg"
+    path.write_text(cfg.to_str(), encoding="utf8")
+    return path
 
 
 def plan_resume(output: Path, config: Path, target_steps: int, max_epochs: int):

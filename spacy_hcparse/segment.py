@@ -4,7 +4,7 @@ A span is a half-open token range ``(start, end)`` of a Doc. Both the encoder (w
 score block per span) and the components (which write one tree per span) call
 ``sentence_spans`` with the same ``max_length``, so the two always agree.
 """
-from typing import List, Tuple
+from typing import List, Sequence, Tuple
 
 from spacy.tokens import Doc
 
@@ -44,3 +44,17 @@ def _chunk(doc: Doc, start: int, end: int, max_length: int) -> List[Span]:
         start = cut
     chunks.append((start, end))
     return chunks
+
+
+def index_groups(lengths: Sequence[int], budget: int) -> List[Tuple[int, int]]:
+    """Consecutive index ranges ``(lo, hi)`` whose lengths add up to at most ``budget`` (a range
+    holds at least one item, however long)."""
+    groups, lo, total = [], 0, 0
+    for i, length in enumerate(lengths):
+        if i > lo and total + length > budget:
+            groups.append((lo, i))
+            lo, total = i, 0
+        total += length
+    if lengths:
+        groups.append((lo, len(lengths)))
+    return groups

@@ -27,7 +27,7 @@ def model_dir(tmp_path_factory):
     """hc_parser trained for a few epochs on the sample train split, saved to disk."""
     spacy.util.fix_random_seed(0)
     nlp = spacy.blank("en")
-    nlp.add_pipe("hc_parser", config={"model": TINY_MODEL, "hill_climb_options": {"max_restarts": 5}})
+    nlp.add_pipe("hc_parser", config={"model": TINY_MODEL, "decoder": {"@misc": "spacy_hcparse.HillClimb.v1", "max_restarts": 5}})
     examples = [Example(input_doc(nlp, s), gold_doc(nlp, s)) for s in read_conllu(SAMPLE / "sample-ud-train.conllu")]
     optimizer = nlp.initialize(lambda: examples)
     for _ in range(15):

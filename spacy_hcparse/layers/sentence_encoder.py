@@ -5,21 +5,23 @@ from spacy.tokens import Doc
 from thinc.api import Model
 from thinc.types import Floats2d
 
-from ..segment import sentence_spans
+Span = Tuple[int, int]
+InT = Tuple[List[Doc], List[List[Span]]]
 
 
 def sentence_encoder(
     tok2vec: Model[List[Doc], List[Floats2d]],
     context: Optional[Model[List[Floats2d], List[Floats2d]]] = None,
-    max_length: int = 100,
-) -> Model[List[Doc], List[Floats2d]]:
-    """Run ``tok2vec`` over whole docs, cut the output into parsed spans, prepend the root.
+) -> Model[InT, List[Floats2d]]:
+    """Run ``tok2vec`` over whole docs, cut the output into the given spans, prepend the root.
+
+    Input: the docs and, per doc, its spans (``(start, end)`` token offsets, e.g. from
+    ``segment.sentence_spans``); output: one block per span, docs in order, spans in order.
 
     ``context`` (e.g. a BiLSTM) then runs over each span, root row included, and its output is
     concatenated to the tok2vec rows: blocks are ``[tok2vec; context]``, of width
     ``nI + context.nO``. The skip connection keeps the tok2vec features (which the scorers learn
-    from quickly) beside the slower-to-train long-range context. Spans come from
-    ``segment.sentence_spans(doc, max_length)``.
+    from quickly) beside the slower-to-train long-range context.
     """
     layers = [tok2vec] if context is None else [tok2vec, context]
     return Model(
@@ -29,15 +31,14 @@ def sentence_encoder(
         layers=layers,
         params={"root": None},
         dims={"nI": None, "nO": None},
-        attrs={"max_length": max_length},
         refs={"tok2vec": tok2vec},
     )
 
 
-def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> Model:
+def init(model: Model, X: Optional[InT] = None, Y=None) -> Model:
     tok2vec = model.layers[0]
     if X is not None:
-        tok2vec.initialize(X=X)
+        tok2vec.initialize(X=X[0])
     if not model.has_dim("nI"):
         model.set_dim("nI", tok2vec.get_dim("nO"))
     width = model.get_dim("nI")
@@ -50,14 +51,12 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> Model:
     return model
 
 
-def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[Floats2d], Callable]:
+def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Callable]:
     ops = model.ops
+    docs, spans = X
     tokvecs, bp_tok2vec = model.layers[0](docs, is_train)
     root = model.get_param("root")
-    max_length = model.attrs["max_length"]
-    index = [
-        (i, start, end) for i, doc in enumerate(docs) for start, end in sentence_spans(doc, max_length)
-    ]
+    index = [(i, start, end) for i, doc_spans in enumerate(spans) for start, end in doc_spans]
     blocks = [ops.xp.vstack((root[None, :], tokvecs[i][start:end])) for i, start, end in index]
     bp_context = None
     width = root.shape[0]

@@ -1,9 +1,11 @@
-"""``spacy_hcparse.GraphParserModel.v1``/``.v2``/``.v3``: encoder + arc, sibling, grandparent and label scorers.
+"""``spacy_hcparse.GraphParserModel.v1``/``.v2``: encoder, pruning and every factor scorer.
 
-The model's own forward maps Docs to per-span encoder blocks and first-order arc scores; the
-component calls the higher-order and label scorers (``model.get_ref(...)``) on those blocks once
-it knows the pruned candidates and the heads, and sums their input gradients before calling the
-encoder's backprop.
+The model is a closed function: ``GraphInput`` (docs, their spans, arcs to keep, the factor types
+wanted) -> ``GraphScores`` (arc scores, the candidate arcs first-order pruning keeps, sibling and
+grandparent scores on the triples the candidates allow, label scores on the candidate arcs), and
+one backprop that takes a ``GraphScores`` of gradients. Data flow inside: Docs -> encoder blocks
+(one per span, row 0 the root) -> arc scores -> pruning (``models.pruning``) -> higher-order and
+label scores on the kept structures.
 """
 from typing import Callable, List, Optional, Tuple
 
@@ -13,15 +15,21 @@ from spacy.util import registry
 from thinc.api import LSTM, Model, with_padded
 from thinc.types import Floats2d
 
+from ..graph_scores import GraphInput, GraphScores, candidate_arcs, triples_of
 from ..layers.biaffine_arc import biaffine_arc
 from ..layers.biaffine_label import biaffine_label
 from ..layers.sentence_encoder import sentence_encoder
 from ..layers.trilinear import trilinear
+from ..pruning import candidate_heads, grandparent_triples, sibling_triples
+from ..segment import index_groups
 
-SCORERS = ("arc_scorer", "sibling_scorer", "grand_scorer", "label_scorer")
+# Label arcs and factor triples scored in one call at prediction: bounds the scorers'
+# intermediate arrays (hundreds of bytes per arc, tens per triple) whatever the batch or doc.
+ARCS_PER_GROUP = 8000
+TRIPLES_PER_GROUP = 100_000
 
 
-def _architecture(linear_labels: bool, child_labels: bool, doc: str) -> Callable[..., Model]:
+def _architecture(linear_labels: bool, doc: str) -> Callable[..., Model]:
     """One registered version of the architecture: the same arguments for every version (spaCy
     validates configs against this signature), differing only in the label scorer's terms."""
 
@@ -36,42 +44,46 @@ def _architecture(linear_labels: bool, child_labels: bool, doc: str) -> Callable
         sibling_rank: int = 64,
         grand_rank: int = 64,
         dropout: float = 0.25,
+        top_k: int = 6,
+        higher_order_max_length: int = 100,
         nO: Optional[int] = None,
-    ) -> Model[List[Doc], Tuple[List[Floats2d], List[Floats2d]]]:
-        return _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank,
-                      sibling_rank, grand_rank, dropout, nO, linear_labels, child_labels)
+    ) -> Model[GraphInput, GraphScores]:
+        if top_k < 1:
+            raise ValueError(f"top_k must be at least 1, got {top_k}")
+        label_scorer = biaffine_label(label_width, dropout, nO=nO, rank=label_rank, linear=linear_labels)
+        return _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_scorer, sibling_rank,
+                      grand_rank, dropout, top_k, higher_order_max_length, nO)
 
     build.__doc__ = doc
     return build
 
 
 build_graph_parser_model = registry.architectures("spacy_hcparse.GraphParserModel.v1")(_architecture(
-    linear_labels=False, child_labels=False, doc="""Graph parser scorers over a spaCy Tok2Vec, with an optional BiLSTM on top.
+    linear_labels=False, doc="""Graph parser scorers over a spaCy Tok2Vec, with an optional BiLSTM on top.
 
     lstm_width: output width of the BiLSTM (both directions together); 0 for none.
     max_length: longest span parsed as one tree (see ``segment.sentence_spans``).
+    top_k: heads kept per word by first-order pruning (the root is always kept as well).
+    higher_order_max_length: longer spans get no sibling or grandparent factors (their decoding
+        is first-order, and memory stays O(n^2)).
     nO: number of labels, inferred by the component at initialization.
     """))
 build_graph_parser_model_v2 = registry.architectures("spacy_hcparse.GraphParserModel.v2")(_architecture(
-    linear_labels=True, child_labels=False, doc="""``GraphParserModel.v1`` whose label scorer also has linear terms per side
+    linear_labels=True, doc="""``GraphParserModel.v1`` whose label scorer also has linear terms per side
     (``biaffine_label(linear=True)``, Dozat & Manning's label classifier). Same arguments."""))
-build_graph_parser_model_v3 = registry.architectures("spacy_hcparse.GraphParserModel.v3")(_architecture(
-    linear_labels=True, child_labels=True, doc="""``GraphParserModel.v2`` whose label scorer also sees each word's outermost left and right
-    dependents (``biaffine_label(children=True)``). Same arguments."""))
 
 
-def _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank,
-           sibling_rank, grand_rank, dropout, nO, linear_labels: bool, child_labels: bool) -> Model:
+def _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_scorer, sibling_rank, grand_rank,
+           dropout, top_k, higher_order_max_length, nO) -> Model:
     context = None
     if lstm_width > 0:
         context = with_padded(LSTM(nO=lstm_width, bi=True, depth=lstm_depth, dropout=dropout))
-    encoder = sentence_encoder(tok2vec, context, max_length=max_length)
+    encoder = sentence_encoder(tok2vec, context)
     scorers = {
         "arc_scorer": biaffine_arc(arc_width, dropout),
         "sibling_scorer": trilinear("sibling_scorer", sibling_rank, dropout, null_middle=True),
         "grand_scorer": trilinear("grand_scorer", grand_rank, dropout),
-        "label_scorer": biaffine_label(label_width, dropout, nO=nO, rank=label_rank, linear=linear_labels,
-                                       children=child_labels),
+        "label_scorer": label_scorer,
     }
     return Model(
         "hc_graph_parser",
@@ -80,37 +92,94 @@ def _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, 
         layers=[encoder, *scorers.values()],
         refs={"encoder": encoder, "tok2vec": tok2vec, **scorers},
         dims={"nO": nO},
-        attrs={"max_length": max_length},
+        attrs={"max_length": max_length, "top_k": top_k, "higher_order_max_length": higher_order_max_length},
     )
 
 
-def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> Model:
+def init(model: Model, X: Optional[GraphInput] = None, Y=None) -> Model:
     encoder = model.get_ref("encoder")
-    encoder.initialize(X=X)
+    encoder.initialize(X=None if X is None else (X.docs, X.spans))
     if model.has_dim("nO"):
         model.get_ref("label_scorer").set_dim("nO", model.get_dim("nO"))
-    sample = [model.ops.alloc2f(4, _encoder_width(encoder))]
-    heads = [np.array([-1, 0, 1, 1])]
+    sample = [model.ops.alloc2f(4, encoder.get_dim("nO"))]
+    arcs = [np.array([[0, 1], [1, 2], [1, 3]])]
     triples = [np.array([[1, 1, 2], [0, 1, 2]])]
     model.get_ref("arc_scorer").initialize(X=sample)
     model.get_ref("sibling_scorer").initialize(X=(sample, triples))
     model.get_ref("grand_scorer").initialize(X=(sample, triples))
-    model.get_ref("label_scorer").initialize(X=(sample, heads))
+    model.get_ref("label_scorer").initialize(X=(sample, arcs))
     return model
 
 
-def _encoder_width(encoder: Model) -> int:
-    return encoder.get_dim("nO")
+def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, Callable]:
+    """Every score of the input's spans; the backprop takes their gradients as a ``GraphScores``.
 
+    Label scores cover the candidate arcs; with ``X.keep`` given in training (the gold trees),
+    only the kept trees' arcs get label scores (the loss reads no others), word by word.
+    """
+    ops = model.ops
+    blocks, bp_encoder = _run(model.get_ref("encoder"), (X.docs, X.spans), is_train)
+    arcs, bp_arcs = _run(model.get_ref("arc_scorer"), blocks, is_train)
+    keep = X.keep if X.keep is not None else [None] * len(arcs)
+    top_k = model.attrs["top_k"]
+    masks = [candidate_heads(np.asarray(ops.to_numpy(a), dtype=np.float64), top_k, keep=k)
+             for a, k in zip(arcs, keep)]
+    longest = model.attrs["higher_order_max_length"]
+    higher = [1 < len(mask) - 1 <= longest for mask in masks]
+    sib_triples = [triples_of(m, h and "sib" in X.factors, sibling_triples) for m, h in zip(masks, higher)]
+    sib, bp_sib = _score_triples(model.get_ref("sibling_scorer"), blocks, sib_triples, is_train)
+    del sib_triples  # GraphScores derives them again when needed
+    grand_triples = [triples_of(m, h and "grand" in X.factors, grandparent_triples) for m, h in zip(masks, higher)]
+    grand, bp_grand = _score_triples(model.get_ref("grand_scorer"), blocks, grand_triples, is_train)
+    del grand_triples
+    if is_train and X.keep is not None:
+        label_arcs = [_tree_arcs(k, len(m)) for k, m in zip(keep, masks)]
+    else:
+        label_arcs = [candidate_arcs(m) for m in masks]
+    labels, bp_labels = _score_labels(model.get_ref("label_scorer"), blocks, label_arcs, is_train)
+    scores = GraphScores(arcs, masks, sib, grand, label_arcs, labels, higher, frozenset(X.factors))
 
-def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Tuple[List[Floats2d], List[Floats2d]], Callable]:
-    """Docs -> (encoder blocks, arc score blocks); backprop takes (d_blocks, d_arcs)."""
-    blocks, bp_encoder = model.get_ref("encoder")(docs, is_train)
-    arcs, bp_arcs = model.get_ref("arc_scorer")(blocks, is_train)
-
-    def backprop(d_out):
-        d_blocks, d_arcs = d_out
-        d_from_arcs = bp_arcs(d_arcs)
+    def backprop(d: GraphScores) -> List[Doc]:
+        as_ops = lambda values: [ops.asarray(v, dtype="f") for v in values]  # noqa: E731
+        d_blocks = bp_labels(as_ops(d.labels))
+        d_blocks = [a + b for a, b in zip(d_blocks, bp_sib(as_ops(d.sib)))]
+        d_blocks = [a + b for a, b in zip(d_blocks, bp_grand(as_ops(d.grand)))]
+        d_from_arcs = bp_arcs(as_ops(d.arcs))
         return bp_encoder([a + b for a, b in zip(d_blocks, d_from_arcs)])
 
-    return (blocks, arcs), backprop
+    return scores, backprop
+
+
+def _run(layer: Model, X, is_train: bool):
+    """``layer(X, is_train)``; at prediction without a backprop, so that nothing the backprop
+    would need (every intermediate activation) stays alive while the rest is scored."""
+    return layer(X, is_train) if is_train else (layer.predict(X), None)
+
+
+def _score_triples(scorer: Model, blocks, triples, is_train: bool):
+    """Scores of each block's triples; at prediction in groups of about ``TRIPLES_PER_GROUP``."""
+    return _in_groups(scorer, blocks, triples, is_train, TRIPLES_PER_GROUP)
+
+
+def _score_labels(scorer: Model, blocks, label_arcs, is_train: bool):
+    """Label scores of each block's arcs; at prediction in groups of about ``ARCS_PER_GROUP``."""
+    return _in_groups(scorer, blocks, label_arcs, is_train, ARCS_PER_GROUP)
+
+
+def _in_groups(scorer: Model, blocks, items, is_train: bool, budget: int):
+    """``scorer((blocks, items))``: in training in one call (with its backprop); at prediction in
+    groups of blocks holding about ``budget`` items, so memory stays bounded."""
+    if is_train:
+        return scorer((blocks, items), is_train)
+    out = []
+    for lo, hi in index_groups([len(x) for x in items], budget):
+        out.extend(scorer.predict((blocks[lo:hi], items[lo:hi])))
+    return out, None
+
+
+def _tree_arcs(heads: Optional[np.ndarray], size: int) -> np.ndarray:
+    """(n, 2) arcs ``(heads[m], m)`` of a tree, word by word; none without a tree."""
+    if heads is None:
+        return np.zeros((0, 2), dtype=np.int32)
+    words = np.arange(1, size)
+    return np.stack([heads[1:], words], axis=1).astype(np.int32)

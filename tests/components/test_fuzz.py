@@ -8,6 +8,7 @@ import spacy
 from hypothesis import HealthCheck, given, settings, strategies as st
 from spacy.tokens import Doc
 
+from spacy_hcparse.decoding import make_hill_climb
 from tests.components import test_graph_parser, test_transition_parser
 from tests.components.odd_docs import assert_parsed
 
@@ -19,7 +20,7 @@ def pipeline(component):
     if component not in _PIPELINES:
         if component == "hc_parser":
             nlp = test_graph_parser.train_tiny(epochs=10)
-            nlp.get_pipe(component).cfg["hill_climb_options"] = {"max_restarts": 3, "min_restarts": 1, "converge": 1}
+            nlp.get_pipe(component).decoder = make_hill_climb(max_restarts=3, min_restarts=1, converge=1)
         else:
             nlp = test_transition_parser.train_tiny(epochs=5)
         _PIPELINES[component] = nlp

@@ -7,6 +7,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
+from spacy_hcparse.decoding import make_dual, make_hill_climb
 from tests.components import test_graph_parser, test_transition_parser
 from tests.components.odd_docs import (
     assert_parsed, odd_docs, parse_of, same_boundaries, words_without_boundaries,
@@ -19,7 +20,7 @@ COMPONENTS = ["hc_parser", "hc_transition_parser"]
 def pipelines():
     graph = test_graph_parser.train_tiny(epochs=30)
     # Fewer restarts than the default keep the 5,000-word docs quick; the search is the same.
-    graph.get_pipe("hc_parser").cfg["hill_climb_options"] = {"max_restarts": 4, "min_restarts": 2, "converge": 2}
+    graph.get_pipe("hc_parser").decoder = make_hill_climb(max_restarts=4, min_restarts=2, converge=2)
     return {"hc_parser": graph, "hc_transition_parser": test_transition_parser.train_tiny(epochs=10)}
 
 
@@ -142,15 +143,15 @@ def test_hc_parser_memory_does_not_grow_with_doc_length(pipelines):
 def test_time_capped_search_still_gives_valid_trees_and_is_counted(pipelines, decoder):
     nlp = pipelines["hc_parser"]
     parser = nlp.get_pipe("hc_parser")
-    saved = dict(parser.cfg)
-    parser.cfg.update(decoder=decoder, time_limit=1e-6,
-                      hill_climb_options={"max_restarts": 1000, "min_restarts": 1000, "converge": 1000},
-                      dual_options={"max_iter": 100000})
+    saved = parser.decoder
+    if decoder == "hill_climb":
+        parser.decoder = make_hill_climb(time_limit=1e-6, max_restarts=1000, min_restarts=1000, converge=1000)
+    else:
+        parser.decoder = make_dual(time_limit=1e-6, max_iter=100000)
     try:
         words = words_without_boundaries(300, seed=4)
         doc = nlp(Doc(nlp.vocab, words=words, sent_starts=[i % 60 == 0 for i in range(300)]))
     finally:
-        parser.cfg.clear()
-        parser.cfg.update(saved)
+        parser.decoder = saved
     assert_parsed(doc, 300)
     assert doc.user_data["hc_time_capped"] == 5  # every 60-word sentence hit the cap

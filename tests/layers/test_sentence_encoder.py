@@ -14,16 +14,17 @@ TOK2VEC = {"@architectures": "spacy.HashEmbedCNN.v2", "width": 16, "depth": 1, "
 def make_encoder(lstm_width):
     tok2vec = spacy.registry.resolve({"m": TOK2VEC})["m"]
     context = with_padded(LSTM(nO=lstm_width, bi=True)) if lstm_width else None
-    return sentence_encoder(tok2vec, context, max_length=100)
+    return sentence_encoder(tok2vec, context)
 
 
 def test_blocks_concatenate_tok2vec_and_context():
     nlp = spacy.blank("en")
     docs = [Doc(nlp.vocab, words=w) for w, _, _ in SENTENCES[:3]]
+    spans = [[(0, len(doc))] for doc in docs]
     encoder = make_encoder(8)
-    encoder.initialize(X=docs)
+    encoder.initialize(X=(docs, spans))
     assert encoder.get_dim("nO") == 16 + 8
-    blocks, backprop = encoder.begin_update(docs)
+    blocks, backprop = encoder.begin_update((docs, spans))
     assert [b.shape for b in blocks] == [(len(d) + 1, 24) for d in docs]
     # The tok2vec half is the tok2vec output itself (the skip connection), root row first.
     tokvecs = encoder.layers[0].predict(docs)

@@ -12,11 +12,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(args, cwd, **env):
+def run(args, cwd, expect=0, **env):
     full_env = {k: v for k, v in os.environ.items() if k != "HCPARSE_UD_DIR"}
     full_env.update(env)
     result = subprocess.run([sys.executable, *args], cwd=cwd, env=full_env, capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.returncode == expect, result.stdout + result.stderr
     return result
 
 
@@ -61,8 +61,9 @@ def test_convert_keeps_gold_words(project):
     assert "2-3\tcan't" in (project / "corpus/s/test.conllu").read_text()  # gold file kept whole
 
 
-def test_training_skips_unregistered_factory(project, tmp_path):
+def test_training_fails_loudly_on_an_unregistered_factory(project, tmp_path):
     (project / "cfg.cfg").write_text("[nlp]\nlang = \"en\"\n")
-    result = run(["scripts/train.py", "no_such_factory_xyz", "cfg.cfg", "out", "--corpus", "c", "--lang", "en"], project)
-    assert "SKIPPING no_such_factory_xyz" in result.stdout + result.stderr
-    assert "no package registers" in (project / "out/SKIPPED.txt").read_text()
+    result = run(["scripts/train.py", "no_such_factory_xyz", "cfg.cfg", "out", "--corpus", "c", "--lang", "en"], project,
+                 expect=1)
+    assert "'no_such_factory_xyz'" in result.stdout + result.stderr and "registers the spaCy factory" in result.stdout
+    assert not (project / "out").exists()

@@ -50,16 +50,30 @@ def test_resume_config_sources_every_component(tmp_path):
     assert cfg["training"]["max_epochs"] == 12  # the rest of the config is unchanged
 
 
-def test_log_rows_are_recognized():
-    assert train_script.LOG_ROW.match("  3      45        112.00   61.21   52.80    0.57").groups()[:2] == ("3", "45")
-    assert not train_script.LOG_ROW.match("E    #       LOSS HC_TR...  DEP_UAS")
-    assert not train_script.LOG_ROW.match("---  ------  ------------")
+def test_progress_is_read_from_the_json_lines_log(tmp_path):
+    log = tmp_path / "log.jsonl"
+    assert train_script.read_new_rows(log, 0) == ([], 0)
+    log.write_text('{"epoch": 0, "step": 5, "score": 0.5}\n{"epoch": 1, "step": 1')  # the second line is unfinished
+    rows, seen = train_script.read_new_rows(log, 0)
+    assert [r["step"] for r in rows] == [5] and seen == len(log.read_text().split("\n")[0]) + 1
+    with log.open("a") as handle:
+        handle.write('0, "score": 0.6}\n')
+    rows, _ = train_script.read_new_rows(log, seen)
+    assert [r["step"] for r in rows] == [10]
 
 
-def first_uas(log: str) -> float:
-    """DEP_UAS of the first evaluation row (E, #, loss, dep_uas, ...) of a training log."""
-    rows = [line.split() for line in log.splitlines() if train_script.LOG_ROW.match(line)]
-    return float(rows[0][3])
+def test_logged_config_wraps_the_configs_logger(tmp_path):
+    path = train_script.logged_config(ROOT / "configs/ewt_transition.cfg", tmp_path)
+    logger = spacy.util.load_config(path, interpolate=False)["training"]["logger"]
+    assert logger["@loggers"] == "spacy_hcparse.JsonlLogger.v1" and logger["path"] == str(tmp_path / "log.jsonl")
+    assert logger["logger"]["@loggers"] == "spacy.ConsoleLogger.v1"
+    again = spacy.util.load_config(train_script.logged_config(path, tmp_path), interpolate=False)["training"]["logger"]
+    assert again == logger  # wrapping is not repeated
+
+
+def first_uas(rows) -> float:
+    """dep_uas of the first evaluation row of a run's JSON-lines log."""
+    return 100 * float(rows[0]["scores"]["dep_uas"])
 
 
 @pytest.mark.slow  # two `spacy train` subprocesses: about 20 s idle, more on a busy machine
@@ -82,6 +96,7 @@ def test_killed_run_resumes_from_last_checkpoint(corpus, tmp_path):
     os.killpg(proc.pid, signal.SIGKILL)  # the group this test started: train.py and spacy train
     proc.wait()
     log.close()
+    first_rows, seen = train_script.read_new_rows(out / "log.jsonl", 0)
     stopped = json.loads((out / "progress.json").read_text())
     assert not stopped["finished"] and stopped["step"] >= 10
     before = spacy.load(out / "model-last").get_pipe("hc_transition_parser").model.get_ref("linear").get_param("W").copy()
@@ -98,7 +113,7 @@ def test_killed_run_resumes_from_last_checkpoint(corpus, tmp_path):
     assert cfg["components"]["hc_transition_parser"]["source"].endswith("resume-checkpoint")
     # the resumed run started from the checkpoint's weights, not from zero: its first evaluation
     # (after one batch) is far above the first run's first evaluation
-    assert first_uas(result.stdout) > first_uas((tmp_path / "first.log").read_text()) + 10
+    assert first_uas(train_script.read_new_rows(out / "log.jsonl", seen)[0]) > first_uas(first_rows) + 10
     nlp = spacy.load(out / "model-best")
     assert len(nlp("The old farmer sold three goats.")) == 7
     assert (out / "model-last").exists() and not (out / "model-best-before-resume").exists()

@@ -1,4 +1,4 @@
-"""UD-style evaluation from CoNLL-U, and the Doc <-> CoNLL-U glue the CLI and scripts share.
+"""UD-style evaluation on the gold tokenization, and the Doc <-> CoNLL-U glue the CLI and scripts share.
 
 Two evaluations, two names (see STYLE.md): spaCy's Scorer gives ``dep_uas``/``dep_las`` with
 punctuation dropped; this module gives ``ud_uas``/``ud_las`` from CoNLL-U files as UD's evaluation
@@ -15,8 +15,6 @@ Non-projective arcs: the arc ``h -> d`` is non-projective when a word strictly b
 share of system non-projective arcs whose dependent has the gold head; recall is the share of gold
 non-projective arcs whose dependent gets the gold head in the system output. Both unlabelled.
 """
-import statistics
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
@@ -24,7 +22,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from .conllu import Sentence, parse_conllu, read_conllu
+from ..conllu import Sentence, parse_conllu, read_conllu
 
 PathLike = Union[str, Path]
 PUNCT_LABELS = ("p", "punct")
@@ -213,27 +211,3 @@ def sentence_conllu(doc: Doc, source: Optional[Sentence] = None) -> str:
         lines.append("\t".join(cols))
     return "\n".join(lines) + "\n\n"
 
-
-def parse_timed(nlp: Language, make_inputs, n_words: int, repeats: int = 3, batch_size: int = 256,
-                progress: Optional[str] = None) -> Tuple[List[Doc], float, List[float]]:
-    """Parse fresh inputs ``repeats`` times; (docs of the last run, median words/sec, all speeds).
-
-    ``make_inputs()`` returns new unparsed Docs each time, so no run sees another's annotation.
-    """
-    speeds: List[float] = []
-    docs: List[Doc] = []
-    for r in range(max(1, repeats)):
-        inputs = make_inputs()
-        stream = nlp.pipe(inputs, batch_size=batch_size)
-        if progress:
-            stream = _progress(stream, len(inputs), f"{progress} run {r + 1}/{repeats}")
-        start = time.perf_counter()
-        docs = list(stream)
-        speeds.append(n_words / max(time.perf_counter() - start, 1e-9))
-    return docs, statistics.median(speeds), speeds
-
-
-def _progress(stream: Iterable, total: int, desc: str) -> Iterable:
-    from tqdm import tqdm
-
-    return tqdm(stream, total=total, desc=desc, unit="sent", leave=False, mininterval=1.0)

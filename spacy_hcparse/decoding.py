@@ -1,0 +1,141 @@
+"""Decoders as configured objects: what ``hc_parser``'s ``decoder`` setting holds.
+
+Each object wraps one pure decoder of ``spacy_hcparse.decoders`` with its options, and says
+which higher-order factors it reads (``factors``), so the model scores only those. Calling it
+with a span's scores returns a ``DecodeResult``. Registered in spaCy's ``misc`` registry, so a
+config picks one and a trained pipeline can be given another at load time:
+
+    [components.hc_parser.decoder]
+    @misc = "spacy_hcparse.Eisner.v1"
+
+    spacy.load(path, config={"components": {"hc_parser": {"decoder": {"@misc": "spacy_hcparse.Dual.v1"}}}})
+
+Conventions as in ``spacy_hcparse.decoders``: ``arc[h, m]``, ``sib[h, s, m]``, ``grand[g, h, m]``,
+index 0 the root; a cube is None when the span has no factors of that type (a first-order
+span), and then every searching decoder falls back to the exact first-order MST.
+"""
+from typing import FrozenSet, NamedTuple, Optional
+
+import numpy as np
+from spacy.util import registry
+
+from .decoders import decode_dual, decode_eisner, decode_hill_climb, decode_mst, tree_score
+from .decoders.scoring import arc_part
+
+NO_FACTORS: FrozenSet[str] = frozenset()
+SIBLINGS: FrozenSet[str] = frozenset({"sib"})
+ALL_FACTORS: FrozenSet[str] = frozenset({"sib", "grand"})
+
+
+class DecodeResult(NamedTuple):
+    """``heads`` (int64 (n+1,), index 0 the root) and what the search knows about it.
+
+    ``certified`` is True when the tree is proven optimal (the exact first-order MST: always;
+    dual decomposition: when its subproblems agreed; the others: never). ``upper_bound`` is NaN
+    when the decoder gives none. ``restarts``: hill climbing's restarts or dual decomposition's
+    iterations.
+    """
+
+    heads: np.ndarray
+    score: float
+    certified: bool
+    upper_bound: float
+    restarts: int
+    time_capped: bool
+
+
+class MST:
+    """Exact first-order non-projective decoding (Chu-Liu-Edmonds, one root); reads arcs only."""
+
+    factors = NO_FACTORS
+
+    def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
+        heads = decode_mst(arc)  # validates arc, so its tree is scored without a second check
+        score = arc_part(heads, np.ascontiguousarray(arc, dtype=np.float64))
+        return DecodeResult(heads, float(score), True, float("nan"), 0, False)
+
+
+class Eisner:
+    """Exact projective decoding (Eisner), with sibling factors when the span has them."""
+
+    factors = SIBLINGS
+
+    def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
+        heads = decode_eisner(arc, sib)
+        return DecodeResult(heads, tree_score(heads, arc, sib), False, float("nan"), 0, False)
+
+
+class HillClimb:
+    """Randomized greedy hill climbing over arc, sibling and grandparent factors.
+
+    The first start is the first-order MST tree, or ``start`` (e.g. an earlier parser's tree)
+    when that scores higher; ``options`` go to ``decode_hill_climb``.
+    """
+
+    factors = ALL_FACTORS
+
+    def __init__(self, *, seed: int = 0, time_limit: Optional[float] = 0.5, **options) -> None:
+        self.seed = seed
+        self.time_limit = time_limit
+        self.options = options
+
+    def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
+        if sib is None and grand is None:
+            return MST()(arc)
+        init = decode_mst(arc)
+        if start is not None and tree_score(start, arc, sib, grand) > tree_score(init, arc, sib, grand):
+            init = start
+        res = decode_hill_climb(arc, sib, grand, seed=self.seed, time_limit=self.time_limit, init=init,
+                                **self.options)
+        return DecodeResult(res.heads, res.score, False, float("nan"), res.restarts, res.time_capped)
+
+
+class Dual:
+    """Dual decomposition (head automata + spanning tree); certifies the trees it proves optimal."""
+
+    factors = ALL_FACTORS
+
+    def __init__(self, *, time_limit: Optional[float] = 0.5, **options) -> None:
+        self.time_limit = time_limit
+        self.options = options
+
+    def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
+        if sib is None and grand is None:
+            return MST()(arc)
+        res = decode_dual(arc, sib, grand, time_limit=self.time_limit, **self.options)
+        return DecodeResult(res.heads, res.score, bool(res.certified), float(res.upper_bound), res.iterations,
+                            res.time_capped)
+
+
+@registry.misc("spacy_hcparse.MST.v1")
+def make_mst() -> MST:
+    """Exact first-order MST decoding."""
+    return MST()
+
+
+@registry.misc("spacy_hcparse.Eisner.v1")
+def make_eisner() -> Eisner:
+    """Exact projective decoding with arc and sibling factors."""
+    return Eisner()
+
+
+@registry.misc("spacy_hcparse.HillClimb.v1")
+def make_hill_climb(
+    max_restarts: Optional[int] = 50,
+    min_restarts: int = 5,
+    converge: int = 3,
+    uniform_share: float = 0.0,
+    time_limit: Optional[float] = 0.5,
+    seed: int = 0,
+) -> HillClimb:
+    """Hill climbing over every factor; see ``decode_hill_climb`` for the options. ``time_limit``:
+    seconds per sentence (None: no cap); ``seed``: the restarts' random seed."""
+    return HillClimb(seed=seed, time_limit=time_limit, max_restarts=max_restarts, min_restarts=min_restarts,
+                     converge=converge, uniform_share=uniform_share)
+
+
+@registry.misc("spacy_hcparse.Dual.v1")
+def make_dual(max_iter: int = 200, time_limit: Optional[float] = 0.5) -> Dual:
+    """Dual decomposition over every factor; certifies optimal trees. ``max_iter``: subgradient
+    iterations; ``time_limit``: seconds per sentence (None: no cap)."""
+    return Dual(time_limit=time_limit, max_iter=max_iter)

@@ -1,0 +1,159 @@
+"""The measurement harness: the one place parsers are run, timed and scored on gold words.
+
+The workflow (``scripts/evaluate.py``), the benchmarks (``benchmarks/parser_vs_spacy.py``) and
+the README's tables all call these functions, so each figure has one definition:
+
+- input: one Doc per gold sentence, gold words, its sentence start preset (every parser sees the
+  same input);
+- ``dep_uas``/``dep_las``: spaCy's parser scorer (what ``spacy train`` reports: punctuation
+  dropped); ``ud_uas``/``ud_las`` and the rest of ``evaluation.ud`` from the CoNLL-U written
+  (punctuation counted, label subtypes dropped);
+- words/sec: ``nlp.pipe`` in this process, median of ``repeats`` runs on fresh Docs;
+- search statistics of ``hc_parser`` (``search_statistics``), from the decoders' own results
+  (``GraphParser.predict``), over every span, never a subset.
+
+Decoders are compared by loading the same pipeline with another ``decoder`` in its config (as a
+user would), not by editing a loaded component.
+"""
+import statistics
+import time
+from pathlib import Path
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import spacy
+from spacy.language import Language
+from spacy.pipeline.dep_parser import parser_score
+from spacy.tokens import Doc
+from spacy.training import Example
+
+from ..conllu import read_conllu
+from ..graph_scores import FACTORS
+from .ud import gold_doc, input_doc, score_conllu, sentence_conllu
+
+PathLike = Union[str, Path]
+# Registered names of the decoders a comparison runs by default.
+DECODERS: Dict[str, Dict] = {
+    "hill_climb": {"@misc": "spacy_hcparse.HillClimb.v1"},
+    "dual": {"@misc": "spacy_hcparse.Dual.v1"},
+    "mst": {"@misc": "spacy_hcparse.MST.v1"},
+    "eisner": {"@misc": "spacy_hcparse.Eisner.v1"},
+}
+
+
+def parse_timed(nlp: Language, make_inputs, n_words: int, repeats: int = 3, batch_size: int = 256,
+                progress: Optional[str] = None) -> Tuple[List[Doc], float, List[float]]:
+    """Parse fresh inputs ``repeats`` times; (docs of the last run, median words/sec, all speeds).
+
+    ``make_inputs()`` returns new unparsed Docs each time, so no run sees another's annotation.
+    """
+    speeds: List[float] = []
+    docs: List[Doc] = []
+    for r in range(max(1, repeats)):
+        inputs = make_inputs()
+        stream = nlp.pipe(inputs, batch_size=batch_size)
+        if progress:
+            stream = _progress(stream, len(inputs), f"{progress} run {r + 1}/{repeats}")
+        start = time.perf_counter()
+        docs = list(stream)
+        speeds.append(n_words / max(time.perf_counter() - start, 1e-9))
+    return docs, statistics.median(speeds), speeds
+
+
+def evaluate_gold(nlp: Language, gold_path: PathLike, system_path: PathLike, *, repeats: int = 3,
+                  batch_size: int = 256, limit: int = 0, progress: Optional[str] = None) -> Tuple[Dict, List[Doc]]:
+    """Parse the gold file's words ``repeats`` times, write the last run's parses to
+    ``system_path`` (CoNLL-U, the gold file's other columns kept) and score them: (scores, docs)."""
+    gold = list(read_conllu(gold_path))[: limit or None]
+    n_words = sum(len(s.words) for s in gold)
+    docs, wps, speeds = parse_timed(nlp, lambda: [input_doc(nlp, s) for s in gold], n_words, repeats,
+                                    batch_size, progress)
+    system_path = Path(system_path)
+    system_path.write_text("".join(sentence_conllu(doc, sent) for doc, sent in zip(docs, gold)), encoding="utf8")
+    dep = parser_score([Example(doc, gold_doc(nlp, sent)) for doc, sent in zip(docs, gold)])
+    if limit:  # score the subset: the UD scorer compares whole files
+        subset = system_path.with_suffix(".gold.conllu")
+        subset.write_text("".join(sentence_conllu(gold_doc(nlp, s), s) for s in gold), encoding="utf8")
+        gold_path = subset
+    scores = {"dep_uas": dep["dep_uas"], "dep_las": dep["dep_las"], **score_conllu(gold_path, system_path),
+              "words_per_sec": wps, "words_per_sec_runs": speeds, "system_output": str(system_path)}
+    return scores, docs
+
+
+def span_results(nlp: Language, docs: Iterable[Doc], batch_size: int = 256) -> list:
+    """The decoder's result (``decoding.DecodeResult``) for every span ``hc_parser`` parses in
+    ``docs`` (fresh, unparsed Docs), in order: what the component's ``predict`` returns."""
+    pipe = nlp.get_pipe("hc_parser")
+    docs = list(docs)
+    out = []
+    for start in range(0, len(docs), batch_size):
+        for doc_parses in pipe.predict(docs[start: start + batch_size]):
+            out.extend(parse.result for parse in doc_parses.parses)
+    return out
+
+
+def search_statistics(results: Mapping[str, Sequence], full: Sequence[str], tolerance: float = 1e-6) -> Dict:
+    """What the searches achieved on the same spans, one definition for every report.
+
+    ``results``: decoder name -> its ``DecodeResult`` per span (all spans, same order); ``full``:
+    the names of the decoders that search the whole objective (arc + sibling + grandparent
+    factors; the others score trees differently, so their scores are not compared). A span is
+    *proven* when one of those certified its tree (its score is then the optimum). Per decoder:
+    the share of spans it certified; for the ``full`` decoders, over the proven spans, the share
+    where its tree scores the proven optimum (within ``tolerance`` times the score's size) and
+    its mean/max gap below it; ``restarts``: mean/median/max of its restarts (hill climbing) or
+    iterations (dual); the share of spans its time cap stopped.
+    """
+    names = list(results)
+    n = len(results[names[0]]) if names else 0
+    optimum = np.full(n, np.nan)
+    for name in full:
+        for i, r in enumerate(results[name]):
+            if r.certified:
+                optimum[i] = r.score
+    proven = ~np.isnan(optimum)
+    stats: Dict = {"spans": n, "proven_share": float(proven.mean()) if n else None, "decoders": {}}
+    for name in names:
+        scores = np.array([r.score for r in results[name]], dtype=np.float64)
+        gaps = optimum[proven] - scores[proven] if name in full else np.zeros(0)
+        exact = gaps <= tolerance * np.maximum(1.0, np.abs(optimum[proven]))
+        restarts = [r.restarts for r in results[name]]
+        stats["decoders"][name] = {
+            "certified_share": float(np.mean([bool(r.certified) for r in results[name]])) if n else None,
+            "exact_share_of_proven": float(exact.mean()) if len(gaps) else None,
+            "mean_gap_on_proven": float(np.maximum(gaps, 0).mean()) if len(gaps) else None,
+            "max_gap_on_proven": float(gaps.max()) if len(gaps) else None,
+            "restarts": {"mean": float(np.mean(restarts)), "median": float(statistics.median(restarts)),
+                         "max": int(max(restarts))} if restarts else None,
+            "time_capped_share": float(np.mean([bool(r.time_capped) for r in results[name]])) if n else None,
+        }
+    return stats
+
+
+def compare_decoders(model: PathLike, gold_path: PathLike, out_dir: PathLike, *,
+                     decoders: Optional[Mapping[str, Dict]] = None, batch_size: int = 256, limit: int = 0,
+                     progress: bool = False) -> Dict:
+    """Every decoder with the same ``hc_parser`` weights: each loads ``model`` with that decoder
+    in its config, parses the gold words once (scores and words/sec), and its span results feed
+    ``search_statistics``."""
+    decoders = DECODERS if decoders is None else decoders
+    gold = list(read_conllu(gold_path))[: limit or None]
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    per_decoder, results, full = {}, {}, []
+    for name, config in decoders.items():
+        nlp = spacy.load(model, config={"components": {"hc_parser": {"decoder": config}}})
+        if nlp.get_pipe("hc_parser").decoder.factors == FACTORS:
+            full.append(name)
+        scores, _ = evaluate_gold(nlp, gold_path, out_dir / f"{Path(gold_path).stem}.{name}.conllu", repeats=1,
+                                  batch_size=batch_size, limit=limit, progress=f"hc_parser/{name}" if progress else None)
+        per_decoder[name] = {k: scores[k] for k in ("dep_uas", "dep_las", "ud_uas", "ud_las", "words_per_sec")}
+        results[name] = span_results(nlp, (input_doc(nlp, s) for s in gold), batch_size)
+    return {"per_decoder": per_decoder, "search": search_statistics(results, full)}
+
+
+def _progress(stream: Iterable, total: int, desc: str) -> Iterable:
+    from tqdm import tqdm
+
+    return tqdm(stream, total=total, desc=desc, unit="sent", leave=False, mininterval=1.0)
+

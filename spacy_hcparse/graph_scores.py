@@ -1,0 +1,161 @@
+"""What the graph parser's model hands over: every score of a batch of spans, in one object.
+
+A span is one tree's words: ``(start, end)`` token offsets into its doc, from
+``segment.sentence_spans``. Per span, with ``n`` words and index 0 the artificial root:
+
+- ``arcs[i]``: (n+1, n+1) first-order scores ``arc[h, m]`` (column 0 and the diagonal unused);
+- ``masks[i]``: (n+1, n+1) bool, the candidate arcs first-order pruning kept (the root always);
+- ``sib[i]`` (T,): sibling scores on the triples the candidates allow, ``sib_triples(i)`` (T, 3)
+  ``(h, s, m)`` (``s == h`` for the closest modifier), in ``pruning.sibling_triples`` order;
+  ``grand[i]`` and ``grand_triples(i)`` ``(g, h, m)`` likewise. The triples are not stored: they
+  follow from the candidates, and a batch of long spans would hold many of them;
+- ``higher_order[i]``: whether the span was given higher-order factors at all (short enough), and
+  ``factors``: the factor types scored;
+- ``label_arcs[i]`` (C, 2) ``(h, m)``: the candidate arcs, and ``labels[i]`` (C, L) their label
+  scores, row ``c`` for arc ``label_arcs[i][c]``.
+
+The model returns one ``GraphScores`` (its arrays on the model's device) and its backprop takes
+one ``GraphScores`` of gradients with the same index arrays (``like``). ``to_numpy`` is the device
+boundary: decoders and losses read float64 numpy arrays.
+"""
+from dataclasses import dataclass, field, replace
+from typing import FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .pruning import grandparent_triples, sibling_triples
+
+Span = Tuple[int, int]
+FACTORS: FrozenSet[str] = frozenset({"sib", "grand"})
+# Score given to arcs pruning dropped: far below any real score, yet finite (the decoders reject
+# inf) and small enough that sums of a few hundred of them keep float64 precision.
+PRUNED = -1.0e4
+
+
+class GraphInput(NamedTuple):
+    """The graph model's input: docs, their spans (computed once per batch), arcs to keep.
+
+    ``keep``: one entry per span (in doc order, then span order), a heads array (n+1,) whose arcs
+    stay candidates whatever their score (gold trees in training, an earlier parser's tree when
+    reparsing), or None. ``factors``: the higher-order factor types to score (``"sib"``,
+    ``"grand"``), those the decoder or the loss reads.
+    """
+
+    docs: list
+    spans: List[List[Span]]
+    keep: Optional[List[Optional[np.ndarray]]] = None
+    factors: FrozenSet[str] = FACTORS
+
+
+@dataclass
+class GraphScores:
+    """Scores (or their gradients) of every span of a batch; see the module docstring."""
+
+    arcs: list
+    masks: List[np.ndarray]
+    sib: list
+    grand: list
+    label_arcs: List[np.ndarray]
+    labels: list
+    higher_order: List[bool] = field(default_factory=list)
+    factors: FrozenSet[str] = FACTORS
+
+    def __len__(self) -> int:
+        return len(self.arcs)
+
+    def to_numpy(self, ops) -> "GraphScores":
+        """The same scores as numpy arrays in the model's precision (index arrays are numpy
+        already). The accessors below (``arc``, ``pruned_arc``, ``cubes``, ``label_rows``) give
+        one span's scores in float64, so a batch never holds float64 copies of everything."""
+        convert = lambda values: [ops.to_numpy(v) for v in values]  # noqa: E731
+        return replace(self, arcs=convert(self.arcs), sib=convert(self.sib), grand=convert(self.grand),
+                       labels=convert(self.labels))
+
+    def like(self, arcs: list, sib: list, grand: list, labels: list) -> "GraphScores":
+        """Gradients (or other values) laid out as these scores: same spans, triples, arcs."""
+        return replace(self, arcs=arcs, sib=sib, grand=grand, labels=labels)
+
+    def arc(self, i: int) -> np.ndarray:
+        """Span ``i``'s (n+1, n+1) arc scores, float64."""
+        return np.asarray(self.arcs[i], dtype=np.float64)
+
+    def pruned_arc(self, i: int) -> np.ndarray:
+        """Span ``i``'s arc scores (float64) with the arcs pruning dropped set to ``PRUNED``."""
+        return np.where(self.masks[i], self.arc(i), PRUNED)
+
+    def sib_triples(self, i: int) -> np.ndarray:
+        """(T, 3) ``(h, s, m)`` triples of span ``i``'s sibling scores."""
+        return triples_of(self.masks[i], self.higher_order[i] and "sib" in self.factors, sibling_triples)
+
+    def grand_triples(self, i: int) -> np.ndarray:
+        """(T, 3) ``(g, h, m)`` triples of span ``i``'s grandparent scores."""
+        return triples_of(self.masks[i], self.higher_order[i] and "grand" in self.factors, grandparent_triples)
+
+    def cubes(self, i: int, factors: FrozenSet[str]) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+        """Dense (n+1)^3 sibling and grandparent cubes of span ``i`` (0 where no factor was
+        scored), None for a factor type not in ``factors`` or a span without higher-order
+        factors."""
+        if not self.higher_order[i]:
+            return None, None
+        size = len(self.masks[i])
+        sib = dense_cube(size, self.sib_triples(i), self.sib[i]) if "sib" in factors else None
+        grand = dense_cube(size, self.grand_triples(i), self.grand[i]) if "grand" in factors else None
+        return sib, grand
+
+    def label_rows(self, i: int, heads: np.ndarray) -> Tuple[np.ndarray, int]:
+        """(n, L) label scores of the arcs of the tree ``heads`` (n+1,), and how many of its arcs
+        were not candidates: those words get the label scores of their best-scoring candidate
+        head (a decoder picks a pruned arc only when the candidates hold no tree of its kind)."""
+        rows, missing = arc_rows(self.label_arcs[i], heads, self.arcs[i], self.masks[i])
+        return np.asarray(self.labels[i][rows], dtype=np.float64), missing
+
+
+NO_TRIPLES = np.zeros((0, 3), dtype=np.int32)
+
+
+def triples_of(mask: np.ndarray, scored: bool, build) -> np.ndarray:
+    """``build(mask)`` when the span's factors of that type were scored, else no triples."""
+    return build(mask) if scored else NO_TRIPLES
+
+
+def dense_cube(size: int, triples: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """A (size, size, size) float64 array holding ``values`` at ``triples``, 0 elsewhere."""
+    cube = np.zeros((size, size, size), dtype=np.float64)
+    if len(triples):
+        cube[triples[:, 0], triples[:, 1], triples[:, 2]] = values
+    return cube
+
+
+def candidate_arcs(mask: np.ndarray) -> np.ndarray:
+    """(C, 2) ``(h, m)`` rows of the candidate arcs in ``mask``, modifier by modifier, heads in
+    increasing order."""
+    mods, heads = np.nonzero(mask.T)
+    return np.stack([heads, mods], axis=1).astype(np.int32)
+
+
+def arc_rows(label_arcs: np.ndarray, heads: np.ndarray, arc: np.ndarray, mask: np.ndarray) -> Tuple[np.ndarray, int]:
+    """Row of ``label_arcs`` for each word's arc in ``heads`` (see ``GraphScores.label_rows``)."""
+    size = len(heads)
+    index = np.full((size, size), -1, dtype=np.int64)
+    index[label_arcs[:, 0], label_arcs[:, 1]] = np.arange(len(label_arcs))
+    words = np.arange(1, size)
+    rows = index[heads[1:], words]
+    missing = rows < 0
+    if missing.any():
+        best = np.where(mask, arc, -np.inf)[:, 1:].argmax(axis=0)
+        rows[missing] = index[best[missing], words[missing]]
+    return rows, int(missing.sum())
+
+
+def flatten(per_doc: Sequence[Sequence]) -> list:
+    """Per-doc lists (of spans, golds, parses) laid end to end, in doc order."""
+    return [item for items in per_doc for item in items]
+
+
+def regroup(flat: Sequence, per_doc: Sequence[Sequence]) -> list:
+    """``flat`` cut back into per-doc lists with the lengths of ``per_doc``."""
+    out, pos = [], 0
+    for items in per_doc:
+        out.append(list(flat[pos: pos + len(items)]))
+        pos += len(items)
+    return out
