@@ -17,7 +17,11 @@ the previous ``model-best`` is kept unless the resumed run beats it.
 
 A missing config file or a factory no installed package registers is an error (exit status 1):
 a broken install must not look like a finished run. ``--max-steps`` and ``--eval-frequency``
-override the config when positive.
+override the config when positive. A learn-rate schedule that spans the
+config's whole run (``[training.optimizer.learn_rate] total_steps`` equal to ``training.max_steps``)
+keeps spanning it: the step overrides set both. (The configs repeat the number rather than write
+``total_steps = ${training.max_steps}``, which spaCy cannot resolve where it builds the optimizer
+from the uninterpolated config: ``nlp.initialize()`` without an optimizer, ``spacy debug data``.)
 """
 import argparse
 import json
@@ -25,7 +29,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 from wasabi import msg
 
@@ -70,7 +74,7 @@ def main() -> None:
     config, offset = args.config, {"epoch": 0, "step": 0}
     overrides = []
     if args.resume:
-        plan = plan_resume(args.output, args.config, target_steps, training["max_epochs"])
+        plan = plan_resume(args.output, args.config, target_steps, training)
         if plan is None:
             return
         config, offset, overrides = plan
@@ -78,7 +82,7 @@ def main() -> None:
     else:
         _warn_if_stopped(args.output)
         if args.max_steps > 0:
-            overrides += ["--training.max_steps", str(args.max_steps)]
+            overrides += step_overrides(training, args.max_steps)
         (args.output / LOG).unlink(missing_ok=True)
     args.output.mkdir(parents=True, exist_ok=True)
     config = logged_config(config, args.output)
@@ -153,7 +157,7 @@ def logged_config(config: Path, output: Path) -> Path:
     return path
 
 
-def plan_resume(output: Path, config: Path, target_steps: int, max_epochs: int):
+def plan_resume(output: Path, config: Path, target_steps: int, training: Dict):
     """(config to train, epoch/step offset, overrides) for continuing the run in ``output``, or
     None when there is nothing left to do."""
     progress = _read_progress(output)
@@ -180,13 +184,22 @@ def plan_resume(output: Path, config: Path, target_steps: int, max_epochs: int):
         if remaining <= 0:
             msg.good(f"{output}: {offset['step']} of {target_steps} steps done; nothing to resume")
             return None
-        overrides += ["--training.max_steps", str(remaining)]
-    elif max_epochs > 0:  # the interrupted epoch is run again
-        overrides += ["--training.max_epochs", str(max(1, max_epochs - offset["epoch"]))]
+        overrides += step_overrides(training, remaining)
+    elif training["max_epochs"] > 0:  # the interrupted epoch is run again
+        overrides += ["--training.max_epochs", str(max(1, training["max_epochs"] - offset["epoch"]))]
     resumed = output / "resume.cfg"
     resumed.write_text(resume_config(config, saved), encoding="utf8")
     msg.info(f"resuming from step {offset['step']} (epoch {offset['epoch']}) with the weights in {saved}")
     return resumed, offset, overrides
+
+
+def step_overrides(training: Dict, steps: int) -> List[str]:
+    """``spacy train`` overrides for a budget of ``steps``: ``training.max_steps``, and the
+    learn-rate schedule's ``total_steps`` too when it spans the config's whole run."""
+    overrides = ["--training.max_steps", str(steps)]
+    if training["schedule_spans_run"]:
+        overrides += ["--training.optimizer.learn_rate.total_steps", str(steps)]
+    return overrides
 
 
 def resume_config(config: Path, checkpoint: Path) -> str:
@@ -266,11 +279,16 @@ def _keep_better_best(output: Path, weights) -> None:
 def _training_settings(config: Path) -> Dict:
     from thinc.api import Config
 
-    training = Config().from_disk(config, interpolate=False)["training"]
-    dev = Config().from_disk(config, interpolate=False).get("corpora", {}).get("dev", {})
-    return {"max_steps": int(training.get("max_steps", 0) or 0), "max_epochs": int(training.get("max_epochs", 0) or 0),
+    cfg = Config().from_disk(config, interpolate=False)
+    training = cfg["training"]
+    dev = cfg.get("corpora", {}).get("dev", {})
+    max_steps = int(training.get("max_steps", 0) or 0)
+    learn_rate = training.get("optimizer", {}).get("learn_rate")
+    total = learn_rate.get("total_steps") if isinstance(learn_rate, dict) else None
+    spans_run = total == "${training.max_steps}" or (max_steps > 0 and str(total) == str(max_steps))
+    return {"max_steps": max_steps, "max_epochs": int(training.get("max_epochs", 0) or 0),
             "score_weights": dict(training.get("score_weights", {})),
-            "gold_preproc": bool(dev.get("gold_preproc", False))}
+            "gold_preproc": bool(dev.get("gold_preproc", False)), "schedule_spans_run": spans_run}
 
 
 def _warn_if_stopped(output: Path) -> None:

@@ -13,10 +13,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.slow
 def test_smoke_workflow_on_sample(tmp_path):
-    for name in ("project.yml",):
+    # What a clone holds: the project, and the source the package step builds the wheel from.
+    for name in ("project.yml", "setup.cfg", "pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, tmp_path / name)
-    for name in ("scripts", "configs", "assets/sample"):
-        shutil.copytree(ROOT / name, tmp_path / name)
+    for name in ("scripts", "configs", "assets/sample", "spacy_hcparse"):
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
     env = {k: v for k, v in os.environ.items() if k != "HCPARSE_UD_DIR"}
     env["HCPARSE_OFFLINE"] = "1"
     result = subprocess.run([sys.executable, "-m", "spacy", "project", "run", "smoke"], cwd=tmp_path, env=env,
@@ -33,3 +34,6 @@ def test_smoke_workflow_on_sample(tmp_path):
     assert (tmp_path / f"reports/{run}.png").stat().st_size > 1000
     check = json.loads((tmp_path / f"packages/{run}/check.json").read_text())
     assert "hc_parser" in check["entry_points"] and check["parse"]
+    assert not check["system_site_packages"] and check["spacy_hcparse_from_venv"]
+    wheels = sorted(p.name for p in (tmp_path / f"packages/{run}/dist").glob("*.whl"))
+    assert [w.split("-")[0] for w in wheels] == ["en_hcparse", "spacy_hcparse"]

@@ -1,0 +1,95 @@
+"""`spacy debug config` and `spacy debug data` pass on every config in configs/ (found by glob, so a
+new config is checked too), against the sample treebank (assets/sample) converted to .spacy.
+
+Assembly configs (a component sourced from a trained pipeline, such as ewt_accurate.cfg, which
+`spacy assemble` builds and `spacy train` never runs on) get `debug config` only: `debug data`
+checks training data against the pipeline that would be trained on it, and an assembly config
+trains nothing. Their `paths.*` name the trained pipelines they are assembled from; the test
+builds an initialized (untrained) pipeline of each from the training config named in SOURCES.
+"""
+from pathlib import Path
+from typing import Dict
+
+import pytest
+from spacy.cli.debug_config import debug_config
+from spacy.cli.debug_data import debug_data
+from spacy.tokens import DocBin
+from spacy.training import Corpus
+from spacy.training.converters import conllu_to_docs
+from spacy.util import load_config, load_model_from_config
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = sorted((ROOT / "configs").glob("*.cfg"))
+SAMPLE = ROOT / "assets" / "sample"
+# Assembly config -> {path variable: the training config of the pipeline it names}.
+SOURCES = {"ewt_accurate.cfg": {"graph": "ewt_fast.cfg", "transition": "ewt_transition_neural.cfg"}}
+# `spacy debug data` fails below 100 training examples; the sample has 40 training sentences.
+TRAIN_REPEATS = 3
+
+
+def is_assembly(config: Path) -> bool:
+    components = load_config(config, interpolate=False).get("components", {})
+    return any("source" in component for component in components.values())
+
+
+TRAINING = [c for c in CONFIGS if not is_assembly(c)]
+ASSEMBLY = [c for c in CONFIGS if is_assembly(c)]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Dict[str, str]:
+    """paths.train and paths.dev: the sample's train split (repeated) and dev split, one sentence
+    per Doc, as `spacy convert --converter conllu` writes them."""
+    out = tmp_path_factory.mktemp("sample-corpus")
+    paths = {}
+    for split, repeats in (("train", TRAIN_REPEATS), ("dev", 1)):
+        text = (SAMPLE / f"sample-ud-{split}.conllu").read_text(encoding="utf8")
+        docs = list(conllu_to_docs(text, n_sents=1, no_print=True))
+        DocBin(docs=docs * repeats).to_disk(out / f"{split}.spacy")
+        paths[f"paths.{split}"] = str(out / f"{split}.spacy")
+    return paths
+
+
+@pytest.fixture(scope="module")
+def pipelines(tmp_path_factory, corpus) -> Dict[str, str]:
+    """config name -> an initialized pipeline of that training config (for the assembly configs)."""
+    out = tmp_path_factory.mktemp("pipelines")
+    built = {}
+    for name in sorted({n for paths in SOURCES.values() for n in paths.values()}):
+        config = load_config(ROOT / "configs" / name, overrides=corpus, interpolate=True)
+        nlp = load_model_from_config(config, auto_fill=True)
+        nlp.initialize(lambda: Corpus(corpus["paths.train"], gold_preproc=True)(nlp))
+        nlp.to_disk(out / name)
+        built[name] = str(out / name)
+    return built
+
+
+def run_debug(command, capsys, config: Path, **kwargs) -> None:
+    """Run a spaCy debug command in-process; fail with its output when it exits with an error."""
+    try:
+        command(config, **kwargs)
+    except SystemExit as exit_:
+        if exit_.code not in (None, 0):
+            pytest.fail(f"{command.__name__} {config.name} exited {exit_.code}:\n{capsys.readouterr().out[-4000:]}")
+
+
+def test_configs_are_found():
+    assert ROOT / "configs" / "ewt_fast.cfg" in TRAINING and ROOT / "configs" / "ewt_accurate.cfg" in ASSEMBLY
+    missing = [c.name for c in ASSEMBLY if c.name not in SOURCES]
+    assert not missing, f"assembly configs without an entry in SOURCES (the pipelines they assemble): {missing}"
+
+
+@pytest.mark.parametrize("config", TRAINING, ids=lambda c: c.name)
+def test_debug_config(config, corpus, capsys):
+    run_debug(debug_config, capsys, config, overrides=corpus)
+
+
+@pytest.mark.parametrize("config", ASSEMBLY, ids=lambda c: c.name)
+def test_debug_config_of_assembly(config, corpus, pipelines, capsys):
+    paths = {f"paths.{var}": pipelines[name] for var, name in SOURCES.get(config.name, {}).items()}
+    run_debug(debug_config, capsys, config, overrides={**corpus, **paths})
+
+
+@pytest.mark.parametrize("config", TRAINING, ids=lambda c: c.name)
+def test_debug_data(config, corpus, capsys):
+    run_debug(debug_data, capsys, config, config_overrides=corpus, silent=False, no_format=True)
