@@ -156,6 +156,18 @@ class Treebank:
     sentence_comments: List[List[str]] = field(default_factory=list)
     sentence_tokens: List[Tuple[int, int]] = field(default_factory=list)  # token index range
 
+    def first_sentences(self, n: int) -> "Treebank":
+        """The treebank cut after its first ``n`` sentences (heads keep their indices)."""
+        if n >= len(self.sentences):
+            return self
+        end_token = self.sentence_tokens[n - 1][1] if n > 0 else 0
+        end_char = self.tokens[end_token - 1][1] if end_token else 0
+        return Treebank(
+            self.name, self.chars[:end_char], self.tokens[:end_token], self.token_lines[:end_token],
+            self.token_forms[:end_token], self.space_after[:end_token],
+            [w for w in self.words if w.start < end_char], self.sentences[:n], self.sentence_lines[:n],
+            self.sentence_comments[:n], self.sentence_tokens[:n])
+
     def functional_children(self) -> List[List[int]]:
         """Per word, its children with a functional relation, in word order."""
         children: List[List[int]] = [[] for _ in self.words]

@@ -29,6 +29,7 @@ from spacy_hcparse.conll18 import (
     Score,
     TextMismatchError,
     align_words,
+    evaluate,
     evaluate_conllu,
     evaluate_files,
     format_table,
@@ -395,3 +396,12 @@ def test_treebank_perturbations_match_the_official_script(name):
     gold = gold_path.read_text(encoding="utf8")
     for seed, names in enumerate(OFFICIAL_SYSTEMS):
         compare_with_official(module, gold, perturbed(gold, names, seed), f"{name} {'+'.join(names)}")
+
+
+def test_first_sentences_is_a_prefix_that_evaluates():
+    bank = parse_treebank(TWO_SENTENCES.split("\n"), "gold")
+    first = bank.first_sentences(1)
+    assert first.chars == "Hi." and len(first.words) == 2 and first.sentences == [(0, 3)]
+    system = parse_treebank(conllu("1 Hi INTJ 0 root\n2 . PUNCT 1 punct").split("\n"), "system")
+    assert evaluate(first, system)["LAS"].f1 == 1.0
+    assert bank.first_sentences(5) is bank
