@@ -8,7 +8,7 @@ the result with the gold file, and ends with ``make_tree`` so the output is one 
 import random
 import unicodedata
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List
 
 DEPRELS = ["nsubj", "obj", "obl", "advmod", "amod", "nmod", "case", "det", "aux", "cop", "mark",
            "cc", "conj", "punct", "compound", "root", "dep", "nmod:poss", "obl:tmod", "flat"]

@@ -45,8 +45,8 @@ SAMPLE = ROOT / "assets/sample/sample-ud-train.conllu"
 
 
 def treebank_file(name: str):
-    """A shared UD file (``../shared/treebanks`` beside the checkout, or ``/work/shared``)."""
-    for base in (ROOT.parent / "shared/treebanks", Path("/work/shared/treebanks")):
+    """A shared UD file (``shared/treebanks`` in or beside the checkout, or ``/work/shared``)."""
+    for base in (ROOT / "shared/treebanks", ROOT.parent / "shared/treebanks", Path("/work/shared/treebanks")):
         hits = sorted(base.glob(f"*/{name}"))
         if hits:
             return hits[0]
