@@ -1,0 +1,124 @@
+"""Parsing from raw text: CoNLL 2018 scores and speed of spaCy pipelines, in one run.
+
+The gold file's text (``# text`` lines; see ``spacy_hcparse.raw_text``) is cut into documents of
+``--group`` consecutive sentences (0: one per gold document). Each pipeline runs ``nlp.pipe`` on
+those texts: spaCy's tokenizer, whatever sentence segmentation, tagging and parsing it has. Its
+Docs are written as system CoNLL-U (``spacy_hcparse.system_output``) and scored against the gold
+file with the CoNLL 2018 shared task evaluation (``spacy_hcparse.conll18``): F1 of Tokens,
+Sentences, Words, UPOS, UAS and LAS in the table, every metric in ``--json``.
+
+Speed is gold syntactic words per second of ``nlp.pipe`` over all documents, the median of
+``--repeats`` timed runs after one untimed call on the first document, and its ratio to the peer's.
+Pipelines run one after the other in one process; set ``OMP_NUM_THREADS=1`` (and leave the machine
+otherwise idle) for comparable speeds.
+
+A pipeline is a path to a saved spaCy pipeline, or ``blank:LANG``: ``spacy.blank(LANG)`` with a
+``sentencizer`` (tokens and sentences only, no parse: every word attaches to the sentence's first).
+
+    OMP_NUM_THREADS=1 python benchmarks/raw_text.py --gold ../shared/treebanks/UD_English-EWT/en_ewt-ud-test.conllu \\
+        --group 10 --peer training/spacy/model-best --model blank=blank:en --model fast=training/fast/model-best
+"""
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import spacy
+from spacy.language import Language
+
+from spacy_hcparse.conll18 import METRICS, Treebank, evaluate, read_treebank
+from spacy_hcparse.raw_text import RawDocument, raw_documents, sentence_texts
+from spacy_hcparse.system_output import REPAIRS, write_conllu
+
+TABLE = ("Tokens", "Sentences", "Words", "UPOS", "UAS", "LAS")
+
+
+def load_pipeline(spec: str) -> Language:
+    if spec.startswith("blank:"):
+        nlp = spacy.blank(spec.split(":", 1)[1])
+        nlp.add_pipe("sentencizer")
+        return nlp
+    return spacy.load(spec)
+
+
+def timed_parse(nlp: Language, texts: List[str], n_words: int, repeats: int, batch_size: int) -> Tuple[list, float, List[float]]:
+    """(Docs of the last run, median words/sec, every run's words/sec)."""
+    nlp(texts[0])  # untimed: lazy initialisation, JIT compilation
+    speeds, docs = [], []
+    for _ in range(max(1, repeats)):
+        start = time.perf_counter()
+        docs = list(nlp.pipe(texts, batch_size=batch_size))
+        speeds.append(n_words / max(time.perf_counter() - start, 1e-9))
+    return docs, statistics.median(speeds), speeds
+
+
+def run_pipeline(name: str, spec: str, gold: Treebank, docs: List[RawDocument], args) -> Dict:
+    nlp = load_pipeline(spec)
+    texts = [d.text for d in docs]
+    n_words = sum(d.n_words for d in docs)
+    parsed, wps, speeds = timed_parse(nlp, texts, n_words, args.repeats, args.batch_size)
+    system_path = args.out_dir / f"{name}.conllu"
+    stats = write_conllu(parsed, system_path, doc_prefix=f"{name}-doc")
+    scores = evaluate(gold, read_treebank(system_path))
+    repairs = {k: stats[k] for k in REPAIRS if stats[k]}
+    if repairs:
+        print(f"warning: {name}: heads repaired to write one tree per sentence: {repairs}")
+    return {
+        "pipeline": name, "path": spec, "components": nlp.pipe_names, "wps": wps, "speeds": speeds,
+        "system_file": str(system_path), "output": dict(stats),
+        "scores": {m: scores[m].as_dict() for m in METRICS},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--gold", type=Path, required=True, help="gold CoNLL-U file")
+    parser.add_argument("--peer", required=True, help="reference pipeline (path or blank:LANG)")
+    parser.add_argument("--model", action="append", default=[], help="NAME=PATH (or NAME=blank:LANG), repeatable")
+    parser.add_argument("--group", type=int, default=10, help="sentences per document (0: per gold document)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--limit", type=int, default=0, help="only the first N gold sentences (development)")
+    parser.add_argument("--out-dir", type=Path, default=None, help="where system CoNLL-U files go (default: a temp dir)")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    if os.environ.get("OMP_NUM_THREADS") != "1":
+        print("note: OMP_NUM_THREADS is not 1; speeds depend on the threads numpy's BLAS uses")
+    args.out_dir = args.out_dir or Path(tempfile.mkdtemp(prefix="raw_text_"))
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+
+    gold = read_treebank(args.gold)
+    if args.limit:
+        gold = gold.first_sentences(args.limit)
+    docs = raw_documents(gold, args.group)
+    rebuilt = sentence_texts(gold)[1]
+    n_words = sum(d.n_words for d in docs)
+    specs = [("peer", args.peer)] + [tuple(m.split("=", 1)) for m in args.model]
+    rows = [run_pipeline(name, spec, gold, docs, args) for name, spec in specs]
+    peer_wps = rows[0]["wps"]
+    for row in rows:
+        row["ratio"] = row["wps"] / peer_wps
+
+    print(f"{args.gold.name}: {len(gold.sentences)} sentences, {len(gold.tokens)} tokens, {n_words} words; "
+          f"raw text in {len(docs)} documents of {args.group or 'a gold document'} sentences"
+          + (f" ({rebuilt} sentence texts rebuilt from tokens)" if rebuilt else ""))
+    print("CoNLL 2018 F1 (%); words/s: gold words per second of nlp.pipe, median of", args.repeats)
+    header = f"{'pipeline':<12}" + "".join(f"{m:>10}" for m in TABLE) + f"{'words/s':>10}{'x peer':>8}"
+    print(header)
+    for row in rows:
+        cells = "".join(f"{100 * row['scores'][m]['f1']:10.2f}" for m in TABLE)
+        print(f"{row['pipeline']:<12}{cells}{row['wps']:10.0f}{row['ratio']:8.2f}")
+    print(f"system files: {args.out_dir}")
+    if args.json:
+        meta = {"gold": str(args.gold), "group": args.group, "sentences": len(gold.sentences), "words": n_words,
+                "documents": len(docs), "repeats": args.repeats, "batch_size": args.batch_size,
+                "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}
+        args.json.write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
