@@ -1,7 +1,9 @@
-"""Averaged perceptron over hashed sparse features, trained online with the static oracle.
+"""Averaged perceptron training of the hashed transition parser, online, with the static oracle
+(or error exploration with the dynamic oracle, or beam search with early update).
 
 Weights are one flat array: a feature with bucket ``b`` holds the weights of classes
-``0..n_classes-1`` at ``W[b : b + n_classes]`` (so ``len(W) == n_buckets + n_classes``).
+``0..n_classes-1`` at ``W[b : b + n_classes]`` (so ``len(W) == n_buckets + n_classes``); the
+kernels that score them are ``transition.scoring``'s, the ones the parser predicts with.
 
 Update (ultraconservative, Crammer & Singer 2003): in each configuration, ``Psi`` is the set of
 valid classes other than the gold one that score at least as high as gold. If it is not empty,
@@ -10,75 +12,19 @@ class in ``Psi``; the parser then follows the gold move (static oracle).
 
 Averaging is lazy (Daume 2006): with ``c`` counting configurations, an update ``d`` at time ``c``
 also adds ``c * d`` to ``U``; the average of all weight vectors seen so far is ``W - U / c``.
-"""
-from typing import Tuple
 
+``AveragedPerceptron`` holds that training state (never serialized); ``average()`` gives the
+weights a model keeps (``models.transition.set_perceptron_weights`` writes them into it).
+"""
 import numpy as np
 from numba import njit
 
-from ..transition.features import N_VALUES, fill_context, hash_features
 from ..transition.dynamic_oracle import optimal_classes
+from ..transition.features import N_VALUES, fill_context, hash_features
 from ..transition.moves import apply, n_classes, valid_mask
 from ..transition.oracle import gold_child_counts, oracle_class, oracle_sequence
+from ..transition.scoring import best_allowed, best_candidates, score
 from ..transition.state import initial_state, is_final
-
-
-@njit(cache=True)
-def score(W: np.ndarray, feats: np.ndarray, n_cls: int, out: np.ndarray) -> None:
-    """``out[c] = sum_k W[feats[k] + c]``.
-
-    Four features at a time: their weight rows are far apart in a table much larger than the
-    caches, so reading four rows side by side keeps four memory streams in flight at once."""
-    out[:] = 0.0
-    n_feats = feats.shape[0]
-    k = 0
-    while k + 4 <= n_feats:
-        b0, b1, b2, b3 = feats[k], feats[k + 1], feats[k + 2], feats[k + 3]
-        for c in range(n_cls):
-            out[c] += (W[b0 + c] + W[b1 + c]) + (W[b2 + c] + W[b3 + c])
-        k += 4
-    while k < n_feats:
-        b = feats[k]
-        for c in range(n_cls):
-            out[c] += W[b + c]
-        k += 1
-
-
-@njit(cache=True)
-def best_candidates(
-    beam, size, totals, span, W, templates, mask, n_labels, root_label, ctx, feats, scores, valid, top_s, top_k, top_c
-):
-    """The ``len(top_s)`` best candidates over beam items ``0..size-1`` and their valid moves,
-    scored by the item's total plus the move's score: ``top_s`` the scores (best first), ``top_k``
-    the items, ``top_c`` the moves; ties keep the earlier (item, move). Returns how many were
-    filled. A bounded insertion list, so no candidate array is sorted."""
-    width = top_s.shape[0]
-    n_cls = scores.shape[0]
-    n_top = 0
-    for k in range(size):
-        fill_context(beam[k], span, ctx)
-        hash_features(ctx, templates, mask, feats)
-        score(W, feats, n_cls, scores)
-        valid_mask(beam[k], n_labels, root_label, valid)
-        base = totals[k]
-        for c in range(n_cls):
-            if not valid[c]:
-                continue
-            s = base + scores[c]
-            if n_top == width and s <= top_s[width - 1]:
-                continue
-            j = n_top if n_top < width else width - 1
-            while j > 0 and top_s[j - 1] < s:
-                top_s[j] = top_s[j - 1]
-                top_k[j] = top_k[j - 1]
-                top_c[j] = top_c[j - 1]
-                j -= 1
-            top_s[j] = s
-            top_k[j] = k
-            top_c[j] = c
-            if n_top < width:
-                n_top += 1
-    return n_top
 
 
 @njit(cache=True)
@@ -102,16 +48,6 @@ def _update(W, U, c, feats, target, scores, rivals, n_cls) -> bool:
                 W[b + k] -= share
                 U[b + k] -= c * share
     return True
-
-
-@njit(cache=True)
-def best_allowed(scores, allowed) -> int:
-    """The highest-scoring class among the ``allowed`` ones (the first on ties), ``-1`` if none."""
-    best = -1
-    for k in range(scores.shape[0]):
-        if allowed[k] and (best < 0 or scores[k] > scores[best]):
-            best = k
-    return best
 
 
 @njit(cache=True)
@@ -205,14 +141,14 @@ class AveragedPerceptron:
         return out
 
     def train(
-        self, attrs, offsets, gold_heads, gold_labels, templates, n_buckets: int, n_labels: int, root_label: int,
+        self, attrs, offsets, gold_heads, gold_labels, templates, mask: int, n_labels: int, root_label: int,
         beam_width: int = 1, explore: float = 0.0, explore_max_length: int = 0,
     ) -> int:
-        """One online pass over the spans: greedy with the ultraconservative update
-        (``beam_width == 1``; with error exploration when ``explore > 0``) or beam search with
-        early update. Returns the number of updates."""
+        """One online pass over the spans (``mask``: the number of buckets minus one): greedy
+        with the ultraconservative update (``beam_width == 1``; with error exploration when
+        ``explore > 0``) or beam search with early update. Returns the number of updates."""
         args = (attrs, offsets, gold_heads, gold_labels, self.W, self.U, self.counter, templates,
-                np.int64(n_buckets - 1), n_labels, root_label)
+                np.int64(mask), n_labels, root_label)
         if beam_width > 1:
             return int(train_spans_beam(*args, beam_width))
         return int(train_spans(*args, float(explore), int(explore_max_length)))
@@ -220,10 +156,6 @@ class AveragedPerceptron:
     def average(self) -> np.ndarray:
         """The average of the weights after every configuration seen, as float32."""
         return averaged(self.W, self.U, float(self.counter[0]))
-
-    @property
-    def state(self) -> Tuple[np.ndarray, np.ndarray, float]:
-        return self.W, self.U, float(self.counter[0])
 
 
 @njit(cache=True)

@@ -1,5 +1,8 @@
-"""Arc-standard transition system: configurations, moves, static oracle, feature templates.
+"""Arc-standard transition system and its search: configurations (``state``), moves (``moves``),
+static and dynamic oracles, feature templates (``features``), hashed scoring (``scoring``), greedy
+and beam search (``search``) and the tagging kernel for the tag features (``tagging``).
 
-Everything here is numpy + numba (no spaCy or thinc import), so the hot loops of the
-``hc_transition_parser`` component (feature hashing, scoring, parsing) run compiled.
+Everything here is numpy + numba (no spaCy or thinc import) and imports nothing else of the
+package, beside ``decoders`` at the bottom: ``learning``, ``models`` and ``components`` build on it,
+so the hot loops of ``hc_transition_parser`` (feature hashing, scoring, parsing) run compiled.
 """

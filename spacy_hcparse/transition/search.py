@@ -1,17 +1,22 @@
-"""Parsing with a hashed linear model: greedy (beam width 1) or beam search.
+"""Search over arc-standard moves: greedy or beam search with hashed linear weights (numba), and
+a batched greedy loop for scorers outside numba (the neural model's step scorer).
 
-Spans are laid out as in ``learning.perceptron.train_spans``: ``attrs`` rows one span after
-another (row 0 of each the root), delimited by ``offsets``. Results go to ``out_heads`` (span
-convention, ``-1`` at the root row) and ``out_labels`` (label id per row, ``-1`` at the root).
+Hashed search: spans are laid out as everywhere in the perceptron (``learning.perceptron``):
+``attrs`` rows one span after another (row 0 of each the root), delimited by ``offsets``. Results
+go to ``out_heads`` (span convention, ``-1`` at the root row) and ``out_labels`` (label id per
+row, ``-1`` at the root).
+
 Only valid moves are taken, so every span ends as a single-rooted tree.
 """
+from typing import Callable, List, Sequence, Tuple
+
 import numpy as np
 from numba import njit
 
-from ..learning.perceptron import best_allowed, best_candidates, score
 from .features import N_SLOTS, N_VALUES, fill_context, hash_features, slot_words
 from .moves import apply, n_classes, valid_mask
-from .state import HEAD, LABEL, N_ROWS, NONE, initial_state, is_final
+from .scoring import best_allowed, best_candidates, score
+from .state import HEAD, LABEL, N_ROWS, NONE, heads_of, initial_state, is_final, labels_of
 
 
 @njit(cache=True)
@@ -80,6 +85,31 @@ def beam_parse(attrs, offsets, W, templates, mask, n_labels, root_label, width, 
 
 
 # ----- batched greedy steps, for scorers outside numba (the neural option) ---------------------
+def greedy_batch(
+    score_rows: Callable[[np.ndarray], np.ndarray],
+    firsts: Sequence[int],
+    null: int,
+    sizes: Sequence[int],
+    n_labels: int,
+    root_label: int,
+) -> List[Tuple[np.ndarray, np.ndarray]]:
+    """Greedy parses of spans of ``sizes`` words, all configurations advanced together.
+
+    ``score_rows(rows)`` maps ``(k, N_SLOTS)`` slot rows (word ``m`` of span ``i`` at row
+    ``firsts[i] + m``, empty slots and the root at ``null``) to ``(k, n_classes)`` move scores.
+    Returns per span its heads ``(n+1,)`` (``heads[0] == -1``) and label ids ``(n,)``."""
+    states = initial_states(np.array(sizes, dtype=np.int64))
+    firsts = np.array(firsts, dtype=np.int64)
+    active = np.array([i for i, n in enumerate(sizes) if n > 0], dtype=np.int64)
+    rows = np.empty((len(active), N_SLOTS), dtype=np.int64)
+    masks = np.empty((len(active), n_classes(n_labels)), dtype=np.bool_)
+    k = len(active)
+    while k:
+        step_inputs(states, active[:k], firsts, null, n_labels, root_label, rows, masks)
+        k = apply_best(states, active[:k], score_rows(rows[:k]), masks, n_labels)
+    return [(heads_of(st), labels_of(st)) for st in states]
+
+
 @njit(cache=True)
 def initial_states(sizes: np.ndarray) -> np.ndarray:
     """The start configurations of spans of ``sizes`` words, stacked ``(len(sizes), N_ROWS,

@@ -7,6 +7,7 @@ from spacy.tokens import Doc
 
 from spacy_hcparse.components.transition_parser import initial_heads
 from spacy_hcparse.decoders import tree_problem
+from spacy_hcparse.models.transition import perceptron_weights
 from spacy_hcparse.segment import sentence_spans
 from tests.treebank import SENTENCES, make_doc_with_sentences, make_examples
 
@@ -149,7 +150,7 @@ def learned_weights(nlp):
     """The averaged perceptron weights (saving writes them into the model first)."""
     pipe = nlp.get_pipe("hc_transition_parser")
     pipe.to_bytes()
-    return pipe.model.get_ref("linear").get_param("W")
+    return perceptron_weights(pipe.model)[0]
 
 
 def test_deterministic_for_a_fixed_seed():
@@ -211,7 +212,7 @@ def test_internal_tagger_learns_reference_tags():
         nlp.update(examples, sgd=optimizer)
     for words, heads, deps in SENTENCES:
         assert parse_of(nlp(Doc(nlp.vocab, words=words))) == (heads, deps)
-    assert parser.model.get_ref("tagger").get_param("W").any()
+    assert perceptron_weights(parser.model)[1].any()
 
 
 def test_update_before_initialize_gives_clear_error():

@@ -50,7 +50,7 @@ def test_beam_of_one_is_greedy():
 
 def reference_beam(attrs, offsets, W, templates, mask, n_labels, root_label, width):
     """Beam search the plain way: every candidate listed, a stable sort, the first ``width`` kept."""
-    from spacy_hcparse.learning.perceptron import score
+    from spacy_hcparse.transition.scoring import score
     from spacy_hcparse.transition.features import N_VALUES, fill_context, hash_features
     from spacy_hcparse.transition.moves import apply, n_classes, valid_mask
     from spacy_hcparse.transition.state import initial_state

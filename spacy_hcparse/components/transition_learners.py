@@ -1,0 +1,212 @@
+"""How ``hc_transition_parser`` parses and trains with each kind of model: one learner per kind.
+
+The component picks its learner once, from the model's ``attrs["kind"]`` (``LEARNERS``), and
+calls only this interface:
+
+- ``uses_tags``: whether the component should collect the training data's tags at initialization.
+- ``initialize(sample)``: the model's dims beyond ``nO`` and its weights (``sample``: a few docs);
+  forgets any training state.
+- ``parse(docs, spans) -> List[SpanTree]``: one tree per span, the spans of all docs in order.
+- ``update(docs, spans, golds, drop, sgd) -> float``: one training step on the spans' gold trees
+  (``golds``: ``SpanGold`` per span, in the same flat order); returns the loss to report.
+- ``finish_update(sgd)``, ``before_save()`` (bring the model's weights up to date) and
+  ``after_load()`` (forget training state that no longer matches the weights).
+
+Learners read the component's ``cfg`` (labels, tags and the search/training settings) at every
+call, so settings changed on the component apply at once; they never write it.
+"""
+from typing import Dict, List, Sequence, Tuple, Type, Union
+
+import numpy as np
+from spacy.tokens import Doc
+from spacy.vocab import Vocab
+from thinc.api import Model, set_dropout_rate
+
+from ..learning.move_loss import valid_move_xent
+from ..learning.perceptron import AveragedPerceptron
+from ..learning.perceptron_tagger import TaggerTrainer
+from ..models.transition import (
+    PerceptronFeatures,
+    PerceptronInput,
+    SlotBatch,
+    SpanBatch,
+    SpanRows,
+    SpanTree,
+    first_rows,
+    perceptron_features,
+    perceptron_weights,
+    set_perceptron_weights,
+    slot_rows,
+    span_rows,
+)
+from ..segment import Span
+from ..transition.oracle import oracle_slots
+from ..transition.search import greedy_batch
+from ..transition.tagging import fill_tags
+from .base import index_groups
+from .projective_gold import ROOT_LABEL
+
+WORDS_PER_GROUP = 4000  # words whose hidden layer the neural learner precomputes together (~86 MB)
+
+# (heads (n+1,), label ids (n,), tag ids per row (n+1,) with -1 on the root row and unknown tags)
+SpanGold = Tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _moves(cfg: Dict) -> Tuple[int, int]:
+    """(number of labels, label id of ROOT)."""
+    return len(cfg["labels"]), cfg["labels"].index(ROOT_LABEL)
+
+
+class PerceptronLearner:
+    """Averaged perceptron (``TransitionModel.v1``), trained online by ``update``: greedy with the
+    static oracle and the ultraconservative update, with error exploration (``train_explore``),
+    or beam search with early update (``train_beam_width > 1``); ``sgd`` is not used. The
+    model's own tagger trains alongside when the component has tags.
+
+    Training changes copies of the weights (``AveragedPerceptron``, ``TaggerTrainer``, started
+    from the model's weights at the first update); ``sync`` writes their averages into the model,
+    before parsing and saving. The unaveraged state is not serialized."""
+
+    uses_tags = True
+
+    def __init__(self, model: Model, cfg: Dict, vocab: Vocab) -> None:
+        self.model = model
+        self.cfg = cfg
+        self.vocab = vocab
+        self._reset()
+
+    def _reset(self) -> None:
+        self.parser = None  # AveragedPerceptron, from the first update on
+        self.tagger = None  # TaggerTrainer, from the first update with tags to learn
+        self.stale = False  # updates not yet averaged into the model
+
+    def initialize(self, sample: List[Doc]) -> None:
+        self.model.set_dim("nT", max(1, len(self.cfg["tags"])), force=True)
+        self.model.initialize(X=sample or None)
+        self._reset()
+
+    def parse(self, docs: Sequence[Doc], spans: Sequence[Sequence[Span]]) -> List[SpanTree]:
+        self.sync()
+        _, root = _moves(self.cfg)
+        rows = span_rows(docs, spans)
+        return self.model.predict(PerceptronInput(rows, self._tag_values(), root, int(self.cfg["beam_width"])))
+
+    def update(self, docs, spans, golds: List[SpanGold], drop: float, sgd) -> float:
+        if self.parser is None:
+            self.parser = AveragedPerceptron.from_weights(perceptron_weights(self.model)[0])
+        features = perceptron_features(self.model)
+        rows = span_rows(docs, spans)
+        attrs = self._training_tags(rows, features, np.concatenate([tags for _, _, tags in golds]))
+        gold_heads = np.concatenate([heads for heads, _, _ in golds])
+        gold_labels = np.concatenate([np.concatenate([[-1], labels]) for _, labels, _ in golds]).astype(np.int64)
+        n_labels, root = _moves(self.cfg)
+        exploring = self.parser.counter[0] >= 2 * self.cfg.get("explore_after", 0)  # 2 moves per word
+        mistakes = self.parser.train(
+            attrs, rows.offsets, gold_heads, gold_labels, features.templates, features.mask, n_labels, root,
+            int(self.cfg["train_beam_width"]),
+            explore=float(self.cfg.get("train_explore", 0.0)) if exploring else 0.0,
+            explore_max_length=int(self.cfg.get("explore_max_length", 60)),
+        )
+        self.stale = True
+        return float(mistakes)
+
+    def _training_tags(self, rows: SpanRows, features: PerceptronFeatures, gold_tags: np.ndarray) -> np.ndarray:
+        """The attribute rows with the tagger's training tags in the tag column of untagged rows
+        (the tagger trains on ``gold_tags`` meanwhile)."""
+        tag_values = self._tag_values()
+        if not len(tag_values) or not rows.untagged.any():
+            return rows.attrs
+        if self.tagger is None:
+            self.tagger = TaggerTrainer(perceptron_weights(self.model)[1], features.jackknife_tags)
+        tag_ids = self.tagger.tag(rows.attrs, rows.offsets, features.tag_templates, features.tag_mask,
+                                  len(tag_values), gold_tags)
+        return fill_tags(rows.attrs, rows.untagged, tag_ids, tag_values)
+
+    def _tag_values(self) -> np.ndarray:
+        """The tag column's value of each tag id: the tag's string hash, as ``doc.to_array(TAG)``."""
+        return np.array([self.vocab.strings[t] for t in self.cfg["tags"]], dtype=np.uint64).view(np.int64)
+
+    def sync(self) -> None:
+        """Write the averaged weights into the model if updates happened since the last time."""
+        if self.stale and self.parser is not None:
+            tagger = self.tagger.average() if self.tagger is not None else None
+            set_perceptron_weights(self.model, self.parser.average(), tagger)
+            self.stale = False
+
+    def finish_update(self, sgd) -> None:
+        """Nothing: ``update`` changed the weights already."""
+
+    def before_save(self) -> None:
+        self.sync()
+
+    def after_load(self) -> None:
+        self._reset()
+
+
+class NeuralLearner:
+    """Neural scorer (``NeuralTransitionModel.v1``), trained with spaCy's optimizer on the static
+    oracle's configurations: softmax over the valid moves (``learning.move_loss``). Greedy
+    decoding; spans are parsed in groups of about ``WORDS_PER_GROUP`` words, which bounds the
+    step scorer's precomputed table by the group, not the batch."""
+
+    uses_tags = False
+
+    def __init__(self, model: Model, cfg: Dict, vocab: Vocab) -> None:
+        self.model = model
+        self.cfg = cfg
+
+    def initialize(self, sample: List[Doc]) -> None:
+        self.model.initialize(X=sample or None)
+
+    def parse(self, docs: Sequence[Doc], spans: Sequence[Sequence[Span]]) -> List[SpanTree]:
+        n_labels, root = _moves(self.cfg)
+        steps = self.model.predict(SpanBatch(list(docs), spans))
+        out: List[SpanTree] = []
+        for lo, hi in index_groups(steps.sizes, WORDS_PER_GROUP):
+            group = steps.group(lo, hi)
+            out.extend(greedy_batch(group.scores, group.firsts, group.null, steps.sizes[lo:hi], n_labels, root))
+        return out
+
+    def update(self, docs, spans, golds: List[SpanGold], drop: float, sgd) -> float:
+        n_labels, root = _moves(self.cfg)
+        null = sum(len(doc) for doc in docs)
+        rows, gold_classes, masks = [], [], []
+        for first, (heads, labels, _) in zip(first_rows(docs, spans), golds):
+            slots, seq, valid = oracle_slots(heads, labels, n_labels, root)
+            if len(seq):
+                rows.append(slot_rows(slots, first, null))
+                gold_classes.append(seq)
+                masks.append(valid)
+        if not rows:
+            return 0.0
+        rows = np.concatenate(rows)
+        set_dropout_rate(self.model, drop)
+        scores, backprop = self.model.begin_update(SlotBatch(list(docs), rows))
+        loss, d_scores = valid_move_xent(scores, np.concatenate(gold_classes), np.concatenate(masks))
+        backprop((d_scores / self.loss_normaliser(len(rows))).astype("f"))
+        if sgd is not None:
+            self.finish_update(sgd)
+        return loss
+
+    @staticmethod
+    def loss_normaliser(n_configurations: int) -> float:
+        """What the summed loss's gradient is divided by before it reaches the model: the number
+        of oracle configurations in the batch, so the model learns from the mean loss per move.
+
+        spaCy's parser and tagger sum instead (a normaliser of 1), so a tok2vec shared with them
+        gets a gradient 50-100x smaller in norm from this component than from theirs. This is the
+        one place that scale is set. The reported loss is the sum either way."""
+        return n_configurations
+
+    def finish_update(self, sgd) -> None:
+        self.model.finish_update(sgd)
+
+    def before_save(self) -> None:
+        """Nothing: the model's weights are the optimizer's."""
+
+    def after_load(self) -> None:
+        """Nothing: no training state outside the model (the optimizer's is spaCy's)."""
+
+
+TransitionLearner = Union[PerceptronLearner, NeuralLearner]
+LEARNERS: Dict[str, Type] = {"perceptron": PerceptronLearner, "neural": NeuralLearner}
