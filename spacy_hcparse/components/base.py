@@ -234,20 +234,6 @@ def aligned_gold(eg: Example, projectivize: bool, tags: bool = False) -> Tuple[l
     return list(heads), list(deps), (eg.get_aligned("TAG", as_string=True) if tags else None)
 
 
-def index_groups(lengths: List[int], budget: int) -> List[Tuple[int, int]]:
-    """Consecutive index ranges ``(lo, hi)`` whose lengths add up to at most ``budget`` (a range
-    holds at least one item, however long)."""
-    groups, lo, total = [], 0, 0
-    for i, length in enumerate(lengths):
-        if i > lo and total + length > budget:
-            groups.append((lo, i))
-            lo, total = i, 0
-        total += length
-    if lengths:
-        groups.append((lo, len(lengths)))
-    return groups
-
-
 def span_tree(heads: np.ndarray, start: int, end: int) -> Optional[np.ndarray]:
     """The span-local tree (n+1,) of tokens ``start..end-1`` from their absolute heads (a token
     heading itself is a root; ``-1`` unknown): ``[-1, h_1 .. h_n]`` with the root's child at 0,

@@ -39,11 +39,10 @@ from ..models.transition import (
     slot_rows,
     span_rows,
 )
-from ..segment import Span
+from ..segment import Span, index_groups
 from ..transition.oracle import oracle_slots
 from ..transition.search import greedy_batch
 from ..transition.tagging import fill_tags
-from .base import index_groups
 from .projective_gold import ROOT_LABEL
 
 WORDS_PER_GROUP = 4000  # words whose hidden layer the neural learner precomputes together (~86 MB)
