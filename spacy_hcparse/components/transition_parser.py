@@ -56,7 +56,7 @@ max_length = 200
         "explore_after": 0,
         "explore_max_length": 60,
         "label_freq_cutoff": 30,
-        "scorer": {"@scorers": "spacy.parser_scorer.v1"},
+        "scorer": {"@scorers": "spacy_hcparse.parser_scorer.v1"},
     },
     default_score_weights={
         "dep_uas": 0.5,
@@ -65,6 +65,9 @@ max_length = 200
         "sents_p": None,
         "sents_r": None,
         "sents_f": 0.0,
+        "ud_uas": None,
+        "ud_las": None,
+        "ud_las_per_type": None,
     },
 )
 def make_transition_parser(

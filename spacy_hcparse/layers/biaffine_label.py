@@ -23,7 +23,8 @@ def biaffine_label(
 
     ``b = distance_buckets[h, m]``, the signed distance bucket of the arc. A biaffine form
     ``[dep; 1]^T W_l [head; 1]`` with ``W_l`` factored through ``rank`` dimensions, so scoring
-    costs O(width * rank) per word and O(rank * labels) per arc instead of O(width^2 * labels).
+    costs O(width * rank) per word and O(rank * labels) per arc instead of O(width^2 * labels)
+    per arc.
     The bias columns keep the linear terms of each side. ``G`` and ``F`` let the label depend
     on the direction and length of the arc (``nsubj`` left, ``obj`` right), which a CNN encoder
     without positions cannot tell from the two vectors alone. ``Wd``/``Wh`` are the linear terms
@@ -80,17 +81,22 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
     width = A.shape[0] - 1
     arcs = [np.asarray(a, dtype=np.int64).reshape(-1, 2) for a in arcs]
     counts = [len(a) for a in arcs]
-    Hh = _rows(ops, [H[a[:, 0]] for H, a in zip(head_vecs, arcs)], width)  # each arc's head row
-    Dd = _rows(ops, [D[a[:, 1]] for D, a in zip(dep_vecs, arcs)], width)  # each arc's dependent row
+    # Each block's rows are projected once (P for dependents, Q for heads), then gathered per arc:
+    # a word is a candidate head or dependent of several arcs.
+    offsets = np.concatenate([[0], np.cumsum([len(b) for b in blocks])[:-1]]).astype(np.int64)
+    heads = xp.asarray(np.concatenate([a[:, 0] + o for a, o in zip(arcs, offsets)] or [np.zeros(0, np.int64)]))
+    mods = xp.asarray(np.concatenate([a[:, 1] + o for a, o in zip(arcs, offsets)] or [np.zeros(0, np.int64)]))
+    H_all, D_all = _rows(ops, list(head_vecs), width), _rows(ops, list(dep_vecs), width)
+    Hs_all, Ds_all = _with_bias(ops, H_all), _with_bias(ops, D_all)
+    P_all, Q_all = gemm(Ds_all, A), gemm(Hs_all, B)
     buckets = xp.asarray(np.concatenate(
         [distance_buckets(len(b))[a[:, 0], a[:, 1]] for b, a in zip(blocks, arcs)] or [np.zeros(0, dtype="i")]
     ))
-    Hs, Ds = _with_bias(ops, Hh), _with_bias(ops, Dd)
-    P, Q = gemm(Ds, A), gemm(Hs, B) + G[buckets]
+    P, Q = P_all[mods], Q_all[heads] + G[buckets]
     Z = P * Q
     S = gemm(Z, C, trans2=True) + F[buckets]
     if linear:
-        S += gemm(Dd, Wd) + gemm(Hh, Wh)
+        S += gemm(D_all, Wd)[mods] + gemm(H_all, Wh)[heads]
     splits = np.cumsum(counts)[:-1]
 
     def backprop(d_scores: List[Floats2d]) -> List[Floats2d]:
@@ -99,29 +105,27 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
         dZ = gemm(dS, C)
         grads["C"] += gemm(dS, Z, trans1=True)
         dP, dQ = dZ * Q, dZ * P
-        grads["A"] += gemm(Ds, dP, trans1=True)
-        grads["B"] += gemm(Hs, dQ, trans1=True)
         xp.add.at(grads["G"], buckets, dQ)
         xp.add.at(grads["F"], buckets, dS)
-        dHh = gemm(dQ, B, trans2=True)[:, :-1]
-        dDd = gemm(dP, A, trans2=True)[:, :-1]
+        dP_all, dQ_all = ops.alloc2f(*P_all.shape), ops.alloc2f(*Q_all.shape)
+        ops.scatter_add(dP_all, xp.asarray(mods, dtype="i"), dP)
+        ops.scatter_add(dQ_all, xp.asarray(heads, dtype="i"), dQ)
+        grads["A"] += gemm(Ds_all, dP_all, trans1=True)
+        grads["B"] += gemm(Hs_all, dQ_all, trans1=True)
+        dH_all = gemm(dQ_all, B, trans2=True)[:, :-1]
+        dD_all = gemm(dP_all, A, trans2=True)[:, :-1]
         if linear:
-            grads["Wd"] += gemm(Dd, dS, trans1=True)
-            grads["Wh"] += gemm(Hh, dS, trans1=True)
-            dHh += gemm(dS, Wh, trans2=True)
-            dDd += gemm(dS, Wd, trans2=True)
-        d_heads, d_deps = [], []
-        for a, H, dH_rows, dD_rows in zip(arcs, head_vecs, xp.split(dHh, splits), xp.split(dDd, splits)):
-            dH = ops.alloc2f(*H.shape)
-            ops.scatter_add(dH, xp.asarray(a[:, 0], dtype="i"), xp.ascontiguousarray(dH_rows))
-            dD = ops.alloc2f(*H.shape)
-            ops.scatter_add(dD, xp.asarray(a[:, 1], dtype="i"), xp.ascontiguousarray(dD_rows))
-            d_heads.append(dH)
-            d_deps.append(dD)
+            dS_dep, dS_head = ops.alloc2f(len(D_all), dS.shape[1]), ops.alloc2f(len(H_all), dS.shape[1])
+            ops.scatter_add(dS_dep, xp.asarray(mods, dtype="i"), dS)
+            ops.scatter_add(dS_head, xp.asarray(heads, dtype="i"), dS)
+            grads["Wd"] += gemm(D_all, dS_dep, trans1=True)
+            grads["Wh"] += gemm(H_all, dS_head, trans1=True)
+            dH_all += gemm(dS_head, Wh, trans2=True)
+            dD_all += gemm(dS_dep, Wd, trans2=True)
         for name, grad in grads.items():
             model.inc_grad(name, grad)
-        dX_head = bp_head(d_heads)
-        dX_dep = bp_dep(d_deps)
+        dX_head = bp_head(xp.split(xp.ascontiguousarray(dH_all), offsets[1:]))
+        dX_dep = bp_dep(xp.split(xp.ascontiguousarray(dD_all), offsets[1:]))
         return [a + b for a, b in zip(dX_head, dX_dep)]
 
     return (xp.split(S, splits) if counts else []), backprop
