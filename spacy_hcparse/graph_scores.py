@@ -14,12 +14,21 @@ A span is one tree's words: ``(start, end)`` token offsets into its doc, from
 - ``label_arcs[i]`` (C, 2) ``(h, m)``: the candidate arcs, and ``labels[i]`` (C, L) their label
   scores, row ``c`` for arc ``label_arcs[i][c]``.
 
+Per doc (``j``), for models with those heads:
+
+- ``spans[j]``: the spans scored (the input's, or the model's own segmentation), and
+  ``sentences[j]``: where the model's sentences begin (token offsets), None when the input gave
+  the spans;
+- ``starts[j]`` (n_tokens,): logits of "this token starts a sentence";
+- ``tags[attr][j]`` (n_tokens, T): logits of the token's ``attr`` (``POS``, ``TAG``) in training,
+  where they are an auxiliary objective for the encoder.
+
 The model returns one ``GraphScores`` (its arrays on the model's device) and its backprop takes
 one ``GraphScores`` of gradients with the same index arrays (``like``). ``to_numpy`` is the device
 boundary: decoders and losses read float64 numpy arrays.
 """
 from dataclasses import dataclass, field, replace
-from typing import FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -35,14 +44,17 @@ PRUNED = -1.0e4
 class GraphInput(NamedTuple):
     """The graph model's input: docs, their spans (computed once per batch), arcs to keep.
 
-    ``keep``: one entry per span (in doc order, then span order), a heads array (n+1,) whose arcs
-    stay candidates whatever their score (gold trees in training, an earlier parser's tree when
-    reparsing), or None. ``factors``: the higher-order factor types to score (``"sib"``,
-    ``"grand"``), those the decoder or the loss reads.
+    ``spans``: per doc its spans, or None for a doc the model is to segment itself (its
+    sentence-start scorer, or chunks of ``max_length`` for a model without one).
+    ``keep``: one entry per span (in doc order, then span order), a heads array (n+1,) whose
+    known arcs (``-1``: unknown) stay candidates whatever their score (gold trees in training,
+    an earlier parser's tree when reparsing), or None; only with given spans. ``factors``: the
+    higher-order factor types to score (``"sib"``, ``"grand"``), those the decoder or the loss
+    reads.
     """
 
     docs: list
-    spans: List[List[Span]]
+    spans: List[Optional[List[Span]]]
     keep: Optional[List[Optional[np.ndarray]]] = None
     factors: FrozenSet[str] = FACTORS
 
@@ -59,6 +71,10 @@ class GraphScores:
     labels: list
     higher_order: List[bool] = field(default_factory=list)
     factors: FrozenSet[str] = FACTORS
+    spans: List[List[Span]] = field(default_factory=list)
+    sentences: List[Optional[List[int]]] = field(default_factory=list)
+    starts: list = field(default_factory=list)
+    tags: Dict[str, list] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.arcs)
@@ -69,11 +85,12 @@ class GraphScores:
         one span's scores in float64, so a batch never holds float64 copies of everything."""
         convert = lambda values: [ops.to_numpy(v) for v in values]  # noqa: E731
         return replace(self, arcs=convert(self.arcs), sib=convert(self.sib), grand=convert(self.grand),
-                       labels=convert(self.labels))
+                       labels=convert(self.labels), starts=convert(self.starts),
+                       tags={attr: convert(values) for attr, values in self.tags.items()})
 
-    def like(self, arcs: list, sib: list, grand: list, labels: list) -> "GraphScores":
+    def like(self, arcs: list, sib: list, grand: list, labels: list, starts: list, tags: Dict[str, list]) -> "GraphScores":
         """Gradients (or other values) laid out as these scores: same spans, triples, arcs."""
-        return replace(self, arcs=arcs, sib=sib, grand=grand, labels=labels)
+        return replace(self, arcs=arcs, sib=sib, grand=grand, labels=labels, starts=starts, tags=tags)
 
     def arc(self, i: int) -> np.ndarray:
         """Span ``i``'s (n+1, n+1) arc scores, float64."""

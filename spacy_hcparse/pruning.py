@@ -12,12 +12,14 @@ from numba import njit
 def candidate_heads(arc: np.ndarray, top_k: int, keep=None) -> np.ndarray:
     """Boolean (n+1, n+1) mask ``mask[h, m]``: h is among m's ``top_k`` heads, or the root.
 
-    ``keep`` (a heads array) adds those arcs too, so gold arcs stay scorable in training.
-    Ties at the k-th score keep the lower head index.
+    ``keep`` (a heads array, ``-1`` where a head is unknown) adds those arcs too, so gold arcs
+    stay scorable in training. Ties at the k-th score keep the lower head index.
     """
     mask = _top_heads(np.ascontiguousarray(arc, dtype=np.float64), int(top_k))
     if keep is not None and len(mask) > 1:
-        mask[keep[1:], np.arange(1, len(mask))] = True
+        words = np.arange(1, len(mask))
+        known = keep[1:] >= 0
+        mask[keep[1:][known], words[known]] = True
     return mask
 
 

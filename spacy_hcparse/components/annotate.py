@@ -1,5 +1,5 @@
 """Writing trees onto Docs: one tree per span, never crossing spans, one root each."""
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.attrs import DEP, HEAD
@@ -10,7 +10,8 @@ JOIN_LABEL = "dep"
 
 
 def write_trees(
-    doc: Doc, spans: Sequence[Tuple[int, int]], heads: Sequence[np.ndarray], labels: Sequence[List[str]]
+    doc: Doc, spans: Sequence[Tuple[int, int]], heads: Sequence[np.ndarray], labels: Sequence[List[str]],
+    continues: Optional[Sequence[bool]] = None,
 ) -> None:
     """Set ``token.head`` and ``token.dep_`` from span-local trees.
 
@@ -18,16 +19,17 @@ def write_trees(
     token ``start + m - 1``); ``labels[i]`` holds the n labels. Tokens outside every span (none,
     when spans come from ``segment.sentence_spans``) become their own roots.
 
-    A span that continues a preset sentence (its first token is not a sentence start: the
-    sentence was longer than ``max_length`` and chunked) is not made a sentence of its own: its
-    root is attached to the root of the sentence's first span with ``JOIN_LABEL``. The arc is
-    projective (every word it covers belongs to the first root's chunks), so the user's
-    sentence stays one tree with one root.
+    A span that continues a sentence (``continues[i]``; by default: its first token is not a
+    sentence start of a doc with preset sentences, i.e. a sentence longer than ``max_length`` was
+    chunked) is not made a sentence of its own: its root is attached to the root of the
+    sentence's first span with ``JOIN_LABEL``. The arc is projective (every word it covers
+    belongs to the first root's chunks), so the sentence stays one tree with one root.
     """
     if len(doc) == 0:
         return
-    preset = doc.has_annotation("SENT_START")
-    continues = [preset and start > 0 and doc[start].is_sent_start is not True for start, _ in spans]
+    if continues is None:
+        preset = doc.has_annotation("SENT_START")
+        continues = [preset and start > 0 and doc[start].is_sent_start is not True for start, _ in spans]
     positions = np.arange(len(doc), dtype=np.int64)
     absolute = positions.copy()  # a token heading itself is a root in spaCy
     deps = np.zeros(len(doc), dtype=np.uint64)

@@ -15,6 +15,7 @@ from spacy.training import Example
 
 from .. import __version__
 from ..decoders import tree_problem
+from ..segment import Span, chunked
 
 # Bumped whenever saved weights or cfg keys change meaning; a model saved with another format is
 # refused at load with a message naming the file. Models saved before the stamp existed carry no
@@ -140,15 +141,19 @@ class ParserPipe(TrainablePipe):
         """Refuse weights that do not fit the label set (subclasses override)."""
 
     # ----- training data that cannot be learned ------------------------------------------------
-    def _report_unusable_gold(self, doc: Doc, start: int, end: int, heads: Sequence[Optional[int]]) -> None:
+    def _report_unusable_gold(self, doc: Doc, start: int, end: int, heads: Sequence[Optional[int]],
+                              whole_sentence: Optional[bool] = None) -> None:
         """Log (once per sentence text) why the gold of ``doc[start:end]`` was skipped in training.
 
         Gold that is not one tree (a cycle, no root or several roots inside a sentence, or heads
         crossing the sentence's boundary, which is what several roots become in a spaCy Doc) is a
         warning; chunks of sentences longer than ``max_length`` whose gold reaches outside them,
-        and unaligned tokens, are logged at INFO.
+        and unaligned tokens, are logged at INFO. ``whole_sentence``: whether the span is a whole
+        sentence (default: read from the doc's sentence starts).
         """
-        whole = bool(doc[start].is_sent_start) and (end == len(doc) or bool(doc[end].is_sent_start))
+        whole = whole_sentence
+        if whole is None:
+            whole = bool(doc[start].is_sent_start) and (end == len(doc) or bool(doc[end].is_sent_start))
         reason, level = gold_problem(heads, start, end, whole_sentence=whole)
         text = doc[start:end].text
         seen = self.__dict__.setdefault("_reported_gold", set())
@@ -209,6 +214,38 @@ def copy_gold_sentences(eg: Example) -> None:
     pred.from_array([SENT_START], starts.astype(np.uint64).reshape(-1, 1))  # -1 wraps, as in to_array
 
 
+def reference_spans(eg: Example, max_length: int) -> Tuple[List[Span], np.ndarray]:
+    """The reference's sentences as spans of the predicted doc (chunked to ``max_length``), and
+    the gold sentence starts of the predicted tokens (1 starts a sentence, 0 does not, -1
+    unknown: no aligned token or no sentence annotation). Training learns from the reference's
+    sentences whatever sentences the predicted doc carries (an annotating senter's, say)."""
+    pred, ref = eg.predicted, eg.reference
+    if len(pred) == 0:
+        return [], np.zeros(0, dtype=np.int64)
+    if not (ref.has_annotation("SENT_START") or ref.has_annotation("DEP")):
+        return chunked(pred, [(0, len(pred))], max_length), np.full(len(pred), -1, dtype=np.int64)
+    if _same_words(pred, ref):
+        gold = (ref.to_array(SENT_START).astype(np.int64) == 1).astype(np.int64)
+    else:
+        gold = np.array([-1 if s is None else int(bool(s)) for s in eg.get_aligned_sent_starts()], dtype=np.int64)
+    begins = np.flatnonzero(gold == 1).tolist()
+    cuts = sorted({0, *begins}) + [len(pred)]
+    return chunked(pred, list(zip(cuts[:-1], cuts[1:])), max_length), gold
+
+
+def aligned_tags(eg: Example, attr: str) -> List[Optional[str]]:
+    """The reference's ``attr`` (``"POS"``, ``"TAG"``) per predicted token, None where unknown."""
+    pred, ref = eg.predicted, eg.reference
+    if _same_words(pred, ref):
+        strings = ref.vocab.strings
+        return [strings[v] if v else None for v in ref.to_array(attr).tolist()]
+    return list(eg.get_aligned(attr, as_string=True))
+
+
+def _same_words(pred: Doc, ref: Doc) -> bool:
+    return len(pred) == len(ref) and bool((pred.to_array(ORTH) == ref.to_array(ORTH)).all())
+
+
 def aligned_gold(eg: Example, projectivize: bool, tags: bool = False) -> Tuple[list, list, Optional[list]]:
     """``eg.get_aligned_parse(projectivize)`` (heads as predicted-doc indices or None, labels)
     and, with ``tags``, ``eg.get_aligned("TAG", as_string=True)``.
@@ -219,8 +256,7 @@ def aligned_gold(eg: Example, projectivize: bool, tags: bool = False) -> Tuple[l
     own alignment does the work.
     """
     pred, ref = eg.predicted, eg.reference
-    same_words = len(pred) == len(ref) and bool((pred.to_array(ORTH) == ref.to_array(ORTH)).all())
-    if same_words and len(ref) and ref.has_annotation("DEP"):
+    if _same_words(pred, ref) and len(ref) and ref.has_annotation("DEP"):
         rows = ref.to_array([HEAD, DEP, TAG])  # uint64: string hashes, and HEAD relative
         if (rows[:, 1] != 0).all():  # every token has its head and label: nothing is missing
             strings = ref.vocab.strings
@@ -232,6 +268,43 @@ def aligned_gold(eg: Example, projectivize: bool, tags: bool = False) -> Tuple[l
             return list(heads), list(deps), tag_strings
     heads, deps = eg.get_aligned_parse(projectivize=projectivize)
     return list(heads), list(deps), (eg.get_aligned("TAG", as_string=True) if tags else None)
+
+
+def partial_span_tree(heads: np.ndarray, start: int, end: int, chunk: bool) -> Optional[np.ndarray]:
+    """The span-local gold (n+1,) of tokens ``start..end-1`` from absolute heads (a token heading
+    itself is a root; ``-1`` unknown): ``[-1, h_1 .. h_n]`` with the root's child at 0 and ``-1``
+    where the head is unknown, or outside a ``chunk`` of a longer sentence; None when the known
+    arcs cannot be part of one tree (a cycle, several roots, an arc leaving a whole sentence:
+    defects of the gold itself)."""
+    span_heads = heads[start:end]
+    if not chunk and ((span_heads >= end) | ((span_heads >= 0) & (span_heads < start))).any():
+        return None
+    inside = (span_heads >= start) & (span_heads < end)
+    local = np.full(end - start + 1, -1, dtype=np.int64)
+    local[1:][inside] = span_heads[inside] - start + 1
+    local[1:][span_heads == np.arange(start, end)] = 0
+    if inside.all():
+        return None if tree_problem(local) else local
+    return None if _partial_problem(local) else local
+
+
+def _partial_problem(local: np.ndarray) -> bool:
+    """Whether known arcs (``-1``: unknown) hold a cycle or more than one root."""
+    if (local[1:] == 0).sum() > 1:
+        return True
+    state = np.zeros(len(local), dtype=np.int8)  # 0 unseen, 1 on the current path, 2 done
+    state[0] = 2
+    for word in range(1, len(local)):
+        path = []
+        node = word
+        while node > 0 and state[node] == 0:
+            state[node] = 1
+            path.append(node)
+            node = local[node]
+        if node > 0 and state[node] == 1:
+            return True
+        state[path] = 2
+    return False
 
 
 def span_tree(heads: np.ndarray, start: int, end: int) -> Optional[np.ndarray]:

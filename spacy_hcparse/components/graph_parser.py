@@ -21,10 +21,10 @@ from thinc.api import Config, Model, set_dropout_rate
 from ..decoders import MAX_WORDS
 from ..decoding import DecodeResult, HillClimb
 from ..graph_scores import FACTORS, GraphInput, GraphScores, Span, flatten, regroup
-from ..learning.graph_loss import GraphLoss, SpanGold
-from ..segment import sentence_spans
+from ..learning.graph_loss import GraphGold, GraphLoss, SpanGold
+from ..segment import continues, sentence_spans
 from .annotate import write_trees
-from .base import ParserPipe, aligned_gold, copy_gold_sentences, span_tree
+from .base import ParserPipe, aligned_gold, aligned_tags, partial_span_tree, reference_spans, span_tree
 from .extensions import MARGINS_KEY, register_extensions
 
 ROOT_LABEL = "ROOT"
@@ -91,10 +91,12 @@ class SpanParse(NamedTuple):
 
 
 class DocParses(NamedTuple):
-    """A doc's spans and their parses (what ``predict`` returns per doc)."""
+    """A doc's spans, their parses, and which spans carry on the sentence of the span before
+    them (what ``predict`` returns per doc)."""
 
     spans: List[Span]
     parses: List[SpanParse]
+    continues: List[bool]
 
 
 @Language.factory(
@@ -190,26 +192,38 @@ class GraphParser(ParserPipe):
         for label in labels:
             self.add_label(label)
         self.model.set_dim("nO", len(self.labels))
+        self.cfg["tags"] = {attr: sorted({tag for eg in get_examples() for tag in aligned_tags(eg, attr) if tag})
+                            for attr in self.model.attrs.get("tag_attrs", ())}
+        for attr, tags in self.cfg["tags"].items():
+            self.model.set_dim(f"nT_{attr}", max(1, len(tags)))
         docs = [eg.predicted for eg in islice(get_examples(), 10)]
         sample = GraphInput(docs, [sentence_spans(doc, self.max_length) for doc in docs]) if docs else None
         self.model.initialize(X=sample)
 
     # ----- prediction ---------------------------------------------------------------------
     def predict(self, docs: Iterable[Doc]) -> List[DocParses]:
-        """Per doc, its spans (``sentence_spans(doc, max_length)``) and their parses."""
+        """Per doc, its spans (its sentences, or the model's when it has none; chunked to
+        ``max_length``), their parses, and which spans carry on a sentence."""
         docs = list(docs)
-        spans = [sentence_spans(doc, self.max_length) for doc in docs]
-        if not any(spans):
-            return [DocParses([], []) for _ in docs]
-        existing = flatten([self._doc_parses(doc, doc_spans) for doc, doc_spans in zip(docs, spans)])
-        keep = [None if p is None or not self.doc_arc_bonus else p[0] for p in existing]
-        scores = self.score_spans(docs, spans, keep, self.decoder.factors)
+        if not any(len(doc) for doc in docs):
+            return [DocParses([], [], []) for _ in docs]
+        reparse = bool(self.init_from_doc or self.doc_arc_bonus or self.keep_doc_labels)
+        given = [sentence_spans(doc, self.max_length) if reparse or doc.has_annotation("SENT_START") else None
+                 for doc in docs]
+        existing = flatten([self._doc_parses(doc, spans) for doc, spans in zip(docs, given)]) if reparse else None
+        keep = [None if p is None or not self.doc_arc_bonus else p[0] for p in existing] if reparse else None
+        scores = self.score_spans(docs, given, keep, self.decoder.factors)
+        existing = existing or [None] * len(scores)
         parses = [self._parse_span(scores, i, existing[i]) for i in range(len(scores))]
-        return [DocParses(s, p) for s, p in zip(spans, regroup(parses, spans))]
+        out = []
+        for doc, spans, sentences, doc_parses in zip(docs, scores.spans, scores.sentences, regroup(parses, scores.spans)):
+            begins = sentences if sentences is not None else _sentence_starts(doc)
+            out.append(DocParses(spans, doc_parses, continues(spans, begins)))
+        return out
 
-    def score_spans(self, docs: List[Doc], spans: List[List[Span]], keep=None, factors=FACTORS) -> GraphScores:
-        """The model's scores of the given spans of ``docs`` as numpy arrays (what ``predict``
-        decodes; ``keep`` and ``factors`` as in ``GraphInput``)."""
+    def score_spans(self, docs: List[Doc], spans: List[Optional[List[Span]]], keep=None, factors=FACTORS) -> GraphScores:
+        """The model's scores of the given spans of ``docs`` (None: the model segments that doc)
+        as numpy arrays (what ``predict`` decodes; ``keep`` and ``factors`` as in ``GraphInput``)."""
         return self.model.predict(GraphInput(docs, spans, keep, factors)).to_numpy(self.model.ops)
 
     def _parse_span(self, scores: GraphScores, i: int, existing) -> SpanParse:
@@ -227,11 +241,11 @@ class GraphParser(ParserPipe):
 
     def set_annotations(self, docs: Iterable[Doc], parses: List[DocParses]) -> None:
         labels = self.labels
-        for doc, (spans, doc_parses) in zip(docs, parses):
+        for doc, (spans, doc_parses, joined) in zip(docs, parses):
             if not spans:
                 continue
             names = [[labels[i] for i in p.labels] for p in doc_parses]
-            write_trees(doc, spans, [p.heads for p in doc_parses], names)
+            write_trees(doc, spans, [p.heads for p in doc_parses], names, joined)
             doc._.hc_parse_score = float(sum(p.result.score for p in doc_parses))
             doc.user_data["hc_time_capped"] = sum(bool(p.result.time_capped) for p in doc_parses)
             margins: List[Optional[float]] = [None] * len(doc)
@@ -257,14 +271,13 @@ class GraphParser(ParserPipe):
         examples = list(examples)
         validate_examples(examples, "GraphParser.update")
         docs = [eg.predicted for eg in examples]
-        spans, golds = self._gold_spans(examples)
-        flat_golds = flatten(golds)
-        if not any(g is not None for g in flat_golds):
+        spans, gold = self._gold(examples)
+        if not any(g is not None for g in gold.spans):
             return losses
         set_dropout_rate(self.model, drop)
-        keep = [None if g is None else g[0] for g in flat_golds]
+        keep = [None if g is None else g[0] for g in gold.spans]
         scores, backprop = self.model.begin_update(GraphInput(docs, spans, keep, self.loss.factors))
-        loss, d_scores = self.loss(scores.to_numpy(self.model.ops), flat_golds)
+        loss, d_scores = self.loss(scores.to_numpy(self.model.ops), gold)
         backprop(d_scores)
         if sgd is not None:
             self.finish_update(sgd)
@@ -275,26 +288,27 @@ class GraphParser(ParserPipe):
         """Not used: ``update`` computes the loss with the decoder in the loop."""
         raise NotImplementedError("hc_parser computes its loss inside update()")
 
-    def _gold_spans(self, examples: List[Example]) -> Tuple[List[List[Span]], List[List[Optional[SpanGold]]]]:
-        """Per doc: its spans, and per span (gold heads (n+1,), gold label ids (n,)) or None if
-        the gold there is not one tree."""
+    def _gold(self, examples: List[Example]) -> Tuple[List[List[Span]], GraphGold]:
+        """Per doc its spans (the reference's sentences, chunked); the gold of the batch: per span
+        (heads (n+1,), label ids (n,), ``-1`` unknown) or None when the gold there is not part of
+        one tree; per doc the sentence starts and the tags of the model's tag objectives."""
         label_ids = {label: i for i, label in enumerate(self.labels)}
-        spans, golds = [], []
+        tag_ids = {attr: {tag: i for i, tag in enumerate(tags)} for attr, tags in self.cfg.get("tags", {}).items()}
+        spans, span_golds, starts, tags = [], [], [], {attr: [] for attr in tag_ids}
         for eg in examples:
-            doc = eg.predicted
-            copy_gold_sentences(eg)
+            doc_spans, doc_starts = reference_spans(eg, self.max_length)
             heads, deps, _ = aligned_gold(eg, projectivize=False)
             absolute = np.array([-1 if h is None else h for h in heads], dtype=np.int64)
-            doc_spans = sentence_spans(doc, self.max_length)
-            doc_golds = []
-            for start, end in doc_spans:
-                gold = _span_gold(absolute, deps, start, end, label_ids)
+            for (start, end), chunk in zip(doc_spans, _chunks(doc_spans, doc_starts)):
+                gold = _span_gold(absolute, deps, start, end, label_ids, chunk)
                 if gold is None:
-                    self._report_unusable_gold(doc, start, end, heads)
-                doc_golds.append(gold)
+                    self._report_unusable_gold(eg.predicted, start, end, heads, whole_sentence=not chunk)
+                span_golds.append(gold)
             spans.append(doc_spans)
-            golds.append(doc_golds)
-        return spans, golds
+            starts.append(doc_starts)
+            for attr, ids in tag_ids.items():
+                tags[attr].append(np.array([ids.get(t, -1) for t in aligned_tags(eg, attr)], dtype=np.int64))
+        return spans, GraphGold(span_golds, starts, tags)
 
     # ----- helpers --------------------------------------------------------------------------
     def _doc_parses(self, doc: Doc, spans: List[Span]) -> List[Optional[SpanGold]]:
@@ -336,13 +350,29 @@ class GraphParser(ParserPipe):
             )
 
 
-def _span_gold(heads: np.ndarray, deps, start, end, label_ids) -> Optional[SpanGold]:
-    """Span-local gold tree (n+1,) and label ids from absolute ``heads`` (``-1`` unknown), or
-    None if the gold is not one tree here."""
-    local = span_tree(heads, start, end)
+def _chunks(spans: List[Span], starts: np.ndarray) -> List[bool]:
+    """Per span, whether it is a chunk of a longer sentence rather than a whole one (``starts``:
+    the gold sentence starts, 1 where one begins)."""
+    begins = starts == 1
+    return [not (begins[start] or start == 0) or (end < len(begins) and not begins[end]) for start, end in spans]
+
+
+def _span_gold(heads: np.ndarray, deps, start, end, label_ids, chunk: bool) -> Optional[SpanGold]:
+    """Span-local gold (heads (n+1,), label ids (n,)) from absolute ``heads`` (``-1`` unknown;
+    heads outside a chunk become unknown), or None if the known arcs cannot be one tree."""
+    local = partial_span_tree(heads, start, end, chunk)
     if local is None:
         return None
-    return local, np.array([label_ids.get(d, -1) for d in deps[start:end]], dtype=np.int64)
+    labels = np.array([label_ids.get(d, -1) for d in deps[start:end]], dtype=np.int64)
+    labels[local[1:] < 0] = -1
+    return local, labels
+
+
+def _sentence_starts(doc: Doc) -> List[int]:
+    """Token offsets where the doc's preset sentences begin (the whole doc without any)."""
+    if len(doc) == 0:
+        return []
+    return [sent.start for sent in doc.sents] if doc.has_annotation("SENT_START") else [0]
 
 
 def _margins(arc: np.ndarray, heads: np.ndarray) -> np.ndarray:

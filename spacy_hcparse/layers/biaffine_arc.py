@@ -2,13 +2,14 @@
 from typing import Callable, List, Optional, Tuple
 
 import numpy as np
-from thinc.api import Model, Relu, with_array
+from thinc.api import Model
 from thinc.types import Floats2d
 
 from .distance import N_BUCKETS, distance_buckets
+from .mlp import relu_projection
 
 
-def biaffine_arc(width: int = 256, dropout: float = 0.2) -> Model[List[Floats2d], List[Floats2d]]:
+def biaffine_arc(width: int = 256, dropout: float = 0.2, fixed_dropout: bool = False) -> Model[List[Floats2d], List[Floats2d]]:
     """``S[h, m] = (dep_m . (U head_h) + u . head_h + dep_m . E[b] + e[b]) / sqrt(width)``.
 
     ``head``/``dep`` are ReLU projections of the encoder rows and ``b = distance_buckets[h, m]``
@@ -18,9 +19,10 @@ def biaffine_arc(width: int = 256, dropout: float = 0.2) -> Model[List[Floats2d]
     score by O(width) at once (Adam moves each of the width^2 entries by about the learn rate).
 
     Index 0 of each block is the root; ``S[:, 0]`` and the diagonal are meaningless by convention.
+    ``fixed_dropout``: see ``layers.mlp``.
     """
-    head = with_array(Relu(nO=width, dropout=dropout, normalize=False))
-    dep = with_array(Relu(nO=width, dropout=dropout, normalize=False))
+    head = relu_projection(width, dropout, fixed_dropout)
+    dep = relu_projection(width, dropout, fixed_dropout)
     return Model(
         "biaffine_arc",
         forward,

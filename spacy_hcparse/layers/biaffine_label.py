@@ -2,10 +2,11 @@
 from typing import Callable, List, Optional, Tuple
 
 import numpy as np
-from thinc.api import Model, Relu, with_array
+from thinc.api import Model
 from thinc.types import Floats2d, Ints2d
 
 from .distance import N_BUCKETS, distance_buckets
+from .mlp import relu_projection
 
 InT = Tuple[List[Floats2d], List[Ints2d]]
 PARAMS = ("A", "B", "C", "G", "F", "Wd", "Wh")
@@ -17,6 +18,7 @@ def biaffine_label(
     nO: Optional[int] = None,
     rank: int = 128,
     linear: bool = True,
+    fixed_dropout: bool = False,
 ) -> Model[InT, List[Floats2d]]:
     """``S[(h, m), l] = sum_r ([dep_m; 1] A)_r (([head_h; 1] B)_r + G[b, r]) C[l, r]
     + (dep_m Wd + head_h Wh)[l] + F[b, l]``.
@@ -34,9 +36,10 @@ def biaffine_label(
 
     Input: (n+1, d) blocks (row 0 the root) and per block a (C, 2) int array of arcs ``(h, m)``.
     Output: one (C, nO) block of label scores per block, row ``c`` for arc ``c``.
+    ``fixed_dropout``: see ``layers.mlp``.
     """
-    head = with_array(Relu(nO=width, dropout=dropout, normalize=False))
-    dep = with_array(Relu(nO=width, dropout=dropout, normalize=False))
+    head = relu_projection(width, dropout, fixed_dropout)
+    dep = relu_projection(width, dropout, fixed_dropout)
     return Model(
         "biaffine_label",
         forward,

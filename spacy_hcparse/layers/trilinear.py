@@ -12,15 +12,19 @@ from typing import Callable, List, Optional, Tuple
 
 import numpy as np
 from numba import njit
-from thinc.api import Model, Relu, with_array
+from thinc.api import Model
 from thinc.types import Floats1d, Floats2d, Ints2d
+
+from .mlp import relu_projection
 
 InT = Tuple[List[Floats2d], List[Ints2d]]
 
 
-def trilinear(name: str, rank: int = 64, dropout: float = 0.2, null_middle: bool = False) -> Model[InT, List[Floats1d]]:
-    """Scores for (T, 3) index triples into each (n+1, d) block, one (T,) array per block."""
-    roles = [with_array(Relu(nO=rank, dropout=dropout, normalize=False)) for _ in range(3)]
+def trilinear(name: str, rank: int = 64, dropout: float = 0.2, null_middle: bool = False,
+              fixed_dropout: bool = False) -> Model[InT, List[Floats1d]]:
+    """Scores for (T, 3) index triples into each (n+1, d) block, one (T,) array per block.
+    ``fixed_dropout``: see ``layers.mlp``."""
+    roles = [relu_projection(rank, dropout, fixed_dropout) for _ in range(3)]
     return Model(
         name,
         forward,

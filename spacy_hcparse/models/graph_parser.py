@@ -1,27 +1,30 @@
-"""``spacy_hcparse.GraphParserModel.v1``/``.v2``: encoder, pruning and every factor scorer.
+"""``spacy_hcparse.GraphParserModel.v1``/``.v2``/``.v4``: tok2vec, pruning and every scorer.
 
 The model is a closed function: ``GraphInput`` (docs, their spans, arcs to keep, the factor types
 wanted) -> ``GraphScores`` (arc scores, the candidate arcs first-order pruning keeps, sibling and
-grandparent scores on the triples the candidates allow, label scores on the candidate arcs), and
-one backprop that takes a ``GraphScores`` of gradients. Data flow inside: Docs -> encoder blocks
-(one per span, row 0 the root) -> arc scores -> pruning (``models.pruning``) -> higher-order and
-label scores on the kept structures.
+grandparent scores on the triples the candidates allow, label scores on the candidate arcs; for
+``.v4`` also sentence-start and tag logits), and one backprop that takes a ``GraphScores`` of
+gradients. Data flow inside: Docs -> tok2vec (whole docs) -> [sentence starts -> spans of docs
+to segment] -> span blocks (row 0 the root) -> arc scores -> pruning (``pruning.py``) ->
+higher-order and label scores on the kept structures.
 """
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import LSTM, Model, with_padded
+from thinc.api import LSTM, Linear, Model, with_array, with_padded
 from thinc.types import Floats2d
 
 from ..graph_scores import GraphInput, GraphScores, candidate_arcs, triples_of
 from ..layers.biaffine_arc import biaffine_arc
 from ..layers.biaffine_label import biaffine_label
+from ..layers.full_label import full_label
 from ..layers.sentence_encoder import sentence_encoder
+from ..layers.sentence_starts import sentence_starts
 from ..layers.trilinear import trilinear
 from ..pruning import candidate_heads, grandparent_triples, sibling_triples
-from ..segment import index_groups
+from ..segment import chunked, index_groups, predicted_spans
 
 # Label arcs and factor triples scored in one call at prediction: bounds the scorers'
 # intermediate arrays (hundreds of bytes per arc, tens per triple) whatever the batch or doc.
@@ -30,8 +33,8 @@ TRIPLES_PER_GROUP = 100_000
 
 
 def _architecture(linear_labels: bool, doc: str) -> Callable[..., Model]:
-    """One registered version of the architecture: the same arguments for every version (spaCy
-    validates configs against this signature), differing only in the label scorer's terms."""
+    """``.v1``/``.v2``: the same arguments (spaCy validates configs against this signature),
+    differing only in the label scorer's linear terms."""
 
     def build(
         tok2vec: Model[List[Doc], List[Floats2d]],
@@ -48,11 +51,14 @@ def _architecture(linear_labels: bool, doc: str) -> Callable[..., Model]:
         higher_order_max_length: int = 100,
         nO: Optional[int] = None,
     ) -> Model[GraphInput, GraphScores]:
-        if top_k < 1:
-            raise ValueError(f"top_k must be at least 1, got {top_k}")
-        label_scorer = biaffine_label(label_width, dropout, nO=nO, rank=label_rank, linear=linear_labels)
-        return _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_scorer, sibling_rank,
-                      grand_rank, dropout, top_k, higher_order_max_length, nO)
+        scorers = {
+            "arc_scorer": biaffine_arc(arc_width, dropout),
+            "sibling_scorer": trilinear("sibling_scorer", sibling_rank, dropout, null_middle=True),
+            "grand_scorer": trilinear("grand_scorer", grand_rank, dropout),
+            "label_scorer": biaffine_label(label_width, dropout, nO=nO, rank=label_rank, linear=linear_labels),
+        }
+        return _build(tok2vec, _context(lstm_width, lstm_depth, dropout), scorers, {}, max_length, top_k,
+                      higher_order_max_length, nO)
 
     build.__doc__ = doc
     return build
@@ -66,6 +72,8 @@ build_graph_parser_model = registry.architectures("spacy_hcparse.GraphParserMode
     top_k: heads kept per word by first-order pruning (the root is always kept as well).
     higher_order_max_length: longer spans get no sibling or grandparent factors (their decoding
         is first-order, and memory stays O(n^2)).
+    dropout: the scorers' dropout; note that spaCy's training overwrites it with its own
+        ``dropout`` at every update (``GraphParserModel.v4`` keeps it).
     nO: number of labels, inferred by the component at initialization.
     """))
 build_graph_parser_model_v2 = registry.architectures("spacy_hcparse.GraphParserModel.v2")(_architecture(
@@ -73,32 +81,84 @@ build_graph_parser_model_v2 = registry.architectures("spacy_hcparse.GraphParserM
     (``biaffine_label(linear=True)``, Dozat & Manning's label classifier). Same arguments."""))
 
 
-def _build(tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_scorer, sibling_rank, grand_rank,
-           dropout, top_k, higher_order_max_length, nO) -> Model:
-    context = None
-    if lstm_width > 0:
-        context = with_padded(LSTM(nO=lstm_width, bi=True, depth=lstm_depth, dropout=dropout))
-    encoder = sentence_encoder(tok2vec, context)
+@registry.architectures("spacy_hcparse.GraphParserModel.v4")
+def build_graph_parser_model_v4(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    lstm_width: int = 0,
+    lstm_depth: int = 1,
+    max_length: int = 100,
+    arc_width: int = 256,
+    label_width: int = 128,
+    label_rank: int = 0,
+    sibling_rank: int = 64,
+    grand_rank: int = 64,
+    dropout: float = 0.25,
+    top_k: int = 6,
+    higher_order_max_length: int = 100,
+    sentence_width: int = 64,
+    tag_attrs: Sequence[str] = ("POS",),
+    nO: Optional[int] = None,
+) -> Model[GraphInput, GraphScores]:
+    """``GraphParserModel.v2`` with a sentence-start scorer, auxiliary tag scorers and a
+    full-rank label scorer; ``dropout`` is the scorers' own (training's ``dropout`` reaches the
+    tok2vec only).
+
+    label_rank: 0 for the full-rank biaffine label scorer (``layers.full_label``, Dozat &
+        Manning's), > 0 for the low-rank one of ``.v2`` with that rank.
+    sentence_width: hidden width of the sentence-start scorer (``layers.sentence_starts``),
+        which segments docs without sentence boundaries; 0 for none (docs are then chunked).
+    tag_attrs: token attributes (``"POS"``, ``"TAG"``) whose gold values the encoder also learns
+        to predict in training (an auxiliary objective: a part-of-speech signal for the shared
+        representation); the tags are not predicted at inference. Empty for none.
+    Other arguments as in ``.v1``.
+    """
+    if label_rank > 0:
+        labels = biaffine_label(label_width, dropout, nO=nO, rank=label_rank, linear=True, fixed_dropout=True)
+    else:
+        labels = full_label(label_width, dropout, nO=nO)
     scorers = {
-        "arc_scorer": biaffine_arc(arc_width, dropout),
-        "sibling_scorer": trilinear("sibling_scorer", sibling_rank, dropout, null_middle=True),
-        "grand_scorer": trilinear("grand_scorer", grand_rank, dropout),
-        "label_scorer": label_scorer,
+        "arc_scorer": biaffine_arc(arc_width, dropout, fixed_dropout=True),
+        "sibling_scorer": trilinear("sibling_scorer", sibling_rank, dropout, null_middle=True, fixed_dropout=True),
+        "grand_scorer": trilinear("grand_scorer", grand_rank, dropout, fixed_dropout=True),
+        "label_scorer": labels,
     }
+    heads = {f"tag_scorer_{attr}": with_array(Linear()) for attr in tag_attrs}
+    if sentence_width > 0:
+        heads["start_scorer"] = sentence_starts(sentence_width, dropout)
+    return _build(tok2vec, _context(lstm_width, lstm_depth, dropout), scorers, heads, max_length, top_k,
+                  higher_order_max_length, nO, tag_attrs=tuple(tag_attrs))
+
+
+def _context(lstm_width: int, lstm_depth: int, dropout: float) -> Optional[Model]:
+    if lstm_width <= 0:
+        return None
+    return with_padded(LSTM(nO=lstm_width, bi=True, depth=lstm_depth, dropout=dropout))
+
+
+def _build(tok2vec, context, scorers, heads, max_length, top_k, higher_order_max_length, nO,
+           tag_attrs: Tuple[str, ...] = ()) -> Model:
+    if top_k < 1:
+        raise ValueError(f"top_k must be at least 1, got {top_k}")
+    encoder = sentence_encoder(context)
     return Model(
         "hc_graph_parser",
         forward,
         init=init,
-        layers=[encoder, *scorers.values()],
-        refs={"encoder": encoder, "tok2vec": tok2vec, **scorers},
-        dims={"nO": nO},
-        attrs={"max_length": max_length, "top_k": top_k, "higher_order_max_length": higher_order_max_length},
+        layers=[tok2vec, encoder, *scorers.values(), *heads.values()],
+        refs={"tok2vec": tok2vec, "encoder": encoder, **scorers, **heads},
+        dims={"nO": nO, **{f"nT_{attr}": None for attr in tag_attrs}},
+        attrs={"max_length": max_length, "top_k": top_k, "higher_order_max_length": higher_order_max_length,
+               "tag_attrs": tag_attrs},
     )
 
 
 def init(model: Model, X: Optional[GraphInput] = None, Y=None) -> Model:
+    tok2vec = model.get_ref("tok2vec")
+    tok2vec.initialize(X=None if X is None else X.docs)
+    width = tok2vec.get_dim("nO")
     encoder = model.get_ref("encoder")
-    encoder.initialize(X=None if X is None else (X.docs, X.spans))
+    encoder.set_dim("nI", width)
+    encoder.initialize()
     if model.has_dim("nO"):
         model.get_ref("label_scorer").set_dim("nO", model.get_dim("nO"))
     sample = [model.ops.alloc2f(4, encoder.get_dim("nO"))]
@@ -108,6 +168,13 @@ def init(model: Model, X: Optional[GraphInput] = None, Y=None) -> Model:
     model.get_ref("sibling_scorer").initialize(X=(sample, triples))
     model.get_ref("grand_scorer").initialize(X=(sample, triples))
     model.get_ref("label_scorer").initialize(X=(sample, arcs))
+    tokens = [model.ops.alloc2f(3, width)]
+    for attr in model.attrs["tag_attrs"]:
+        scorer = model.get_ref(f"tag_scorer_{attr}")
+        scorer.layers[0].set_dim("nO", model.get_dim(f"nT_{attr}") or 1)
+        scorer.initialize(X=tokens)
+    if model.has_ref("start_scorer"):
+        model.get_ref("start_scorer").initialize(X=tokens)
     return model
 
 
@@ -115,10 +182,18 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
     """Every score of the input's spans; the backprop takes their gradients as a ``GraphScores``.
 
     Label scores cover the candidate arcs; with ``X.keep`` given in training (the gold trees),
-    only the kept trees' arcs get label scores (the loss reads no others), word by word.
+    only the kept trees' known arcs get label scores (the loss reads no others), word by word.
     """
     ops = model.ops
-    blocks, bp_encoder = _run(model.get_ref("encoder"), (X.docs, X.spans), is_train)
+    tokvecs, bp_tok2vec = _run(model.get_ref("tok2vec"), X.docs, is_train)
+    starts, bp_starts = _run(model.get_ref("start_scorer"), tokvecs, is_train) if model.has_ref("start_scorer") \
+        else ([ops.alloc1f(0) for _ in X.docs], None)
+    spans, sentences = _spans(model, X, starts)
+    tag_attrs = model.attrs["tag_attrs"] if is_train else ()
+    tags, bp_tags = {}, {}
+    for attr in tag_attrs:
+        tags[attr], bp_tags[attr] = model.get_ref(f"tag_scorer_{attr}")(tokvecs, is_train)
+    blocks, bp_encoder = _run(model.get_ref("encoder"), (tokvecs, spans), is_train)
     arcs, bp_arcs = _run(model.get_ref("arc_scorer"), blocks, is_train)
     keep = X.keep if X.keep is not None else [None] * len(arcs)
     top_k = model.attrs["top_k"]
@@ -137,7 +212,8 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
     else:
         label_arcs = [candidate_arcs(m) for m in masks]
     labels, bp_labels = _score_labels(model.get_ref("label_scorer"), blocks, label_arcs, is_train)
-    scores = GraphScores(arcs, masks, sib, grand, label_arcs, labels, higher, frozenset(X.factors))
+    scores = GraphScores(arcs, masks, sib, grand, label_arcs, labels, higher, frozenset(X.factors), spans,
+                         sentences, starts, tags)
 
     def backprop(d: GraphScores) -> List[Doc]:
         as_ops = lambda values: [ops.asarray(v, dtype="f") for v in values]  # noqa: E731
@@ -145,9 +221,35 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
         d_blocks = [a + b for a, b in zip(d_blocks, bp_sib(as_ops(d.sib)))]
         d_blocks = [a + b for a, b in zip(d_blocks, bp_grand(as_ops(d.grand)))]
         d_from_arcs = bp_arcs(as_ops(d.arcs))
-        return bp_encoder([a + b for a, b in zip(d_blocks, d_from_arcs)])
+        d_tokvecs = bp_encoder([a + b for a, b in zip(d_blocks, d_from_arcs)])
+        for attr, bp in bp_tags.items():
+            d_tokvecs = [a + b for a, b in zip(d_tokvecs, bp(as_ops(d.tags[attr])))]
+        if bp_starts is not None and d.starts:
+            d_tokvecs = [a + b for a, b in zip(d_tokvecs, bp_starts(as_ops(d.starts)))]
+        return bp_tok2vec(d_tokvecs)
 
     return scores, backprop
+
+
+def _spans(model: Model, X: GraphInput, starts) -> Tuple[List[List[Tuple[int, int]]], List[Optional[List[int]]]]:
+    """Each doc's spans and where its sentences begin: the input's spans (None: the doc's own), or
+    the model's segmentation (sentences where the start scorer's logit is positive, chunked;
+    without a start scorer, chunks of the whole doc, each a sentence)."""
+    max_length = model.attrs["max_length"]
+    spans, sentences = [], []
+    for doc, given, logits in zip(X.docs, X.spans, starts):
+        if given is not None:
+            spans.append(list(given))
+            sentences.append(None)
+        elif len(logits):
+            begins = np.asarray(model.ops.to_numpy(logits)) > 0.0
+            begins[:1] = True
+            spans.append(predicted_spans(doc, begins, max_length))
+            sentences.append(np.flatnonzero(begins).tolist())
+        else:
+            spans.append(chunked(doc, [(0, len(doc))] if len(doc) else [], max_length))
+            sentences.append([start for start, _ in spans[-1]])
+    return spans, sentences
 
 
 def _run(layer: Model, X, is_train: bool):
@@ -178,8 +280,10 @@ def _in_groups(scorer: Model, blocks, items, is_train: bool, budget: int):
 
 
 def _tree_arcs(heads: Optional[np.ndarray], size: int) -> np.ndarray:
-    """(n, 2) arcs ``(heads[m], m)`` of a tree, word by word; none without a tree."""
+    """(n', 2) arcs ``(heads[m], m)`` of a tree's known heads (``-1``: unknown), word by word;
+    none without a tree."""
     if heads is None:
         return np.zeros((0, 2), dtype=np.int32)
     words = np.arange(1, size)
-    return np.stack([heads[1:], words], axis=1).astype(np.int32)
+    known = heads[1:] >= 0
+    return np.stack([heads[1:][known], words[known]], axis=1).astype(np.int32)

@@ -5,6 +5,7 @@ from thinc.api import fix_random_seed
 
 from spacy_hcparse.layers.biaffine_arc import biaffine_arc
 from spacy_hcparse.layers.biaffine_label import biaffine_label
+from spacy_hcparse.layers.full_label import full_label
 from spacy_hcparse.layers.trilinear import trilinear
 
 RNG = np.random.default_rng(0)
@@ -34,6 +35,15 @@ def label_layer():
     return m, (BLOCKS, ARCS)
 
 
+def full_label_layer():
+    fix_random_seed(0)
+    m = full_label(width=4, dropout=0.0, nO=3)
+    m.initialize(X=(BLOCKS, ARCS))
+    for name in ("U", "F"):
+        m.set_param(name, RNG.normal(size=m.get_param(name).shape).astype("f"))
+    return m, (BLOCKS, ARCS)
+
+
 def sib_layer():
     fix_random_seed(0)  # finite differences must not straddle a ReLU kink by chance
     m = trilinear("sib", rank=4, dropout=0.0, null_middle=True)
@@ -56,7 +66,7 @@ def label_layer_v1():
     return m, (BLOCKS, ARCS)
 
 
-@pytest.mark.parametrize("make", [arc_layer, label_layer, label_layer_v1, sib_layer])
+@pytest.mark.parametrize("make", [arc_layer, label_layer, label_layer_v1, full_label_layer, sib_layer])
 def test_input_gradient(make):
     model, X = make()
     Y, backprop = model.begin_update(X)
@@ -75,7 +85,7 @@ def test_input_gradient(make):
     assert numeric == pytest.approx(analytic, rel=2e-2, abs=1e-3)
 
 
-@pytest.mark.parametrize("make", [arc_layer, label_layer, label_layer_v1, sib_layer])
+@pytest.mark.parametrize("make", [arc_layer, label_layer, label_layer_v1, full_label_layer, sib_layer])
 def test_param_gradient(make):
     model, X = make()
     Y, backprop = model.begin_update(X)
@@ -111,3 +121,18 @@ def test_trilinear_predict_matches_training_forward(null_middle):
     assert [len(p) for p in predicted] == [3, 2, 0]
     for p, t in zip(predicted, trained):
         np.testing.assert_allclose(p, t, rtol=1e-5, atol=1e-7)
+
+
+def test_full_label_scores_every_arc_as_its_formula():
+    """Each arc's scores are [dep_m; 1]^T U_l [head_h; 1] + F[bucket], whatever arcs share a word."""
+    from spacy_hcparse.layers.distance import distance_buckets
+
+    model, (blocks, arcs) = full_label_layer()
+    scores = model.predict((blocks, arcs))
+    U = model.get_param("U").reshape(5, 3, 5)  # (side, labels, side)
+    for block, block_arcs, block_scores in zip(blocks, arcs, scores):
+        heads = np.hstack([model.layers[0].predict([block])[0], np.ones((len(block), 1), dtype="f")])
+        deps = np.hstack([model.layers[1].predict([block])[0], np.ones((len(block), 1), dtype="f")])
+        for (h, m), row in zip(block_arcs, block_scores):
+            expected = np.einsum("i,ilj,j->l", deps[m], U, heads[h]) + model.get_param("F")[distance_buckets(len(block))[h, m]]
+            np.testing.assert_allclose(row, expected, rtol=1e-4, atol=1e-5)

@@ -11,27 +11,24 @@ TOK2VEC = {"@architectures": "spacy.HashEmbedCNN.v2", "width": 16, "depth": 1, "
            "window_size": 1, "maxout_pieces": 2, "subword_features": True, "pretrained_vectors": None}
 
 
-def make_encoder(lstm_width):
-    tok2vec = spacy.registry.resolve({"m": TOK2VEC})["m"]
-    context = with_padded(LSTM(nO=lstm_width, bi=True)) if lstm_width else None
-    return sentence_encoder(tok2vec, context)
-
-
 def test_blocks_concatenate_tok2vec_and_context():
     nlp = spacy.blank("en")
     docs = [Doc(nlp.vocab, words=w) for w, _, _ in SENTENCES[:3]]
     spans = [[(0, len(doc))] for doc in docs]
-    encoder = make_encoder(8)
-    encoder.initialize(X=(docs, spans))
+    tok2vec = spacy.registry.resolve({"m": TOK2VEC})["m"]
+    tok2vec.initialize(X=docs)
+    tokvecs = tok2vec.predict(docs)
+    encoder = sentence_encoder(with_padded(LSTM(nO=8, bi=True)))
+    encoder.initialize(X=(tokvecs, spans))
     assert encoder.get_dim("nO") == 16 + 8
-    blocks, backprop = encoder.begin_update((docs, spans))
+    blocks, backprop = encoder.begin_update((tokvecs, spans))
     assert [b.shape for b in blocks] == [(len(d) + 1, 24) for d in docs]
     # The tok2vec half is the tok2vec output itself (the skip connection), root row first.
-    tokvecs = encoder.layers[0].predict(docs)
     np.testing.assert_allclose(blocks[0][1:, :16], tokvecs[0], rtol=1e-5)
     np.testing.assert_allclose(blocks[0][0, :16], encoder.get_param("root"))
-    backprop([np.ones_like(b) for b in blocks])
+    d_tokvecs = backprop([np.ones_like(b) for b in blocks])
     assert np.abs(encoder.get_grad("root")).sum() > 0
+    assert [d.shape for d in d_tokvecs] == [v.shape for v in tokvecs]
 
 
 def test_parser_with_lstm_learns_tiny_treebank():

@@ -1,0 +1,131 @@
+"""Full-rank biaffine label scorer (Dozat & Manning 2017): label scores for given arcs.
+
+``S[(h, m), l] = [dep_m; 1]^T U_l [head_h; 1] + F[b, l]``
+
+``dep``/``head`` are separate ReLU projections (MLPs) of the encoder rows, ``U_l`` a full
+(width+1) x (width+1) matrix per label: its bilinear block pairs the two sides, its last row
+and column are the linear terms of each side and its corner the label's bias. ``F[b, l]`` adds
+the signed distance bucket ``b = distance_buckets[h, m]`` of the arc (direction and length,
+which a CNN encoder without positions cannot tell from the two vectors alone).
+
+Cost: O(width^2 * labels) per dependent (``[dep; 1] U``, shared by all its candidate heads) and
+O(width * labels) per arc. ``U`` and ``F`` start at zero: every label starts equally likely.
+
+Input: (n+1, d) blocks (row 0 the root) and per block a (C, 2) int array of arcs ``(h, m)``.
+Output: one (C, nO) block of label scores per block, row ``c`` for arc ``c``.
+"""
+from typing import Callable, List, Optional, Tuple
+
+import numpy as np
+from thinc.api import Model
+from thinc.types import Floats2d, Ints2d
+
+from .distance import N_BUCKETS, distance_buckets
+from .mlp import relu_projection
+
+InT = Tuple[List[Floats2d], List[Ints2d]]
+
+
+def full_label(width: int = 128, dropout: float = 0.25, nO: Optional[int] = None,
+               fixed_dropout: bool = True) -> Model[InT, List[Floats2d]]:
+    """The scorer; ``fixed_dropout``: see ``layers.mlp``."""
+    return Model(
+        "full_label",
+        forward,
+        init=init,
+        layers=[relu_projection(width, dropout, fixed_dropout), relu_projection(width, dropout, fixed_dropout)],
+        params={"U": None, "F": None},
+        dims={"nO": nO, "nH": width},
+    )
+
+
+def init(model: Model, X: Optional[InT] = None, Y=None) -> Model:
+    blocks = None if X is None else X[0]
+    for layer in model.layers:
+        layer.initialize(X=blocks)
+    side = model.get_dim("nH") + 1
+    model.set_param("U", model.ops.alloc2f(side, model.get_dim("nO") * side))
+    model.set_param("F", model.ops.alloc2f(N_BUCKETS, model.get_dim("nO")))
+    return model
+
+
+def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Callable]:
+    """All blocks' arcs together: one gemm for every dependent's ``[dep; 1] U``, then one
+    batched product per dependent with its candidate heads."""
+    blocks, arcs = X
+    ops = model.ops
+    xp = ops.xp
+    heads_vecs, bp_head = model.layers[0](blocks, is_train)
+    dep_vecs, bp_dep = model.layers[1](blocks, is_train)
+    U, F = model.get_param("U"), model.get_param("F")
+    n_labels, side = model.get_dim("nO"), model.get_dim("nH") + 1
+    arcs = [np.asarray(a, dtype=np.int64).reshape(-1, 2) for a in arcs]
+    offsets = np.concatenate([[0], np.cumsum([len(b) for b in blocks])[:-1]]).astype(np.int64)
+    layout = _layout(arcs, offsets, [len(b) for b in blocks])
+    H, D = _with_bias(ops, xp.vstack(heads_vecs)), _with_bias(ops, xp.vstack(dep_vecs))
+    mods = layout.mods
+    P = ops.gemm(D[mods], U).reshape(len(mods), n_labels, side)  # per dependent with arcs
+    Hc = H[xp.asarray(layout.slots_heads)]  # (dependents, K, side), padding slots read row 0
+    S3 = xp.matmul(P, Hc.transpose(0, 2, 1))  # (dependents, labels, K)
+    buckets = xp.asarray(layout.buckets)
+    S = S3[xp.asarray(layout.arc_dep), :, xp.asarray(layout.arc_slot)] + F[buckets]
+    splits = np.cumsum([len(a) for a in arcs])[:-1]
+
+    def backprop(d_scores: List[Floats2d]) -> List[Floats2d]:
+        dS = xp.ascontiguousarray(xp.concatenate(d_scores) if d_scores else S[:0], dtype="f")
+        dF = ops.alloc2f(*F.shape)
+        xp.add.at(dF, buckets, dS)
+        dS3 = xp.zeros(S3.shape, dtype="f")
+        dS3[xp.asarray(layout.arc_dep), :, xp.asarray(layout.arc_slot)] = dS
+        dP = xp.matmul(dS3, Hc)  # (dependents, labels, side)
+        dHc = xp.matmul(dS3.transpose(0, 2, 1), P)  # (dependents, K, side)
+        dP2 = dP.reshape(len(mods), n_labels * side)
+        model.inc_grad("U", ops.gemm(D[mods], dP2, trans1=True))
+        model.inc_grad("F", dF)
+        dD = ops.alloc2f(*D.shape)
+        ops.scatter_add(dD, xp.asarray(mods, dtype="i"), ops.gemm(dP2, U, trans2=True))
+        dH = ops.alloc2f(*H.shape)
+        slots = layout.slots_heads.reshape(-1)
+        ops.scatter_add(dH, xp.asarray(slots, dtype="i"), xp.ascontiguousarray(dHc.reshape(-1, side) * layout.slot_mask))
+        d_heads = xp.split(xp.ascontiguousarray(dH[:, :-1]), offsets[1:])
+        d_deps = xp.split(xp.ascontiguousarray(dD[:, :-1]), offsets[1:])
+        return [a + b for a, b in zip(bp_head(d_heads), bp_dep(d_deps))]
+
+    return (xp.split(S, splits) if len(arcs) else []), backprop
+
+
+class _Layout:
+    """Where each arc sits in the batched product: its dependent's row among the dependents
+    with arcs (``arc_dep``), its slot among that dependent's heads (``arc_slot``); per
+    dependent its stacked row (``mods``) and its K head rows (``slots_heads``, padding reads
+    row 0 and ``slot_mask`` zeroes its gradient); each arc's distance bucket."""
+
+    def __init__(self, mods, arc_dep, arc_slot, slots_heads, slot_mask, buckets):
+        self.mods, self.arc_dep, self.arc_slot = mods, arc_dep, arc_slot
+        self.slots_heads, self.slot_mask, self.buckets = slots_heads, slot_mask, buckets
+
+
+def _layout(arcs: List[np.ndarray], offsets: np.ndarray, sizes: List[int]) -> _Layout:
+    heads = np.concatenate([a[:, 0] + o for a, o in zip(arcs, offsets)] or [np.zeros(0, np.int64)])
+    mods_all = np.concatenate([a[:, 1] + o for a, o in zip(arcs, offsets)] or [np.zeros(0, np.int64)])
+    buckets = np.concatenate([distance_buckets(size)[a[:, 0], a[:, 1]] for a, size in zip(arcs, sizes)]
+                             or [np.zeros(0, dtype="i")])
+    mods, arc_dep = np.unique(mods_all, return_inverse=True)
+    order = np.argsort(arc_dep, kind="stable")
+    counts = np.bincount(arc_dep, minlength=len(mods))
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    arc_slot = np.empty(len(arc_dep), dtype=np.int64)
+    arc_slot[order] = np.arange(len(arc_dep)) - np.repeat(starts, counts)
+    K = int(counts.max(initial=1))
+    slots_heads = np.zeros((len(mods), K), dtype=np.int64)
+    slots_heads[arc_dep, arc_slot] = heads
+    slot_mask = np.zeros((len(mods), K), dtype="f")
+    slot_mask[arc_dep, arc_slot] = 1.0
+    return _Layout(mods, arc_dep, arc_slot, slots_heads, slot_mask.reshape(-1, 1), buckets)
+
+
+def _with_bias(ops, X: Floats2d) -> Floats2d:
+    out = ops.alloc2f(X.shape[0], X.shape[1] + 1)
+    out[:, :-1] = X
+    out[:, -1] = 1.0
+    return out
