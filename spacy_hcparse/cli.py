@@ -47,8 +47,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--n-process", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--parallel", choices=("auto", "files", "docs"), default="auto",
-                   help="with --n-process > 1: a pool over files, nlp.pipe(n_process) within each file, "
-                        "or auto (files when there are at least 2 per process)")
+                   help="with --n-process > 1: a pool of processes over files; nlp.pipe(n_process) within "
+                        "each file (costly: every Doc comes back as bytes); auto: files when there are "
+                        "at least 2 to parse, else one process")
     p.add_argument("--overwrite", action="store_true", help="parse again files whose output exists")
     p.add_argument("--strict", action="store_true", help="stop at the first file that fails")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",

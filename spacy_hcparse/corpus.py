@@ -14,8 +14,8 @@ Memory bound: a file is streamed line by line through ``nlp.pipe``, whose compon
 ``batch_size`` docs at a time, and every parsed doc is written to the temporary output at once.
 A process therefore holds the pipeline, its current line, and at most a few batches of docs
 (``batch_size`` per pipeline component; with ``nlp.pipe(n_process=N)`` about ``2 * N`` batches
-in flight), whatever the size of the file or of the corpus. The list of input paths is the only
-thing that grows with the corpus.
+in flight), whatever the size of the file or of the corpus; a pool of N processes over files holds
+N pipelines. The list of input paths is the only thing that grows with the corpus.
 
 Input formats as in ``python -m spacy_hcparse parse``: text, one paragraph a line (blank lines
 skipped; the pipeline tokenizes and splits sentences), or CoNLL-U (gold words and sentences kept,
@@ -357,9 +357,11 @@ def parse_corpus(
     nlp=None,
 ) -> Summary:
     """Run ``tasks`` on this machine. With ``n_process > 1``, ``parallel="files"`` gives each of
-    ``n_process`` worker processes (spawned; each loads ``model`` once) whole files;
-    ``parallel="docs"`` parses one file at a time with ``nlp.pipe(n_process=...)``; ``"auto"``
-    takes files when there are at least ``2 * n_process`` files to parse, else docs.
+    ``n_process`` worker processes (spawned; each loads ``model`` once and writes its outputs)
+    whole files; ``parallel="docs"`` parses one file at a time with ``nlp.pipe(n_process=...)``,
+    which sends every parsed Doc back to this process as bytes (measured: 2.7 times the CPU time
+    of one process with the EWT ``hc_parser``, see docs/corpus.md), so ``"auto"`` takes files
+    when there are at least 2 files to parse and otherwise parses in this process alone.
     ``strict`` stops at the first failing file (files under way still finish). ``progress``:
     bars on stderr (None: when it is a terminal). ``nlp``: the pipeline already loaded from
     ``model`` in this process, if any."""
@@ -368,18 +370,23 @@ def parse_corpus(
     todo = [t for t in tasks if overwrite or not t.target.exists()]
     summary = Summary(skipped=len(tasks) - len(todo))
     if parallel == "auto":
-        parallel = "files" if len(todo) >= 2 * n_process else "docs"
+        parallel = "files" if len(todo) >= 2 else "none"
+    pool = n_process > 1 and parallel == "files" and len(todo) > 1
+    if not pool and nlp is None:
+        nlp = load_pipeline(model)
     bar = Progress(len(tasks), progress, done=summary.skipped)
     start = time.perf_counter()
     try:
-        if n_process > 1 and parallel == "files":
+        if pool:
+            n_process = min(n_process, len(todo))
             summary.workers = f"{n_process} processes over files"
             _run_pool(model, todo, options, n_process, overwrite, strict, summary, bar)
         else:
-            if n_process > 1:
+            if n_process > 1 and parallel == "docs":
                 options = replace(options, n_process=n_process)
                 summary.workers = f"nlp.pipe(n_process={n_process}) within each file"
-            nlp = nlp if nlp is not None else load_pipeline(model)
+            elif n_process > 1:
+                summary.workers = "1 process: fewer than 2 files to parse"
             for task in todo:
                 result = parse_task(nlp, task, options, overwrite=overwrite, on_words=bar.add_words)
                 if _record(result, summary, bar) and strict:

@@ -258,3 +258,11 @@ def test_parse_corpus_api(sentencizer_model, tmp_path):
     assert summary.words > 0 and summary.words_per_sec > 0
     again = parse_corpus(sentencizer_model, tasks, progress=False)
     assert (again.parsed, again.skipped, again.words) == (0, 4, 0)
+
+
+def test_one_file_with_two_processes_is_parsed_in_this_process(sentencizer_model, tmp_path):
+    source = tmp_path / "one.txt"
+    source.write_text("One line. Two sentences.\n")
+    tasks = plan_files([source], tmp_path / "out")
+    summary = parse_corpus(sentencizer_model, tasks, n_process=2, progress=False)
+    assert (summary.parsed, summary.workers) == (1, "1 process: fewer than 2 files to parse")
