@@ -26,6 +26,7 @@ import glob
 import json
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import time
@@ -408,6 +409,7 @@ _WORKER: dict = {}
 
 
 def _init_worker(model: str, counter) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
     _WORKER["nlp"] = load_pipeline(model)
     _WORKER["counter"] = counter
 
@@ -428,22 +430,41 @@ def _run_pool(model, todo, options, n_process, overwrite, strict, summary, bar) 
     with ProcessPoolExecutor(n_process, mp_context=context, initializer=_init_worker,
                              initargs=(str(model), counter)) as pool:
         pending = {pool.submit(_worker_task, t, options, overwrite): t for t in todo}
-        while pending:
-            done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-            bar.set_words(counter.value)
-            stop = False
-            for future in done:
-                task = pending.pop(future)
-                try:
-                    result = future.result()
-                except BrokenProcessPool as err:
-                    result = FileResult(str(task.source), str(task.target), "failed",
-                                        error=f"{task.source}: a worker process died ({err})")
-                stop |= _record(result, summary, bar)
-            if stop and strict:
-                for future in pending:
-                    future.cancel()
-                break
+        try:
+            _collect(pending, counter, strict, summary, bar)
+        except BaseException:  # an interrupt: stop the files under way too (their outputs stay partial)
+            _terminate(pool)
+            raise
+        finally:  # files not started are dropped (after a failure with strict: files under way finish)
+            for future in pending:
+                future.cancel()
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Stop the pool's workers now (no public way before Python 3.14's ``terminate_workers``)."""
+    if hasattr(pool, "terminate_workers"):
+        pool.terminate_workers()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
+
+
+def _collect(pending: dict, counter, strict: bool, summary: Summary, bar: "Progress") -> None:
+    """Record the pool's results as they come (words as workers count them)."""
+    while pending:
+        done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+        bar.set_words(counter.value)
+        failed = False
+        for future in done:
+            task = pending.pop(future)
+            try:
+                result = future.result()
+            except BrokenProcessPool as err:
+                result = FileResult(str(task.source), str(task.target), "failed",
+                                    error=f"{task.source}: a worker process died ({err})")
+            failed |= _record(result, summary, bar)
+        if failed and strict:
+            return
 
 
 class Progress:
@@ -480,5 +501,5 @@ class Progress:
             self.files.write(message, file=sys.stderr)
 
     def close(self) -> None:
+        self.files.close()  # in order of position: closing the lower bar first garbles the upper
         self.words.close()
-        self.files.close()

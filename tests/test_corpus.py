@@ -266,3 +266,30 @@ def test_one_file_with_two_processes_is_parsed_in_this_process(sentencizer_model
     tasks = plan_files([source], tmp_path / "out")
     summary = parse_corpus(sentencizer_model, tasks, n_process=2, progress=False)
     assert (summary.parsed, summary.workers) == (1, "1 process: fewer than 2 files to parse")
+
+
+def test_an_interrupted_pool_stops_at_once(parser_model, tmp_path):
+    """Ctrl-C (SIGINT to the process group) while workers parse: the run stops at once, without
+    finishing the files under way or taking the next ones (each takes seconds)."""
+    tree, out = tmp_path / "in", tmp_path / "out"
+    tree.mkdir()
+    for i in range(6):
+        (tree / f"f{i}.txt").write_text("\n".join(TEXTS * 6000) + "\n")  # 312,000 words
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    command = [sys.executable, "-m", "spacy_hcparse", "parse", str(parser_model), str(tree),
+               "--output-dir", str(out), "--quiet", "--n-process", "2"]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    deadline = time.time() + 120
+    while len(list(out.glob(".*.partial"))) < 2 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    interrupted = time.time()
+    try:
+        proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail("the interrupted run did not stop")
+    assert proc.returncode != 0
+    assert time.time() - interrupted < 4.0
+    assert not list(out.glob("*.conllu"))  # nothing finished, nothing half-written under a final name
