@@ -39,9 +39,11 @@ def split_text(conllu: Path, folder: Path, n_files: int) -> int:
 def run(model: str, inputs: Path, out: Path, extra) -> dict:
     command = [sys.executable, "-m", "spacy_hcparse", "parse", model, str(inputs), "--output-dir", str(out),
                "--overwrite", "--quiet", *extra]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    # the caller's PYTHONPATH first (another checkout of the package, for a pipeline saved by it)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in [os.environ.get("PYTHONPATH"), str(ROOT)] if p))
     start, cpu = time.perf_counter(), _children_cpu()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    # run outside the checkout: `python -m` puts the working directory first on sys.path
+    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=inputs.parent)
     wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}")
@@ -65,7 +67,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None, help="folder for inputs and outputs (default: a temp dir)")
     parser.add_argument("--dask", action="store_true", help="also a local Dask cluster (needs the 'distributed' extra)")
     args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="corpus_parse_"))
+    work = (args.work or Path(tempfile.mkdtemp(prefix="corpus_parse_"))).resolve()
+    model = str(Path(args.model).resolve()) if Path(args.model).exists() else args.model
     sentences = split_text(args.conllu, work / "in", args.files)
     n = str(args.n_process)
     configs = [("1 process", []),
@@ -78,7 +81,7 @@ def main() -> None:
     reference = None
     for i, (name, extra) in enumerate(configs):
         out = work / f"out{i}"
-        r = run(args.model, work / "in", out, extra)
+        r = run(model, work / "in", out, extra)
         print(f"{name:<36} {r['words']:>8,} {r['seconds']:>8.1f} {r['wps']:>10,} {r['wall']:>7.1f} {r['cpu']:>7.1f}", flush=True)
         texts = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*.conllu"))}
         if reference is None:
