@@ -1,23 +1,32 @@
 """Command line: ``python -m spacy_hcparse parse|evaluate``.
 
     python -m spacy_hcparse parse MODEL INPUT [--format conllu|json] [--output FILE]
+    python -m spacy_hcparse parse MODEL INPUTS... --output-dir DIR [--pattern GLOB] [--n-process N]
+        [--overwrite] [--strict] [--scheduler ADDRESS]
     python -m spacy_hcparse evaluate GOLD SYSTEM [--json FILE]
 
 ``parse`` reads plain text (one sentence or paragraph per line; the pipeline tokenizes and the
 parser splits) or CoNLL-U (gold words and sentences are kept: one Doc per sentence with its start
-preset, the input's other columns copied through) and writes CoNLL-U or JSON. ``evaluate`` prints
-the UD metrics of ``spacy_hcparse.evaluation`` (punctuation counted, label subtypes dropped).
+preset, the input's other columns copied through) and writes CoNLL-U or JSON. One input goes to
+stdout or ``--output``; with ``--output-dir``, files and directories (searched recursively for
+``--pattern``) are parsed to one output file each at the mirrored path, resumably and in parallel
+(see ``spacy_hcparse.corpus`` and docs/corpus.md). ``evaluate`` prints the UD metrics of
+``spacy_hcparse.evaluation`` (punctuation counted, label subtypes dropped).
+
+Exit status of ``parse``: 0 done; 1 an error (bad arguments, model, input, or a failing file with
+``--strict``); 3 done, but some files failed (listed in the summary).
 """
 import argparse
 import json
 import sys
 from pathlib import Path
-from typing import List, Optional, TextIO
+from typing import List, Optional
 
-from .conllu import ConlluError, parse_conllu, read_lines
-from .evaluation import doc_rows, input_doc, score_conllu, sentence_conllu
+from .conllu import ConlluError, iter_lines
+from .corpus import ParseOptions, atomic_output, parse_corpus, parse_stream, plan_files
+from .evaluation import score_conllu
 
-CONLLU_SUFFIXES = (".conllu", ".conll", ".conllx")
+EXIT_SOME_FAILED = 3
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -25,11 +34,28 @@ def main(argv: Optional[List[str]] = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("parse", help="parse text or CoNLL-U with a trained pipeline")
     p.add_argument("model", help="pipeline directory or installed package name")
-    p.add_argument("input", type=Path, help="text file (one sentence/paragraph a line) or CoNLL-U; '-' for stdin")
+    p.add_argument("inputs", type=Path, nargs="+", metavar="INPUT",
+                   help="text file (one sentence/paragraph a line) or CoNLL-U; '-' for stdin; "
+                        "with --output-dir also several files and directories")
     p.add_argument("--format", choices=("conllu", "json"), default="conllu", help="output format")
     p.add_argument("--input-format", choices=("auto", "text", "conllu"), default="auto")
-    p.add_argument("--output", type=Path, default=None, help="output file (default: stdout)")
+    p.add_argument("--output", type=Path, default=None, help="output file of one input (default: stdout)")
+    p.add_argument("--output-dir", type=Path, default=None,
+                   help="one output file per input file, at its path relative to the input directory")
+    p.add_argument("--pattern", action="append", default=None,
+                   help="glob of the files to parse in input directories, repeatable (default: '*')")
     p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--n-process", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--parallel", choices=("auto", "files", "docs"), default="auto",
+                   help="with --n-process > 1: a pool of processes over files; nlp.pipe(n_process) within "
+                        "each file (costly: every Doc comes back as bytes); auto: files when there are "
+                        "at least 2 to parse, else one process")
+    p.add_argument("--overwrite", action="store_true", help="parse again files whose output exists")
+    p.add_argument("--strict", action="store_true", help="stop at the first file that fails")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run on a Dask cluster (tcp://HOST:8786, or 'local' for a local cluster of "
+                        "--n-process workers); needs the 'distributed' extra")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
     e = sub.add_parser("evaluate", help="UD metrics of a system CoNLL-U file against gold")
     e.add_argument("gold", type=Path)
     e.add_argument("system", type=Path)
@@ -46,48 +72,51 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _parse(args) -> int:
-    import spacy
+    options = ParseOptions(args.input_format, args.format, args.batch_size)
+    if args.n_process < 1:
+        raise ValueError(f"--n-process must be >= 1, got {args.n_process}")
+    if args.output_dir is None:
+        return _parse_one(args, options)
+    if args.output is not None:
+        raise ValueError("--output is for one input; with --output-dir each input gets its own file")
+    tasks = plan_files(args.inputs, args.output_dir, args.pattern or ["*"], args.format)
+    progress = False if args.quiet else None
+    if args.scheduler:
+        from .distributed import run_tasks_dask
 
-    nlp = spacy.load(args.model)
-    lines = _read_input(args.input)
-    conllu = args.input_format == "conllu" or (args.input_format == "auto" and _looks_like_conllu(args.input, lines))
-    with _open_output(args.output) as out:
-        if conllu:
-            name = "<stdin>" if str(args.input) == "-" else str(args.input)
-            sentences = list(parse_conllu(lines, name, words_only=True))  # heads, if any, are replaced
-            docs = nlp.pipe((input_doc(nlp, s) for s in sentences), batch_size=args.batch_size)
-            _write(out, args.format, _progress(docs, len(sentences)), sentences)
-        else:
-            texts = [line.strip() for line in lines if line.strip()]
-            docs = nlp.pipe(texts, batch_size=args.batch_size)
-            _write(out, args.format, _progress(docs, len(texts)), None)
+        summary = run_tasks_dask(args.model, tasks, args.scheduler, options=options, n_workers=args.n_process,
+                                 overwrite=args.overwrite, strict=args.strict, progress=progress)
+    else:
+        import spacy
+
+        nlp = spacy.load(args.model)  # errors here are reported before any work starts
+        summary = parse_corpus(args.model, tasks, options, n_process=args.n_process, parallel=args.parallel,
+                               overwrite=args.overwrite, strict=args.strict, progress=progress, nlp=nlp)
+    print(summary.report())
+    if summary.failed:
+        return 1 if args.strict else EXIT_SOME_FAILED
     return 0
 
 
-def _write(out: TextIO, fmt: str, docs, sentences) -> None:
-    if fmt == "conllu":
-        if sentences is not None:
-            for doc, sent in zip(docs, sentences):
-                out.write(sentence_conllu(doc, sent))
-            return
-        for doc in docs:
-            for i, sent in enumerate(doc.sents):
-                out.write(f"# text = {sent.text}\n")
-                out.write(sentence_conllu(sent.as_doc()))
-        return
-    records = []
-    for doc in docs:
-        records.append(
-            {
-                "text": doc.text,
-                "sentences": [
-                    [{"id": i, "form": f, "head": h, "deprel": d} for i, (f, h, d) in enumerate(doc_rows(s.as_doc()), 1)]
-                    for s in doc.sents
-                ],
-            }
-        )
-    json.dump(records, out, ensure_ascii=False, indent=1)
-    out.write("\n")
+def _parse_one(args, options: ParseOptions) -> int:
+    """One input (a file or stdin) to stdout or ``--output`` (written atomically)."""
+    if len(args.inputs) != 1 or args.inputs[0].is_dir():
+        raise ValueError("several inputs or a directory: give --output-dir DIR")
+    if args.scheduler:
+        raise ValueError("--scheduler needs --output-dir")
+    import spacy
+
+    nlp = spacy.load(args.model)
+    source = args.inputs[0]
+    name = "<stdin>" if str(source) == "-" else str(source)
+    lines = iter_lines(source)
+    parallel = ParseOptions(options.input_format, options.output_format, options.batch_size, args.n_process)
+    if args.output is None:
+        parse_stream(nlp, lines, sys.stdout, name=name, options=parallel)
+    else:
+        with atomic_output(args.output) as out:
+            parse_stream(nlp, lines, out, name=name, options=parallel)
+    return 0
 
 
 def _evaluate(args) -> int:
@@ -112,37 +141,3 @@ def _evaluate(args) -> int:
 
 def _pct(value) -> str:
     return "n/a" if value is None else f"{100 * value:.2f}"
-
-
-def _read_input(path: Path) -> List[str]:
-    return read_lines(path)  # errors name the line that is not UTF-8
-
-
-def _looks_like_conllu(path: Path, lines: List[str]) -> bool:
-    if path.suffix.lower() in CONLLU_SUFFIXES:
-        return True
-    for line in lines:
-        if line.strip() and not line.startswith("#"):
-            return len(line.rstrip("\r\n").split("\t")) == 10
-    return False
-
-
-class _open_output:
-    def __init__(self, path: Optional[Path]):
-        self.path = path
-
-    def __enter__(self) -> TextIO:
-        self.handle = sys.stdout if self.path is None else self.path.open("w", encoding="utf8")
-        return self.handle
-
-    def __exit__(self, *exc) -> None:
-        if self.path is not None:
-            self.handle.close()
-
-
-def _progress(docs, total: int):
-    if total < 200 or not sys.stderr.isatty():
-        return docs
-    from tqdm import tqdm
-
-    return tqdm(docs, total=total, unit="doc", file=sys.stderr, mininterval=1.0)

@@ -74,16 +74,25 @@ def read_conllu(
 def read_lines(path: Union[str, Path]) -> List[str]:
     """All lines of a UTF-8 text file (``"-"``: stdin); a line that is not UTF-8 raises
     ``ConlluError`` naming the file and line."""
+    return list(iter_lines(path))
+
+
+def iter_lines(path: Union[str, Path]) -> Iterator[str]:
+    """The lines of a UTF-8 text file (``"-"``: stdin) one at a time, a leading byte order mark
+    dropped; only the current line is held in memory. A line that is not UTF-8 raises
+    ``ConlluError`` naming the file and line."""
     import sys
 
     if str(path) == "-":
-        lines = list(_decoded(sys.stdin.buffer, "<stdin>"))
-    else:
-        with Path(path).open("rb") as handle:
-            lines = list(_decoded(handle, str(path)))
-    if lines:
-        lines[0] = lines[0].lstrip("\ufeff")  # a byte order mark
-    return lines
+        yield from _without_bom(_decoded(sys.stdin.buffer, "<stdin>"))
+        return
+    with Path(path).open("rb") as handle:
+        yield from _without_bom(_decoded(handle, str(path)))
+
+
+def _without_bom(lines: Iterator[str]) -> Iterator[str]:
+    for i, line in enumerate(lines):
+        yield line.lstrip("\ufeff") if i == 0 else line
 
 
 def _decoded(handle, name: str) -> Iterator[str]:

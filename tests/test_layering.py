@@ -29,8 +29,10 @@ LEVELS = {
     "models": 3,
     "evaluation": 3,
     "components": 4,
-    "cli": 5,
-    "__main__": 6,
+    "corpus": 4,
+    "distributed": 5,
+    "cli": 6,
+    "__main__": 7,
 }
 PURE = ("decoders", "transition")  # numpy + numba only
 FRAMEWORKS = ("spacy", "thinc")
