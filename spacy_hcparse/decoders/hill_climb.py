@@ -41,6 +41,7 @@ import numpy as np
 from numba import njit
 
 from ._checks import check_heads, check_inputs
+from .absent import true_score, with_floor
 from .sampling import NO_REFCOUNT as _NO_REFCOUNT, head_tables, uniform_tree, weighted_tree
 from .scoring import full_score
 
@@ -86,6 +87,8 @@ def decode_hill_climb(
     least one restart always runs. n = 0 gives ``[-1]``; n = 1 gives ``[-1, 0]`` (no search).
     """
     arc, sib, grand = check_inputs(arc, sib, grand)
+    allowed = with_floor(arc, sib, grand)
+    arc = allowed.arc
     size = arc.shape[0]
     if init is not None:
         init = check_heads(init, size)
@@ -95,10 +98,13 @@ def decode_hill_climb(
         min_restarts = min(min_restarts, max_restarts)
     if size <= 2:
         heads = np.array([-1, 0][:size], dtype=np.int64)
-        score = full_score(heads, arc, *_cubes(sib, grand))
-        return HillClimbResult(heads, float(score), 0, 0, False)
+        score = true_score(heads, allowed.mask, full_score(heads, arc, *_cubes(sib, grand)))
+        return HillClimbResult(heads, score, 0, 0, False)
     search = _Search(arc, sib, grand, init, seed, uniform_share, temperature)
-    return search.run(int(max_restarts), int(min_restarts), int(converge), time_limit)
+    result = search.run(int(max_restarts), int(min_restarts), int(converge), time_limit)
+    if allowed.any_absent:
+        result = result._replace(score=true_score(result.heads, allowed.mask, result.score))
+    return result
 
 
 class _Search:
