@@ -7,6 +7,7 @@ closest); ``grand[g, h, m]``; ``heads[0] == -1`` with exactly one word attached 
 """
 from ._checks import MAX_WORDS, tree_problem
 from .dispatch import DECODERS, DecodeResult, decode
+from .certified import CertifiedResult, decode_certified
 from .dual import DualResult, decode_dual
 from .eisner import decode_eisner
 from .hill_climb import HillClimbResult, decode_hill_climb
@@ -17,11 +18,13 @@ from .scoring import tree_score
 __all__ = [
     "MAX_WORDS",
     "DECODERS",
+    "CertifiedResult",
     "DecodeResult",
     "DualResult",
     "HillClimbResult",
     "count_local_optima",
     "decode",
+    "decode_certified",
     "decode_dual",
     "decode_eisner",
     "decode_hill_climb",

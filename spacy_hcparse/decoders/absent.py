@@ -61,8 +61,23 @@ def absent_floor(arc: np.ndarray, mask: np.ndarray, sib: Optional[np.ndarray],
     spread = n * (hi - lo)
     for cube in (sib, grand):
         if cube is not None and cube.size:
-            spread += n * float(cube.max() - cube.min())
+            low, high = cube_range(cube)
+            spread += n * (high - low)
     return lo - 2.0 * spread - 1.0
+
+
+def cube_range(cube: np.ndarray):
+    """(min, max) of a C-contiguous float64 array, in one compiled pass."""
+    return _flat_range(cube.ravel())
+
+
+@njit(cache=True)
+def _flat_range(flat):
+    low, high = np.inf, -np.inf
+    for i in range(flat.shape[0]):
+        low = min(low, flat[i])
+        high = max(high, flat[i])
+    return low, high
 
 
 def true_score(heads: np.ndarray, mask: np.ndarray, score: float) -> float:

@@ -23,6 +23,8 @@ TurboParser builds its automata: ``O(k_out^2)`` per side for ``k_out`` allowed m
 import numpy as np
 from numba import njit
 
+from .sampling import NO_REFCOUNT
+
 # Stands for "excluded": finite, so the max-plus loops below stay branch-free.
 EXCLUDED = -1e300
 
@@ -79,7 +81,7 @@ def build_graph(mask, sib, use_sib):
     return out_ptr, out_idx, out_split, in_ptr, in_idx, eid, sib_first, sib_ptr, sib_block
 
 
-@njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"})
+@njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, **NO_REFCOUNT)
 def chain_value(w, first, block, use_sib, lo, hi, step, table, back):
     """Best chain over the candidate positions ``lo, lo + step, ..`` (``hi`` excluded), nearest to
     the head first; the empty chain scores 0. ``w[i]``: score of the modifier at position ``i``
@@ -107,7 +109,7 @@ def chain_value(w, first, block, use_sib, lo, hi, step, table, back):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def chain_mark(w, use_sib, lo, hi, step, table, back, chosen):
     """Set ``chosen[i] = 1`` for the positions of the chain ``chain_value`` just scored."""
     if not use_sib:
@@ -124,7 +126,7 @@ def chain_mark(w, use_sib, lo, hi, step, table, back, chosen):
         end = back[end]
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def solve_root(w, first, use_sib, chosen):
     """Root automaton over its candidates: exactly one modifier. ``w[i]``, ``first[i]``: arc and
     closest-sibling scores of candidate ``i``. Returns the value; marks the choice in ``chosen``."""
@@ -139,7 +141,7 @@ def solve_root(w, first, use_sib, chosen):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def solve_word(h, mods, split, heads, out_w, in_w, first, block, grand, use_sib, use_grand,
                chosen, work, table, back):
     """Automaton of word ``h``: returns (value, chosen head or -1); marks modifiers in ``chosen``.
@@ -174,7 +176,7 @@ def solve_word(h, mods, split, heads, out_w, in_w, first, block, grand, use_sib,
     return total, best_g
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _fill_weights(h, g, mods, out_w, grand, work):
     """``work[i]``: the score of modifier ``mods[i]`` given head ``g`` (``g < 0``: no grandparent
     factors); ``g`` itself is excluded."""

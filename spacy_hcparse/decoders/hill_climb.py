@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit
 
 from ._checks import check_heads, check_inputs
-from .absent import true_score, with_floor
+from .absent import Allowed, true_score, with_floor
 from .sampling import NO_REFCOUNT as _NO_REFCOUNT, head_tables, uniform_tree, weighted_tree
 from .scoring import full_score
 
@@ -88,11 +88,20 @@ def decode_hill_climb(
     """
     arc, sib, grand = check_inputs(arc, sib, grand)
     allowed = with_floor(arc, sib, grand)
+    if init is not None:
+        init = check_heads(init, arc.shape[0])
+    _check_settings(max_restarts, min_restarts, converge, time_limit, uniform_share, temperature)
+    return hill_climb_checked(allowed, sib, grand, seed=seed, init=init,
+                              max_restarts=max_restarts, min_restarts=min_restarts,
+                              converge=converge, time_limit=time_limit,
+                              uniform_share=uniform_share, temperature=temperature)
+
+
+def hill_climb_checked(allowed: Allowed, sib, grand, *, seed, init, max_restarts, min_restarts,
+                       converge, time_limit, uniform_share, temperature) -> HillClimbResult:
+    """``decode_hill_climb`` on inputs already checked (``allowed`` from ``absent.with_floor``)."""
     arc = allowed.arc
     size = arc.shape[0]
-    if init is not None:
-        init = check_heads(init, size)
-    _check_settings(max_restarts, min_restarts, converge, time_limit, uniform_share, temperature)
     if max_restarts is None:
         max_restarts = default_max_restarts(size - 1)
         min_restarts = min(min_restarts, max_restarts)

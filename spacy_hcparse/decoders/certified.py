@@ -1,0 +1,130 @@
+"""Certified decoding: hill climbing's tree, then a proof that it is optimal (or a better tree).
+
+Conventions: index 0 is the root, words are ``1..n``; ``arc[h, m]`` (``-inf``: absent arc, see
+``absent.py``), ``sib[h, s, m]``, ``grand[g, h, m]`` as in every decoder of this package;
+``heads[0] == -1`` with exactly one word on the root.
+
+Steps: (1) randomized hill climbing (``hill_climb.py``) from the first-order optimum (or the
+caller's ``init``); (2) dual decomposition (``dual.py``) started from that tree: it counts as the
+primal solution, its score is the target of the Polyak steps and the multipliers start shifted
+towards its arcs, so when it is optimal the bound usually meets it within a few iterations;
+(3) if not, branch and bound (``branch_bound.py``) from the dual's multipliers. Every answer is
+either proven optimal (``certified``, ``gap == 0`` up to rounding) or carries an honest
+``upper_bound`` and ``gap = upper_bound - score >= 0``.
+"""
+import time
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from ._checks import check_heads, check_inputs
+from .absent import with_floor
+from .branch_bound import branch_and_bound
+from .dual import DualEngine, _clean, exact_without_search
+from .hill_climb import _check_settings, hill_climb_checked
+from .mst import mst_kernel
+
+HILL_CLIMB_DEFAULTS = {"max_restarts": None, "min_restarts": 5, "converge": 10,
+                       "uniform_share": 0.5, "temperature": 1.0}
+
+
+class CertifiedResult(NamedTuple):
+    """Output of ``decode_certified``.
+
+    ``heads``: int64 (n+1,) tree; ``score``: its score (``-inf`` if it must use an absent arc);
+    ``upper_bound``: >= the optimal score; ``certified``: ``heads`` is proven optimal; ``gap``:
+    ``upper_bound - score`` (0 when certified); ``method``: what proved it (``"exact"``: no
+    higher-order factors or n <= 1; ``"dominance"``: every other arc provably belongs to no
+    optimal tree, see ``dominance.py``; ``"dual"``; ``"branch_and_bound"``; ``""`` when unproven);
+    ``hill_climb_exact``: hill climbing's own tree scored as high as the answer; ``restarts``:
+    hill climbing's restarts; ``iterations``: subgradient iterations (dual + branch and bound);
+    ``nodes``: branch and bound subproblems; ``time_capped``: the time limit stopped a step.
+    """
+
+    heads: np.ndarray
+    score: float
+    upper_bound: float
+    certified: bool
+    gap: float
+    method: str
+    hill_climb_exact: bool
+    restarts: int
+    iterations: int
+    nodes: int
+    time_capped: bool
+
+
+def decode_certified(
+    arc,
+    sib: Optional[np.ndarray] = None,
+    grand: Optional[np.ndarray] = None,
+    *,
+    seed: int = 0,
+    time_limit: Optional[float] = None,
+    init=None,
+    hill_climb_options: Optional[dict] = None,
+    max_iter: int = 200,
+    max_nodes: int = 200,
+    max_depth: int = 30,
+    node_iter: int = 50,
+) -> CertifiedResult:
+    """Hill climbing's best tree under arc + sib + grand, proven optimal or with an honest gap.
+
+    ``arc[h, m]`` (n+1, n+1), ``-inf`` for absent arcs; ``sib``/``grand`` (n+1,)*3 or ``None``.
+    ``seed``: hill climbing's random seed; ``init``: its first start tree (default: the
+    first-order optimum); ``hill_climb_options``: keyword arguments of ``decode_hill_climb``
+    (``max_restarts``, ``min_restarts``, ``converge``, ``uniform_share``, ``temperature``;
+    defaults as there). ``max_iter``: dual decomposition's iterations; ``max_nodes``,
+    ``max_depth``, ``node_iter``: branch and bound's caps (subproblems, branchings on a path,
+    iterations per subproblem). ``time_limit`` (seconds) covers all steps; each step runs at
+    least once. Raises ``ValueError`` on malformed input.
+    """
+    started = time.perf_counter()
+    arc, sib, grand = check_inputs(arc, sib, grand)
+    size = arc.shape[0]
+    if init is not None:
+        init = check_heads(init, size)
+    options = dict(HILL_CLIMB_DEFAULTS)
+    for key, value in (hill_climb_options or {}).items():
+        if key not in options:
+            raise ValueError(f"unknown hill_climb_options key {key!r}; expected {sorted(options)}")
+        options[key] = value
+    _check_settings(options["max_restarts"], options["min_restarts"], options["converge"],
+                    time_limit, options["uniform_share"], options["temperature"])
+    for name, value in (("max_iter", max_iter), ("max_nodes", max_nodes),
+                        ("max_depth", max_depth), ("node_iter", node_iter)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < (
+                0 if name in ("max_nodes", "max_depth") else 1):
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    allowed = with_floor(_clean(arc), sib, grand)
+    if size <= 2 or (sib is None and grand is None) or not allowed.feasible:
+        exact = exact_without_search(allowed, sib, grand)
+        return CertifiedResult(exact.heads, exact.score, exact.upper_bound, True, 0.0, "exact",
+                               True, 0, 0, 0, False)
+    deadline = None if time_limit is None else started + time_limit
+    if init is None:
+        init = mst_kernel(allowed.arc)
+    hill = hill_climb_checked(allowed, sib, grand, seed=seed, init=init, time_limit=time_limit,
+                              **options)
+    capped = hill.time_capped
+    engine = DualEngine.build(allowed, sib, grand, init=hill.heads, init_score=hill.score)
+    capped |= engine.run(max_iter, deadline)
+    heads, score, upper = engine.best_heads, engine.score, engine.bound
+    method, nodes, iterations = ("dual" if engine.iterations else "dominance"), 0, engine.iterations
+    if not engine.certified:
+        method = "branch_and_bound"
+        found = branch_and_bound(engine, heads, score, max_nodes=max_nodes, max_depth=max_depth,
+                                 node_iter=node_iter, deadline=deadline)
+        heads, score, upper = found.heads, found.score, min(upper, found.upper_bound)
+        nodes, iterations = found.nodes, iterations + found.iterations
+        capped |= found.time_capped
+    upper = max(upper, score)
+    gap = upper - score
+    certified = gap <= 1e-9 * (1.0 + abs(score))
+    if certified:
+        gap = 0.0
+    else:
+        method = ""
+    return CertifiedResult(heads.copy(), float(score), float(upper), bool(certified), float(gap),
+                           method, bool(hill.score >= score - 1e-9 * (1.0 + abs(score))),
+                           hill.restarts, iterations, nodes, bool(capped))
