@@ -12,6 +12,7 @@ from .dual import DualResult, decode_dual
 from .eisner import decode_eisner
 from .hill_climb import HillClimbResult, decode_hill_climb
 from .local_optima import count_local_optima
+from .marginals import arc_marginals, log_partition, tree_log_prob
 from .mst import decode_mst
 from .scoring import tree_score
 
@@ -22,6 +23,7 @@ __all__ = [
     "DecodeResult",
     "DualResult",
     "HillClimbResult",
+    "arc_marginals",
     "count_local_optima",
     "decode",
     "decode_certified",
@@ -29,6 +31,8 @@ __all__ = [
     "decode_eisner",
     "decode_hill_climb",
     "decode_mst",
+    "log_partition",
+    "tree_log_prob",
     "tree_problem",
     "tree_score",
 ]
