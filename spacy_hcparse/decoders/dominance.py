@@ -30,7 +30,7 @@ def prune_dominated(arc, mask, sib, grand, use_sib, use_grand, lower):
     phi = np.full((size, size), -np.inf)
     best = np.empty(size)
     for _ in range(_ROUNDS):
-        _fill_phi(arc, cand, sib, grand, use_sib, use_grand, phi)
+        fill_phi(arc, cand, sib, grand, use_sib, use_grand, phi)
         total = 0.0
         for m in range(1, size):
             best[m] = -np.inf
@@ -51,7 +51,7 @@ def prune_dominated(arc, mask, sib, grand, use_sib, use_grand, lower):
 
 
 @njit(cache=True)
-def _fill_phi(arc, cand, sib, grand, use_sib, use_grand, phi):
+def fill_phi(arc, cand, sib, grand, use_sib, use_grand, phi):
     size = arc.shape[0]
     for h in range(size):
         for m in range(1, size):

@@ -153,10 +153,11 @@ class DualEngine:
 
     @classmethod
     def build(cls, allowed: Allowed, sib, grand, *, tree_share=0.5, step=None, init=None,
-              init_score=None) -> Optional["DualEngine"]:
+              init_score=None, cand=None) -> Optional["DualEngine"]:
         """The engine for a checked problem, or None when no search is needed (see
         ``exact_without_search``). ``init``: a tree to certify (``init_score``: its score, if
-        the caller has it), else the first-order optimum shapes the starting multipliers."""
+        the caller has it), else the first-order optimum shapes the starting multipliers;
+        ``cand``: the candidate arcs if the caller pruned them already (``dominance.py``)."""
         size = allowed.arc.shape[0]
         if size <= 2 or (sib is None and grand is None) or not allowed.feasible:
             return None
@@ -171,7 +172,8 @@ class DualEngine:
             start = init
         score = init_score if init is not None and init_score is not None else float(
             full_score(start, arc, s3, g3, use_sib, use_grand))
-        cand = prune_dominated(arc, allowed.mask, s3, g3, use_sib, use_grand, score)
+        if cand is None:
+            cand = prune_dominated(arc, allowed.mask, s3, g3, use_sib, use_grand, score)
         c = _spread(arc, cand) if step is None else float(step)
         engine = cls(arc, sib, grand, cand, tree_share, c, polyak=step is None)
         engine.shift_towards(start)

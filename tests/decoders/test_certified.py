@@ -27,7 +27,7 @@ def test_certified_answers_are_optimal(kind):
         if result.certified:
             certified += 1
             assert result.score == pytest.approx(best, abs=1e-9)
-            assert result.method in ("exact", "dominance", "dual", "branch_and_bound")
+            assert result.method in ("exact", "dominance", "search", "dual", "branch_and_bound")
         else:
             assert result.method == "" and result.gap > 0.0
     assert certified >= 0.95 * len(sizes)
