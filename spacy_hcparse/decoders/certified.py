@@ -74,7 +74,7 @@ def decode_certified(
     max_nodes: int = 200,
     max_depth: int = 30,
     node_iter: int = 50,
-    search_nodes: int = 2000,
+    search_nodes: int = 300,
 ) -> CertifiedResult:
     """Hill climbing's best tree under arc + sib + grand, proven optimal or with an honest gap.
 
