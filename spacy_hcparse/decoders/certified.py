@@ -29,6 +29,7 @@ from .dual import DualEngine, _clean, _cube, exact_without_search
 from .enumeration import search_candidates
 from .hill_climb import _check_settings, hill_climb_checked
 from .mst import mst_kernel
+from .scoring import full_score
 
 HILL_CLIMB_DEFAULTS = {"max_restarts": None, "min_restarts": 5, "converge": 10,
                        "uniform_share": 0.5, "temperature": 2.0}  # decode_hill_climb's defaults
@@ -116,6 +117,10 @@ def decode_certified(
     hill = hill_climb_checked(allowed, sib, grand, seed=seed, init=init, time_limit=time_limit,
                               **options)
     capped = hill.time_capped
+    if not np.isfinite(hill.score):  # a caller's start tree over absent arcs, never improved
+        start = mst_kernel(allowed.arc)  # over allowed arcs: the floor keeps absent ones out
+        hill = hill._replace(heads=start, score=float(full_score(
+            start, allowed.arc, _cube(sib), _cube(grand), sib is not None, grand is not None)))
     s3, g3 = _cube(sib), _cube(grand)
     cand = prune_dominated(allowed.arc, allowed.mask, s3, g3, sib is not None, grand is not None,
                            hill.score)

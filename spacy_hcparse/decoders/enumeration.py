@@ -75,7 +75,7 @@ def search_candidates(arc, cand, sib, grand, use_sib, use_grand, heads, score, l
     while depth >= 0:
         if depth == n_open:  # a full assignment: a tree (cycles and roots were cut on the way)
             value = full_score(current, arc, sib, grand, use_sib, use_grand)
-            if value > best + 1e-9 * (1.0 + abs(best)):
+            if value > best + _tol(best):
                 best = value
                 best_heads[:] = current
             depth -= 1
@@ -88,7 +88,7 @@ def search_candidates(arc, cand, sib, grand, use_sib, use_grand, heads, score, l
             nodes += 1
             if nodes > limit:
                 return False, best_heads, best, nodes
-            if total - (loss[depth] + losses[depth, j]) <= best + 1e-9 * (1.0 + abs(best)):
+            if total - (loss[depth] + losses[depth, j]) <= best + _tol(best):
                 j = n_opt[depth]  # sorted by loss: the later options cannot do better
                 break
             if _fits(m, options[depth, j], current):
@@ -105,6 +105,12 @@ def search_candidates(arc, cand, sib, grand, use_sib, use_grand, heads, score, l
             choice[depth] = -1
             depth -= 1
     return True, best_heads, best, nodes
+
+
+@njit(cache=True)
+def _tol(value):
+    """Rounding tolerance at the scale of ``value`` (0 for an infinite one)."""
+    return 1e-9 * (1.0 + abs(value)) if np.isfinite(value) else 0.0
 
 
 @njit(cache=True)

@@ -48,6 +48,11 @@ def test_absent_arcs():
         assert tree_problem(result.heads) == ""
         true = tree_score(result.heads, arc, sib, grand)
         assert result.score == true or result.score == pytest.approx(true)
+    arc, sib, grand = random_scores(rng, 5, True, True)
+    arc[0, 2:] = -np.inf  # only word 1 may attach to the root
+    start = np.array([-1, 2, 0, 2, 2, 2])  # uses the absent arc 0 -> 2
+    result = decode_certified(arc, sib, grand, init=start)
+    assert result.certified and np.isfinite(result.score) and result.heads[1] == 0
     arc = np.zeros((4, 4))
     arc[0, :] = -np.inf
     result = decode_certified(arc, np.zeros((4, 4, 4)))
