@@ -47,10 +47,13 @@ def branch_and_bound(
     max_depth: int = 30,
     node_iter: int = 50,
     deadline: Optional[float] = None,
+    stall: int = 0,
 ) -> BranchResult:
     """Prove ``heads`` (score ``score``, a tree over ``root``'s candidates) optimal for ``root``'s
     problem, or find a better tree, by branching on heads. ``root`` has already run (its bound
-    and multipliers are the starting point). ``deadline``: a ``time.perf_counter()`` value."""
+    and multipliers are the starting point). ``deadline``: a ``time.perf_counter()`` value;
+    ``stall``: a subproblem stops (and is branched on) after that many iterations in a row
+    without a better bound (0: it runs ``node_iter`` iterations unless done)."""
     best_heads, best = heads.copy(), float(score)
     if root.score > best:
         best_heads, best = root.best_heads.copy(), root.score
@@ -79,7 +82,7 @@ def branch_and_bound(
             kid.set_floor(best)
             if _within(best_heads, cand):
                 kid.set_incumbent(best_heads, best)
-            kid.run(node_iter, deadline)
+            kid.run(node_iter, deadline, stall=stall)
             nodes += 1
             iterations += kid.iterations
             if kid.score > best:

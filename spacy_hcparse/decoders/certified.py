@@ -31,6 +31,7 @@ from .hill_climb import _check_settings, hill_climb_checked
 from .mst import mst_kernel
 from .scoring import full_score
 
+NODE_STALL = 10  # a branch and bound subproblem whose bound stops falling is split at once
 HILL_CLIMB_DEFAULTS = {"max_restarts": None, "min_restarts": 5, "converge": 10,
                        "uniform_share": 0.5, "temperature": 2.0}  # decode_hill_climb's defaults
 
@@ -138,7 +139,7 @@ def decode_certified(
     if not engine.certified:
         method = "branch_and_bound"
         found = branch_and_bound(engine, heads, score, max_nodes=max_nodes, max_depth=max_depth,
-                                 node_iter=node_iter, deadline=deadline)
+                                 node_iter=node_iter, deadline=deadline, stall=NODE_STALL)
         heads, score, upper = found.heads, found.score, min(upper, found.upper_bound)
         nodes, iterations = found.nodes, iterations + found.iterations
         capped |= found.time_capped

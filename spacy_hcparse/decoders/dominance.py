@@ -52,23 +52,35 @@ def prune_dominated(arc, mask, sib, grand, use_sib, use_grand, lower):
 
 @njit(cache=True)
 def fill_phi(arc, cand, sib, grand, use_sib, use_grand, phi):
+    """``phi[h, m]`` for the arcs of ``cand`` (module docstring); other cells are left alone."""
     size = arc.shape[0]
+    heads = np.empty((size, size), dtype=np.int64)  # row h: the candidate heads of word h
+    n_heads = np.zeros(size, dtype=np.int64)
+    mods = np.empty((size, size), dtype=np.int64)  # row h: its candidate modifiers, by index
+    n_mods = np.zeros(size, dtype=np.int64)
     for h in range(size):
         for m in range(1, size):
-            if not cand[h, m]:
-                continue
+            if cand[h, m]:
+                heads[m, n_heads[m]] = h
+                n_heads[m] += 1
+                mods[h, n_mods[h]] = m
+                n_mods[h] += 1
+    for h in range(size):
+        for i in range(n_mods[h]):
+            m = mods[h, i]
             value = arc[h, m]
             if use_sib:
-                step = 1 if m > h else -1
                 top = sib[h, h, m]
-                for s in range(h + step, m, step):
-                    if cand[h, s] and sib[h, s, m] > top:
+                for j in range(n_mods[h]):  # candidate modifiers strictly between h and m
+                    s = mods[h, j]
+                    if (h < s < m or m < s < h) and sib[h, s, m] > top:
                         top = sib[h, s, m]
                 value += top
             if use_grand and h != 0:
                 top = -np.inf
-                for g in range(size):
-                    if g != m and cand[g, h] and grand[g, h, m] > top:
+                for j in range(n_heads[h]):
+                    g = heads[h, j]
+                    if g != m and grand[g, h, m] > top:
                         top = grand[g, h, m]
                 value += top
             phi[h, m] = value

@@ -203,10 +203,12 @@ class DualEngine:
         this subproblem): the run stops once the bound falls to it, and Polyak's steps aim at it."""
         self.stats[_FLOOR] = max(self.stats[_FLOOR], score)
 
-    def run(self, max_iter: int, deadline: Optional[float] = None, repair: bool = True) -> bool:
+    def run(self, max_iter: int, deadline: Optional[float] = None, repair: bool = True,
+            stall: int = 0) -> bool:
         """Iterate until done (certified, or bounded by the floor), ``max_iter`` iterations in
-        all, or ``deadline`` (a ``time.perf_counter()`` value); return whether the deadline
-        stopped it."""
+        all, ``deadline`` (a ``time.perf_counter()`` value), or (``stall`` > 0, below the
+        halving patience of 20) ``stall`` iterations in a row without a lower bound; return
+        whether the deadline stopped it."""
         stats = self.stats
         chunk = max_iter if deadline is None else 1
         while stats[_ITERS] < max_iter and stats[_DONE] == 0.0:
@@ -216,9 +218,12 @@ class DualEngine:
             todo = int(min(chunk, max_iter - stats[_ITERS]))
             started = time.perf_counter()
             _run(self.arc, self.sib, self.grand, self.use_sib, self.use_grand, self.tree_share,
-                 self.c, self.polyak, todo, bool(repair), self.cand, *self.graph, self.lam,
+                 self.c, self.polyak, todo, bool(repair), int(stall), self.cand, *self.graph,
+                 self.lam,
                  self.mu, self.chosen, self.head_of, self.values, self.dirty, self.best_heads,
                  self.tree, stats)
+            if stall and stats[_STALL] >= stall:
+                return False
             if deadline is not None:  # next chunk: about a tenth of the time left
                 per_iter = (time.perf_counter() - started) / todo
                 chunk = max(1, int(0.1 * (deadline - time.perf_counter()) / max(per_iter, 1e-9)))
@@ -341,7 +346,7 @@ def _shift_columns(arc, in_ptr, in_idx, heads, share, c, lam):
 
 
 @njit(cache=True)
-def _run(arc, sib, grand, use_sib, use_grand, tree_share, c, polyak, n_iter, repair, cand,
+def _run(arc, sib, grand, use_sib, use_grand, tree_share, c, polyak, n_iter, repair, stall, cand,
          out_ptr, out_idx, out_split, in_ptr, in_idx, eid, sib_first, sib_ptr, sib_block,
          lam, mu, chosen, head_of, values, dirty, best_heads, last_tree, stats):
     """Run up to ``n_iter`` subgradient iterations, updating the state arrays in place."""
@@ -379,6 +384,8 @@ def _run(arc, sib, grand, use_sib, use_grand, tree_share, c, polyak, n_iter, rep
             stats[_STALL] = 0.0
         else:
             stats[_STALL] += 1.0
+            if stall and stats[_STALL] >= stall:
+                return
             if stats[_STALL] >= PATIENCE:
                 stats[_THETA] *= 0.5
                 stats[_STALL] = 0.0
