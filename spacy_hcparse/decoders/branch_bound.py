@@ -7,7 +7,9 @@ best tree over its candidates from above.
 Branching. The word ``m`` whose head the subproblems disagree on most in the node's last
 iteration (ties: the lowest index) is branched on its incumbent head ``h`` (the best tree known
 overall, else the node's spanning tree's head): one child keeps only ``h -> m`` in column ``m``,
-the other drops it. Children start from their parent's multipliers and step state, aim their
+the other drops it. Each child's candidates are pruned again against the incumbent's score
+(``dominance.py``: fixing or dropping an arc changes the bounds of its neighbours), which often
+leaves no tree or a single one. Children start from their parent's multipliers and step state, aim their
 Polyak steps at the incumbent's score, and stop as soon as their bound falls to it (pruned) or
 their own trees certify themselves. Nodes are expanded best bound first, so the search proves the
 incumbent optimal when the best open bound falls to its score. Caps: ``max_nodes`` subproblems,
@@ -21,7 +23,9 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from .absent import has_single_root_tree
+from .dominance import fixed_tree, prune_dominated
 from .dual import DualEngine
+from .scoring import full_score
 
 
 class BranchResult(NamedTuple):
@@ -76,7 +80,17 @@ def branch_and_bound(
             continue
         m, h = _branching(node, best_heads)
         for cand in _split(node.cand, m, h):
+            cand = prune_dominated(node.arc, cand, node.sib, node.grand, node.use_sib,
+                                   node.use_grand, best)
             if not has_single_root_tree(cand):
+                continue  # no tree in here scores as much as the incumbent
+            fixed = fixed_tree(cand)
+            if fixed.shape[0]:  # one tree left in here: score it, nothing to bound
+                nodes += 1
+                value = full_score(fixed, node.arc, node.sib, node.grand, node.use_sib,
+                                   node.use_grand)
+                if value > best:
+                    best_heads, best = fixed, float(value)
                 continue
             kid = node.child(cand)
             kid.set_floor(best)
