@@ -1,6 +1,12 @@
 """Decoder speed table: sentences/sec on random score matrices, JIT/import costs, MST vs ufal.
 
-Run: ``python benchmarks/decoders.py [--sizes 10 25 50 100] [--repeat 50] [--seconds 1.0] [--cold]``
+Run: ``python benchmarks/decoders.py [--sizes 10 25 50 100] [--repeat 50] [--seconds 1.0] [--cold]
+[--top-k 6]``
+
+Random scores measure speed only. ``--top-k K`` prunes them as the component does (each word keeps
+its K best heads and the root; the other arcs are absent, ``-inf``), which is what the decoders
+see in use; without it every arc is a candidate, which hides the cost of ignoring pruning.
+Certificates, exactness and speed on real scores of a trained model: ``decoders_real.py``.
 
 * Throughput: each decoder runs on a pool of ``--repeat`` random matrices per length (fewer for
   the (n+1)^3 sibling/grandparent cubes at large n) for about ``--seconds`` (at least one call),
@@ -47,6 +53,12 @@ def optional_decoders():
         found.append(("dual arc+sib+grand", decode_dual, True, True))
     except (ImportError, AttributeError) as err:
         print(f"(decode_dual unavailable: {err})")
+    try:
+        from spacy_hcparse.decoders.certified import decode_certified
+
+        found.append(("certified arc+sib+grand", decode_certified, True, True))
+    except (ImportError, AttributeError) as err:
+        print(f"(decode_certified unavailable: {err})")
     return found
 
 
@@ -66,6 +78,9 @@ def to_ufal(arc):
     return scores
 
 
+TOP_K = 0  # set by --top-k: 0 keeps every arc
+
+
 def pool(n, count, seed, cube):
     rng = np.random.default_rng(seed)
     size = n + 1
@@ -73,12 +88,27 @@ def pool(n, count, seed, cube):
         count = max(2, min(count, int(CUBE_BUDGET // size**3)))
     return [
         (
-            rng.normal(size=(size, size)),
+            pruned(rng.normal(size=(size, size)), TOP_K),
             rng.normal(size=(size,) * 3) if cube else None,
             rng.normal(size=(size,) * 3) if cube else None,
         )
         for _ in range(count)
     ]
+
+
+def pruned(arc, top_k):
+    """``arc`` with every arc outside each word's ``top_k`` best heads and the root at -inf."""
+    if not top_k:
+        return arc
+    size = arc.shape[0]
+    keep = np.zeros((size, size), dtype=bool)
+    for m in range(1, size):
+        column = arc[:, m].copy()
+        column[m] = -np.inf
+        keep[np.argsort(-column, kind="stable")[:top_k], m] = True
+        keep[0, m] = True
+        keep[m, m] = False
+    return np.where(keep, arc, -np.inf)
 
 
 def throughput(call, inputs, seconds):
@@ -126,7 +156,8 @@ def speed_table(sizes, repeat, seconds):
                 row.append(f"error: {type(err).__name__}")
         rows.append(row)
         print(f"  done: {name}", file=sys.stderr)
-    print("\nThroughput (sentences/sec, random N(0,1) scores, validation included)\n")
+    pruning = f"top {TOP_K} heads + root kept, other arcs -inf" if TOP_K else "no pruning"
+    print(f"\nThroughput (sentences/sec, random N(0,1) scores, {pruning}, validation included)\n")
     table(rows, ["decoder"] + [f"n={n}" for n in sizes])
 
 
@@ -229,7 +260,10 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=50, help="random matrices per length")
     parser.add_argument("--seconds", type=float, default=1.0, help="time budget per table cell")
     parser.add_argument("--cold", action="store_true", help="also time compiling with an empty numba cache")
+    parser.add_argument("--top-k", type=int, default=0, help="prune like the component (0: no pruning)")
     args = parser.parse_args(argv)
+    global TOP_K
+    TOP_K = args.top_k
     startup_table(args.cold)
     speed_table(args.sizes, args.repeat, args.seconds)
     ufal_table(args.sizes, args.repeat, args.seconds)

@@ -7,25 +7,32 @@ closest); ``grand[g, h, m]``; ``heads[0] == -1`` with exactly one word attached 
 """
 from ._checks import MAX_WORDS, tree_problem
 from .dispatch import DECODERS, DecodeResult, decode
+from .certified import CertifiedResult, decode_certified
 from .dual import DualResult, decode_dual
 from .eisner import decode_eisner
 from .hill_climb import HillClimbResult, decode_hill_climb
 from .local_optima import count_local_optima
+from .marginals import arc_marginals, log_partition, tree_log_prob
 from .mst import decode_mst
 from .scoring import tree_score
 
 __all__ = [
     "MAX_WORDS",
     "DECODERS",
+    "CertifiedResult",
     "DecodeResult",
     "DualResult",
     "HillClimbResult",
+    "arc_marginals",
     "count_local_optima",
     "decode",
+    "decode_certified",
     "decode_dual",
     "decode_eisner",
     "decode_hill_climb",
     "decode_mst",
+    "log_partition",
+    "tree_log_prob",
     "tree_problem",
     "tree_score",
 ]

@@ -14,7 +14,11 @@ MAX_WORDS = 2000
 
 
 def check_arc(arc) -> np.ndarray:
-    """Return ``arc`` as a C-contiguous float64 (n+1, n+1) array, or raise ``ValueError``."""
+    """Return ``arc`` as a C-contiguous float64 (n+1, n+1) array, or raise ``ValueError``.
+
+    Off-diagonal cells of columns ``1..n`` must be finite or ``-inf`` (an absent arc, see
+    ``absent.py``); NaN and ``+inf`` there are errors. Column 0 and the diagonal may hold anything.
+    """
     arr = _as_float_array(arc, "arc")
     if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
         raise ValueError(f"arc must be a square (n+1, n+1) array, got shape {arr.shape}")
@@ -25,7 +29,9 @@ def check_arc(arc) -> np.ndarray:
             f"sentence of {arr.shape[0] - 1} words exceeds MAX_WORDS={MAX_WORDS}; split it first"
         )
     if not _arc_finite(arr):
-        _check_finite(_ignoring_unused(arr), "arc")  # finds and names the first bad entry
+        view = _ignoring_unused(arr)
+        view[view == -np.inf] = 0.0  # absent arcs are allowed
+        _check_finite(view, "arc")  # finds and names the first bad entry
     return arr
 
 
@@ -155,10 +161,10 @@ def _all_finite(flat) -> bool:
 
 @njit(cache=True)
 def _arc_finite(arc) -> bool:
-    """Whether every entry a tree can use (not column 0, not the diagonal) is finite."""
+    """Whether every entry a tree can use (not column 0, not the diagonal) is finite or -inf."""
     for h in range(arc.shape[0]):
         for m in range(1, arc.shape[0]):
-            if m != h and not np.isfinite(arc[h, m]):
+            if m != h and not np.isfinite(arc[h, m]) and arc[h, m] != -np.inf:
                 return False
     return True
 

@@ -3,15 +3,16 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-DECODERS = ("hill_climb", "dual", "mst", "eisner")
+DECODERS = ("hill_climb", "dual", "mst", "eisner", "certified")
 
 
 class DecodeResult(NamedTuple):
     """``heads`` (int64 (n+1,), index 0 the root) and what the search knows about it.
 
     ``certified`` is True when the tree is proven optimal (exact decoders: always; dual
-    decomposition: when its subproblems agreed; hill climbing: never). ``upper_bound`` is NaN
-    when the decoder gives none.
+    decomposition: when its subproblems agreed; certified decoding: when proven; hill climbing:
+    never). ``upper_bound`` is NaN when the decoder gives none. ``restarts``: hill climbing's
+    restarts, dual decomposition's iterations.
     """
 
     heads: np.ndarray
@@ -36,8 +37,11 @@ def decode(
     """Decode with the decoder called ``name``; factors a decoder cannot use are ignored.
 
     ``mst`` uses ``arc`` only; ``eisner`` uses ``arc`` and ``sib`` (projective trees);
-    ``hill_climb`` and ``dual`` use all three. ``init`` (a heads array) is hill climbing's first
-    start tree; ``options`` go to the searching decoder (e.g. ``max_restarts``, ``max_iter``).
+    ``hill_climb``, ``dual`` and ``certified`` use all three. ``init`` (a heads array) is hill
+    climbing's first start tree (also within ``certified``); ``options`` go to the searching
+    decoder (e.g. ``max_restarts``, ``max_iter``; for ``certified`` the keywords of
+    ``decode_certified``, hill climbing's own under ``hill_climb_options``). ``-inf`` arcs are
+    absent arcs for every decoder.
     """
     from .scoring import arc_part, tree_score
 
@@ -53,6 +57,11 @@ def decode(
         return DecodeResult(
             res.heads, res.score, bool(res.certified), float(res.upper_bound), res.iterations, res.time_capped
         )
+    if name == "certified":
+        from .certified import decode_certified
+
+        res = decode_certified(arc, sib, grand, seed=seed, time_limit=time_limit, init=init, **options)
+        return DecodeResult(res.heads, res.score, res.certified, res.upper_bound, res.restarts, res.time_capped)
     if name == "mst":
         from .mst import decode_mst
 

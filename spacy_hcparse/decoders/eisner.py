@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from ._checks import check_inputs
+from .absent import with_floor
 
 # chart item kinds on the backtracking stack
 _CR, _CL, _IR, _IL, _SB = 0, 1, 2, 3, 4
@@ -27,9 +28,11 @@ def decode_eisner(arc, sib: Optional[np.ndarray] = None) -> np.ndarray:
 
     ``arc[h, m]``: head ``h`` -> modifier ``m`` (index 0 is the root). ``sib[h, s, m]`` (optional):
     ``m`` is the next modifier of ``h`` after ``s`` on the same side, ``s == h`` for the closest.
+    ``-inf`` arcs are absent: used only when no projective tree avoids them.
     Returns int64 ``heads`` with ``heads[0] == -1``. Raises ``ValueError`` on bad input.
     """
     arc, sib, _ = check_inputs(arc, sib, None)
+    arc = with_floor(arc, sib).arc
     if sib is None:
         return eisner_kernel(arc)
     return eisner2_kernel(arc, sib)

@@ -1,148 +1,188 @@
-"""Exact head-automaton subproblems for dual decomposition (``dual.py``).
+"""Exact head-automaton subproblems for dual decomposition (``dual.py``), over candidate arcs only.
 
 Conventions: index 0 is the root, words are ``1..n``; ``sib[h, s, m]`` scores ``m`` as the next
 modifier of ``h`` after ``s`` on the same side (``s == h`` for the closest one, no stop factor);
-``grand[g, h, m]`` scores the arcs ``g -> h`` and ``h -> m`` together.
+``grand[g, h, m]`` scores the arcs ``g -> h`` and ``h -> m`` together; ``mask[h, m]`` is True for
+the arcs a tree may use (``absent.py``).
 
-The automaton of a word ``h`` chooses ``h``'s modifiers on each side (a chain scored by ``sib``) and,
-when grandparent factors are used, ``h``'s own head ``g`` (exactly one, never one of its modifiers).
-The root automaton chooses exactly one modifier. Each is solved exactly by dynamic programming:
-``O(n^2)`` for the chains, times ``n`` candidate heads for a word automaton with a head choice.
+The automaton of a word ``h`` chooses ``h``'s modifiers on each side among its allowed modifiers
+(a chain scored by ``sib``) and, when grandparent factors are used, ``h``'s own head ``g`` among
+its allowed heads (exactly one, never one of its modifiers). The root automaton chooses exactly
+one modifier. Each is solved exactly by dynamic programming over the candidate lists, as
+TurboParser builds its automata: ``O(k_out^2)`` per side for ``k_out`` allowed modifiers, times
+``k_in`` allowed heads with a head choice. With ``top_k`` pruning an iteration costs
+``O(n k^3)`` instead of ``O(n^4)``.
+
+``Graph`` (a tuple of arrays, built once per sentence by ``build_graph``) lists the candidates:
+``out_ptr``/``out_idx``: the allowed modifiers of each head in index order (edge ``e`` is
+``out_idx[e]``'s arc from its head), ``out_split[h]``: the first position right of ``h``;
+``in_ptr``/``in_idx``: the allowed heads of each word; ``eid[h, m]``: the edge of ``h -> m`` or -1;
+``sib_first[e] = sib[h, h, m]``; ``sib_block`` at ``sib_ptr[h]``: the (k, k) matrix
+``B[i, j] = sib[h, out_idx[j], out_idx[i]]`` of ``h``'s candidate modifiers.
 """
 import numpy as np
 from numba import njit
 
-# Stands for "excluded": finite, so the max-plus loops below stay branch-free and vectorisable.
+from .sampling import NO_REFCOUNT
+
+# Stands for "excluded": finite, so the max-plus loops below stay branch-free.
 EXCLUDED = -1e300
 
 
 @njit(cache=True)
-def sib_slice(h, sib, use_sib, trans):
-    """Fill ``trans[m, p] = sib[h, p, m]`` so that the DP's inner loop reads memory in order."""
-    size = trans.shape[0]
-    if not use_sib:
-        return
-    for p in range(size):
-        for m in range(size):
-            trans[m, p] = sib[h, p, m]
+def build_graph(mask, sib, use_sib):
+    """The candidate lists of ``mask`` and the sibling scores along them (module docstring)."""
+    size = mask.shape[0]
+    out_ptr = np.zeros(size + 1, dtype=np.int64)
+    in_ptr = np.zeros(size + 1, dtype=np.int64)
+    for h in range(size):
+        for m in range(1, size):
+            if mask[h, m]:
+                out_ptr[h + 1] += 1
+                in_ptr[m + 1] += 1
+    for i in range(size):
+        out_ptr[i + 1] += out_ptr[i]
+        in_ptr[i + 1] += in_ptr[i]
+    edges = out_ptr[size]
+    out_idx = np.empty(edges, dtype=np.int64)
+    in_idx = np.empty(edges, dtype=np.int64)
+    out_split = np.empty(size, dtype=np.int64)
+    eid = np.full((size, size), -1, dtype=np.int64)
+    fill = in_ptr[:size].copy()
+    e = 0
+    for h in range(size):
+        out_split[h] = out_ptr[h]
+        for m in range(1, size):
+            if mask[h, m]:
+                out_idx[e] = m
+                eid[h, m] = e
+                if m < h:
+                    out_split[h] = e + 1
+                e += 1
+    for m in range(1, size):
+        for h in range(size):
+            if mask[h, m]:
+                in_idx[fill[m]] = h
+                fill[m] += 1
+    sib_ptr = np.zeros(size + 1, dtype=np.int64)
+    for h in range(size):
+        k = out_ptr[h + 1] - out_ptr[h]
+        sib_ptr[h + 1] = sib_ptr[h] + (k * k if use_sib else 0)
+    sib_first = np.zeros(edges)
+    sib_block = np.zeros(sib_ptr[size])
+    if use_sib:
+        for h in range(size):
+            lo, k = out_ptr[h], out_ptr[h + 1] - out_ptr[h]
+            for i in range(k):
+                m = out_idx[lo + i]
+                sib_first[lo + i] = sib[h, h, m]
+                for j in range(k):
+                    sib_block[sib_ptr[h] + i * k + j] = sib[h, out_idx[lo + j], m]
+    return out_ptr, out_idx, out_split, in_ptr, in_idx, eid, sib_first, sib_ptr, sib_block
 
 
-@njit(cache=True)
-def side_range(h, size, right):
-    """(first, stop, step) of the words on one side of ``h``, nearest first."""
-    if right:
-        return h + 1, size, 1
-    return h - 1, 0, -1
-
-
-@njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"})
-def chain_value(h, weights, trans, use_sib, right, table):
-    """Best chain of modifiers of ``h`` on one side (the empty chain scores 0).
-
-    ``weights[m]`` scores modifier ``m`` (``EXCLUDED`` to forbid it); ``trans[m, p]`` is
-    ``sib[h, p, m]``. ``table[m]`` receives the best chain ending at ``m`` (read by ``chain_mark``).
-    """
-    first, stop, step = side_range(h, weights.shape[0], right)
+@njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, **NO_REFCOUNT)
+def chain_value(w, first, block, use_sib, lo, hi, step, table, back):
+    """Best chain over the candidate positions ``lo, lo + step, ..`` (``hi`` excluded), nearest to
+    the head first; the empty chain scores 0. ``w[i]``: score of the modifier at position ``i``
+    (``EXCLUDED`` forbids it); ``first[i]``: its ``sib`` score as the closest modifier;
+    ``block[i, j]``: its score right after position ``j``. ``table[i]`` receives the best chain
+    ending at ``i`` and ``back[i]`` its previous position (-1: none), read by ``chain_mark``."""
     best = 0.0
     if not use_sib:
-        for m in range(first, stop, step):
-            table[m] = weights[m]
-            if weights[m] > 0.0:
-                best += weights[m]
+        for i in range(lo, hi, step):
+            table[i] = w[i]
+            if w[i] > 0.0:
+                best += w[i]
         return best
-    for m in range(first, stop, step):
-        inner = trans[m, h]
-        if right:
-            for p in range(first, m):
-                inner = max(inner, table[p] + trans[m, p])
-        else:
-            for p in range(m + 1, first + 1):
-                inner = max(inner, table[p] + trans[m, p])
-        table[m] = weights[m] + inner
-        best = max(best, table[m])
+    for i in range(lo, hi, step):
+        inner = first[i]
+        arg = -1
+        for j in range(lo, i, step):
+            val = table[j] + block[i, j]
+            if val > inner:
+                inner = val
+                arg = j
+        table[i] = w[i] + inner
+        back[i] = arg
+        best = max(best, table[i])
     return best
 
 
-@njit(cache=True)
-def chain_mark(h, weights, trans, use_sib, right, table, chosen):
-    """Set ``chosen[m] = 1`` for the modifiers of the chain ``chain_value`` just scored."""
-    first, stop, step = side_range(h, weights.shape[0], right)
+@njit(cache=True, **NO_REFCOUNT)
+def chain_mark(w, use_sib, lo, hi, step, table, back, chosen):
+    """Set ``chosen[i] = 1`` for the positions of the chain ``chain_value`` just scored."""
     if not use_sib:
-        for m in range(first, stop, step):
-            if weights[m] > 0.0:
-                chosen[m] = 1
+        for i in range(lo, hi, step):
+            if w[i] > 0.0:
+                chosen[i] = 1
         return
     end, best = -1, 0.0
-    for m in range(first, stop, step):
-        if table[m] > best:
-            end, best = m, table[m]
-    while end >= 0:  # walk back to the predecessor that produced table[end]
+    for i in range(lo, hi, step):
+        if table[i] > best:
+            end, best = i, table[i]
+    while end >= 0:
         chosen[end] = 1
-        target = table[end] - weights[end]
-        prev, gap = -1, abs(trans[end, h] - target)
-        for p in range(first, end, step):
-            cand = abs(table[p] + trans[end, p] - target)
-            if cand < gap:
-                prev, gap = p, cand
-        end = prev
+        end = back[end]
 
 
-@njit(cache=True)
-def solve_root(weights, sib, use_sib, chosen):
-    """Root automaton: exactly one modifier. Returns its value; marks the modifier in ``chosen``."""
-    size = weights.shape[0]
-    best, arg = -np.inf, 1
-    for m in range(1, size):
-        val = weights[m] + (sib[0, 0, m] if use_sib else 0.0)
+@njit(cache=True, **NO_REFCOUNT)
+def solve_root(w, first, use_sib, chosen):
+    """Root automaton over its candidates: exactly one modifier. ``w[i]``, ``first[i]``: arc and
+    closest-sibling scores of candidate ``i``. Returns the value; marks the choice in ``chosen``."""
+    best, arg = -np.inf, 0
+    for i in range(w.shape[0]):
+        val = w[i] + (first[i] if use_sib else 0.0)
         if val > best:
-            best, arg = val, m
+            best, arg = val, i
     chosen[:] = 0
-    chosen[arg] = 1
+    if w.shape[0] > 0:
+        chosen[arg] = 1
     return best
 
 
-@njit(cache=True)
-def solve_word(h, out_w, in_w, sib, grand, use_sib, use_grand, chosen, work, trans, table):
+@njit(cache=True, **NO_REFCOUNT)
+def solve_word(h, mods, split, heads, out_w, in_w, first, block, grand, use_sib, use_grand,
+               chosen, work, table, back):
     """Automaton of word ``h``: returns (value, chosen head or -1); marks modifiers in ``chosen``.
 
-    ``out_w[m]``: score of the arc ``h -> m``; ``in_w[g]``: score of the arc ``g -> h``, used only
-    with ``use_grand``, when the automaton also picks ``h``'s head ``g`` (never one of its
-    modifiers) and adds ``grand[g, h, m]`` for each modifier ``m``. ``work``, ``trans`` and
-    ``table`` are scratch arrays of shape (n+1,), (n+1, n+1) and (n+1,).
+    ``mods``: ``h``'s candidate modifiers in index order, ``split`` of them left of ``h``;
+    ``out_w[i]``: score of the arc ``h -> mods[i]``; ``first``/``block``: sibling scores along
+    ``mods`` (see ``chain_value``). With ``use_grand`` the automaton also picks ``h``'s head among
+    ``heads`` (``in_w[j]``: score of ``heads[j] -> h``), never one of its modifiers, and adds
+    ``grand[g, h, m]`` for each modifier ``m``. ``chosen``, ``work``, ``table``, ``back``: scratch
+    of ``len(mods)`` entries (``chosen`` is int8).
     """
-    size = out_w.shape[0]
-    sib_slice(h, sib, use_sib, trans)
+    k = mods.shape[0]
     chosen[:] = 0
     best_g = -1
+    total = 0.0
     if use_grand:
-        best = -np.inf
-        for g in range(size):
-            if g != h:
-                val = in_w[g] + _chains(h, g, out_w, grand, trans, use_sib, work, table)
-                if val > best:
-                    best, best_g = val, g
-    _fill_weights(h, best_g, out_w, grand, work)  # redo the winner, reading its modifiers
-    total = in_w[best_g] if use_grand else 0.0
-    for right in (True, False):
-        total += chain_value(h, work, trans, use_sib, right, table)
-        chain_mark(h, work, trans, use_sib, right, table, chosen)
+        best, best_j = -np.inf, -1
+        for j in range(heads.shape[0]):
+            g = heads[j]
+            _fill_weights(h, g, mods, out_w, grand, work)
+            val = in_w[j] + chain_value(work, first, block, use_sib, split - 1, -1, -1, table, back)
+            val += chain_value(work, first, block, use_sib, split, k, 1, table, back)
+            if val > best:
+                best, best_j = val, j
+        best_g = heads[best_j]
+        total = in_w[best_j]
+    _fill_weights(h, best_g, mods, out_w, grand, work)  # redo the winner, reading its modifiers
+    total += chain_value(work, first, block, use_sib, split - 1, -1, -1, table, back)
+    chain_mark(work, use_sib, split - 1, -1, -1, table, back, chosen)
+    total += chain_value(work, first, block, use_sib, split, k, 1, table, back)
+    chain_mark(work, use_sib, split, k, 1, table, back, chosen)
     return total, best_g
 
 
-@njit(cache=True)
-def _chains(h, g, out_w, grand, trans, use_sib, work, table):
-    """Both sides' best chains when ``h``'s head is ``g`` (``g < 0``: no grandparent factors)."""
-    _fill_weights(h, g, out_w, grand, work)
-    return chain_value(h, work, trans, use_sib, True, table) + chain_value(
-        h, work, trans, use_sib, False, table
-    )
-
-
-@njit(cache=True)
-def _fill_weights(h, g, out_w, grand, work):
-    """``work[m]``: modifier ``m``'s score given head ``g``; ``g`` and ``h`` are excluded."""
-    for m in range(out_w.shape[0]):
-        work[m] = out_w[m] + (grand[g, h, m] if g >= 0 else 0.0)
-    if g >= 0:
-        work[g] = EXCLUDED
-    work[h] = EXCLUDED
+@njit(cache=True, **NO_REFCOUNT)
+def _fill_weights(h, g, mods, out_w, grand, work):
+    """``work[i]``: the score of modifier ``mods[i]`` given head ``g`` (``g < 0``: no grandparent
+    factors); ``g`` itself is excluded."""
+    for i in range(mods.shape[0]):
+        m = mods[i]
+        if g >= 0:
+            work[i] = EXCLUDED if m == g else out_w[i] + grand[g, h, m]
+        else:
+            work[i] = out_w[i]

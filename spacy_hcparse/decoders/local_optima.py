@@ -1,7 +1,16 @@
-"""Counting the local optima of first-order hill climbing over single-root trees.
+"""Counting the local optima of first-order hill climbing.
 
 Conventions: index 0 is the artificial root, words are ``1..n``; ``arc[h, m]`` scores head ``h`` ->
-modifier ``m``; trees have exactly one word attached to the root.
+modifier ``m`` (``-inf``: an absent arc, e.g. pruned: no tree uses it and no move goes to it).
+
+Two definitions (``single_root``):
+
+* ``single_root=True`` (default; this package's trees): trees with exactly one word on the root,
+  moves that keep that shape (below).
+* ``single_root=False`` (Zhang, Lei, Barzilay & Jaakkola 2014, "Greed is Good if Randomized"; their
+  RBGParser's hill climbing): any number of words on the root, and a move may give any word any
+  allowed head that is not its descendant, the root included. The root then acts as one more
+  head, and every node of the contraction below may point to it.
 
 A tree is a *local optimum* when no single head change (one word moved to another head, the
 result still a single-root tree) strictly raises the arc-factored score. Moving a word to the root
@@ -9,6 +18,10 @@ always makes a second root child, and the root child cannot move (every word is 
 valid moves are: a word ``m`` that is not the root child takes a new head among the words that are
 not its descendants. Hence the root row ``arc[0, :]`` plays no part, and a tree is a local optimum
 iff every non-root-child word's head is a best head among the words outside its own subtree.
+
+The rest of this docstring describes the single-root case; with ``single_root=False`` the same
+search runs with the root as a possible pointer target (a node pointing to it, directly or
+through other nodes, is settled), and a leaf is reached when no cycle is left.
 
 Counting by contracting the cycles of the greedy head choice (cf. Zhang, Lei, Barzilay & Jaakkola
 2014, "Greed is Good if Randomized"). Let every node (at first every word) point to its best head
@@ -23,10 +36,12 @@ choices yields a distinct local optimum and every local optimum arises once, so 
 number of leaves of this branching, which the kernel walks depth first (about 10^6 optima per
 second; the work is O(n^3) per optimum at worst, and a final cycle's leaves are counted at once).
 
-Size of the answer: under this single-root move set the count grows exponentially with n, also for
+Size of the answer: under the single-root move set the count grows exponentially with n, also for
 peaked ("trained-like") scores, because the root child is frozen and nobody may join the root:
 medians measured on random Gaussian scores are ~2*10^2 at n = 10, ~4*10^4 at n = 20, and more than
-10^7 at n = 40 (the same with a +3..+5 bonus on a random gold tree). No exact method enumerating
+10^7 at n = 40 (the same with a +3..+5 bonus on a random gold tree). Under Zhang et al.'s
+definition (``single_root=False``) a word whose best head is the root settles at once, so trained
+scores give far fewer optima (``benchmarks/decoders_real.py`` reports both on real scores). No exact method enumerating
 optima (or supernode states, which also grow exponentially) reaches n = 40-60, so the count is
 capped: ``max_count`` (default 10^6, about one second) turns the result into ``min(count,
 max_count)``; report capped values as lower bounds.
@@ -42,6 +57,7 @@ import numpy as np
 from numba import njit
 
 from ._checks import check_arc
+from .absent import usable_mask
 
 _UNLIMITED = np.iinfo(np.int64).max
 
@@ -49,14 +65,18 @@ _UNLIMITED = np.iinfo(np.int64).max
 DEFAULT_MAX_COUNT = 1_000_000
 
 
-def count_local_optima(arc, max_count: Optional[int] = DEFAULT_MAX_COUNT) -> int:
-    """Return ``min(number of local optima, max_count)`` over single-root trees.
+def count_local_optima(arc, max_count: Optional[int] = DEFAULT_MAX_COUNT, *,
+                       single_root: bool = True) -> int:
+    """Return ``min(number of local optima, max_count)``.
 
-    A local optimum is a tree that no single head change (keeping a single-root tree) strictly
-    improves. ``arc[h, m]``: head ``h`` -> modifier ``m`` (index 0 is the root; the root row does
-    not matter, see the module docstring). The enumeration stops once ``max_count`` optima are
-    found, so a result equal to ``max_count`` means "at least that many"; ``max_count=None``
-    removes the cap (exponential time in n). n = 0 and n = 1 give 1.
+    A local optimum is a tree (over allowed arcs: ``-inf`` marks an absent arc) that no single
+    head change to an allowed head strictly improves. ``single_root=True``: trees with one word on
+    the root, moves that keep it so (the root row does not matter, see the module docstring);
+    ``single_root=False``: Zhang et al.'s (2014) definition, any number of root children and any
+    word may move to the root. ``arc[h, m]``: head ``h`` -> modifier ``m`` (index 0 is the root).
+    The enumeration stops once ``max_count`` optima are found, so a result equal to ``max_count``
+    means "at least that many"; ``max_count=None`` removes the cap (exponential time in n).
+    n = 0 gives 1; so does n = 1 unless its only arc is absent (0).
     Raises ``ValueError`` on bad input or a ``max_count`` below 1.
     """
     arc = check_arc(arc)
@@ -66,28 +86,34 @@ def count_local_optima(arc, max_count: Optional[int] = DEFAULT_MAX_COUNT) -> int
         cap = int(max_count)
         if cap < 1:
             raise ValueError(f"max_count must be a positive integer, got {max_count!r}")
+    mask = usable_mask(arc)
     n = arc.shape[0] - 1
-    if n <= 1:
+    if n == 0:
         return 1
-    return int(_count_kernel(arc, cap, _has_ties(arc)))
+    if n == 1:
+        return int(mask[0, 1])
+    free = not single_root
+    return int(_count_kernel(arc, mask, cap, _has_ties(arc, mask, free), free))
 
 
-def _has_ties(arc: np.ndarray) -> bool:
-    """Whether two words are equally good heads for some word (the only comparisons made)."""
-    words = arc[1:, 1:]
-    n = words.shape[0]
-    cols = words.T[~np.eye(n, dtype=bool)].reshape(n, n - 1)  # row t: scores of heads of word t
-    cols = np.sort(cols, axis=1)
-    return bool(np.any(cols[:, 1:] == cols[:, :-1]))
+def _has_ties(arc: np.ndarray, mask: np.ndarray, root_free: bool) -> bool:
+    """Whether two allowed heads of some word are equally good (the only comparisons made)."""
+    first = 0 if root_free else 1
+    for m in range(1, arc.shape[0]):
+        values = arc[first:, m][mask[first:, m]]
+        if len(values) > 1 and len(np.unique(values)) < len(values):
+            return True
+    return False
 
 
 # states of the iterative search (no recursion: numba's cache cannot reload recursive kernels)
-_ENTER, _POINTERS, _TOPS, _NEXT_TOPS, _NEXT_POINTERS = 0, 1, 2, 3, 4
+_ENTER, _POINTERS, _TOPS, _NEXT_TOPS, _NEXT_POINTERS, _BACK = 0, 1, 2, 3, 4, 5
 
 
 @njit(cache=True)
-def _count_kernel(arc, cap, ties):
-    """Depth-first over levels; level ``d`` has ``size[d]`` nodes, those ``>= first_new[d]`` new."""
+def _count_kernel(arc, mask, cap, ties, root_free):
+    """Depth-first over levels; level ``d`` has ``size[d]`` nodes, those ``>= first_new[d]`` new.
+    ``root_free``: the root is a possible head of every node (Zhang et al.'s definition)."""
     n = arc.shape[0] - 1
     st = _State(n, n + 1)
     comp, entry, ptr, beta, nbest, cyc, cyc_off, digit, pdigit, tops, heads, work, ncycs = st
@@ -103,15 +129,33 @@ def _count_kernel(arc, cap, ties):
     while True:
         if mode == _ENTER:  # a new level: best outside heads of its new nodes
             for x in range(first_new[d], size[d]):
-                _best_outside(arc, comp[d], entry[d, x], x, beta[d], nbest[d])
+                _best_outside(arc, mask, comp[d], entry[d, x], x, beta[d], nbest[d], root_free)
                 pdigit[d, x] = 0
-            mode = _POINTERS
+            # A node that no allowed arc enters from outside ("sink") has no tree below this
+            # choice, unless (single root) it is the only one: then its entry is the root child.
+            sinks, sink = 0, -1
+            for x in range(size[d]):
+                if nbest[d, x] == 0:
+                    sinks += 1
+                    sink = x
+            mode = _BACK if sinks > (0 if root_free else 1) else _POINTERS
+            if sinks == 1 and not mask[0, entry[d, sink]]:
+                mode = _BACK
         elif mode == _POINTERS:  # pointers of the new nodes chosen by pdigit: find the cycles
             for x in range(first_new[d], size[d]):
-                ptr[d, x] = _nth_best(arc, comp[d], entry[d, x], x, beta[d, x], pdigit[d, x])
+                if nbest[d, x] == 0:
+                    ptr[d, x] = 0  # the single-root sink: its entry hangs from the root
+                else:
+                    ptr[d, x] = _nth_best(arc, mask, comp[d], entry[d, x], x, beta[d, x],
+                                          pdigit[d, x], root_free)
             ncycs[d] = _find_cycles(comp[d], ptr[d], size[d], cyc[d], cyc_off[d], work)
-            if ncycs[d] == 1 and cyc_off[d, 1] == size[d]:
-                total = _count_leaves(arc, st, d, size[d], ties, total, cap)
+            if ncycs[d] == 0:  # root free, or single root with a sink: all settled
+                total = _count_settled(arc, mask, st, d, size[d], ties, total, root_free)
+                if total >= cap:
+                    return cap
+                mode = _NEXT_POINTERS
+            elif not root_free and ncycs[d] == 1 and cyc_off[d, 1] == size[d]:
+                total = _count_leaves(arc, mask, st, d, size[d], ties, total, cap)
                 if total >= cap:
                     return cap
                 mode = _NEXT_POINTERS
@@ -122,7 +166,8 @@ def _count_kernel(arc, cap, ties):
         elif mode == _TOPS:  # try the current choice of tops; descend if canonical
             ok = True
             for c in range(ncycs[d]):
-                if ties and not _canonical_top(arc, st, d, cyc[d, cyc_off[d, c] + digit[d, c]]):
+                top = cyc[d, cyc_off[d, c] + digit[d, c]]
+                if ties and not _canonical_top(arc, mask, st, d, top, root_free):
                     ok = False
                     break
                 _set_cycle_heads(st, d, c, digit[d, c])
@@ -134,36 +179,51 @@ def _count_kernel(arc, cap, ties):
                 mode = _NEXT_TOPS
         elif mode == _NEXT_TOPS:
             mode = _TOPS if _advance_cycles(digit[d], cyc_off[d], ncycs[d]) else _NEXT_POINTERS
-        else:  # _NEXT_POINTERS
-            if _advance(pdigit[d], nbest[d], first_new[d], size[d]):
-                mode = _POINTERS
-            elif d == 0:
+        elif mode == _NEXT_POINTERS:
+            mode = _POINTERS if _advance(pdigit[d], nbest[d], first_new[d], size[d]) else _BACK
+        else:  # _BACK: this level is exhausted
+            if d == 0:
                 return total
-            else:
-                d -= 1
-                mode = _NEXT_TOPS
+            d -= 1
+            mode = _NEXT_TOPS
 
 
 @njit(cache=True)
-def _count_leaves(arc, st, d, size, ties, total, cap):
-    """One cycle through all ``size`` nodes: each top is a leaf (it becomes the root child)."""
-    cyc = st[5]
-    if not ties:
-        return min(cap, total + size)
+def _count_leaves(arc, mask, st, d, size, ties, total, cap):
+    """Single root, one cycle through all ``size`` nodes: each top whose entry may attach to the
+    root is a leaf (it becomes the root child)."""
+    entry, cyc = st[1], st[5]
     for j in range(size):
-        _set_cycle_heads(st, d, 0, j)
-        if _canonical_top(arc, st, d, cyc[d, j]) and _verify(arc, st, d):
-            total += 1
-            if total >= cap:
-                return cap
+        if not mask[0, entry[d, cyc[d, j]]]:
+            continue
+        if ties:
+            _set_cycle_heads(st, d, 0, j)
+            if not (_canonical_top(arc, mask, st, d, cyc[d, j], False)
+                    and _verify(arc, mask, st, d, False)):
+                continue
+        total += 1
+        if total >= cap:
+            return cap
     return total
+
+
+@njit(cache=True)
+def _count_settled(arc, mask, st, d, size, ties, total, root_free):
+    """No cycle left: every node hangs from the root (root free) or from the single-root sink
+    through its pointers; one leaf."""
+    entry, ptr, heads = st[1], st[2], st[10]
+    for x in range(size):
+        heads[entry[d, x]] = ptr[d, x]
+    if ties and not _verify(arc, mask, st, d, root_free):
+        return total
+    return total + 1
 
 
 @njit(cache=True)
 def _State(n, levels):
     comp = np.zeros((levels, n + 1), dtype=np.int64)  # word -> node label at each level
     entry = np.zeros((levels, n + 1), dtype=np.int64)  # node -> its entry word
-    ptr = np.zeros((levels, n + 1), dtype=np.int64)  # node -> chosen best outside word
+    ptr = np.zeros((levels, n + 1), dtype=np.int64)  # node -> chosen best outside word (0: root)
     beta = np.zeros((levels, n + 1))  # node -> score of its best outside head
     nbest = np.zeros((levels, n + 1), dtype=np.int64)  # node -> number of tied best heads
     cyc = np.zeros((levels, n + 1), dtype=np.int64)  # nodes of the cycles, grouped
@@ -178,15 +238,16 @@ def _State(n, levels):
 
 
 @njit(cache=True)
-def _best_outside(arc, comp_d, t, x, beta_d, nbest_d):
-    """Best score of a head of word ``t`` outside node ``x``, and how many words reach it."""
+def _best_outside(arc, mask, comp_d, t, x, beta_d, nbest_d, root_free):
+    """Best score of an allowed head of word ``t`` outside node ``x`` (the root too when
+    ``root_free``), and how many heads reach it (0: none allowed)."""
     best = -np.inf
     count = 0
-    for u in range(1, comp_d.shape[0]):
-        if comp_d[u] == x:
+    for u in range(0 if root_free else 1, comp_d.shape[0]):
+        if (u > 0 and comp_d[u] == x) or not mask[u, t]:
             continue
         val = arc[u, t]
-        if val > best:
+        if count == 0 or val > best:
             best = val
             count = 1
         elif val == best:
@@ -196,10 +257,10 @@ def _best_outside(arc, comp_d, t, x, beta_d, nbest_d):
 
 
 @njit(cache=True)
-def _nth_best(arc, comp_d, t, x, best, k):
-    """The ``k``-th (0-based, by index) word outside node ``x`` scoring ``best`` as head of ``t``."""
-    for u in range(1, comp_d.shape[0]):
-        if comp_d[u] != x and arc[u, t] == best:
+def _nth_best(arc, mask, comp_d, t, x, best, k, root_free):
+    """The ``k``-th (0-based, by index) allowed head outside node ``x`` scoring ``best`` for ``t``."""
+    for u in range(0 if root_free else 1, comp_d.shape[0]):
+        if (u == 0 or comp_d[u] != x) and mask[u, t] and arc[u, t] == best:
             if k == 0:
                 return u
             k -= 1
@@ -227,24 +288,31 @@ def _advance_cycles(dig, off, ncyc):
 
 
 @njit(cache=True)
+def _target(comp_d, ptr_d, x):
+    """The node that node ``x`` points to, or -1 for the root."""
+    return -1 if ptr_d[x] == 0 else comp_d[ptr_d[x]]
+
+
+@njit(cache=True)
 def _find_cycles(comp_d, ptr_d, size, cyc_d, off_d, color):
-    """Cycles of the node pointer graph (node x -> node holding word ptr[x]); returns their count."""
+    """Cycles of the node pointer graph (node x -> node holding word ptr[x]; the root is a sink);
+    returns their count."""
     for x in range(size):
         color[x] = -1
     ncyc = 0
     pos = 0
     for s in range(size):
         x = s
-        while color[x] == -1:
+        while x >= 0 and color[x] == -1:
             color[x] = s
-            x = comp_d[ptr_d[x]]
-        if color[x] == s:  # closed a new cycle at x
+            x = _target(comp_d, ptr_d, x)
+        if x >= 0 and color[x] == s:  # closed a new cycle at x
             off_d[ncyc] = pos
             y = x
             while True:
                 cyc_d[pos] = y
                 pos += 1
-                y = comp_d[ptr_d[y]]
+                y = _target(comp_d, ptr_d, y)
                 if y == x:
                     break
             ncyc += 1
@@ -296,23 +364,23 @@ def _contract_level(st, d, size, ncyc):
 
 
 @njit(cache=True)
-def _canonical_top(arc, st, d, x):
+def _canonical_top(arc, mask, st, d, x, root_free):
     """With ties, a cycle's top must point to its smallest tied best head (one search path per tree)."""
     comp, entry, ptr, beta = st[0], st[1], st[2], st[3]
-    return ptr[d, x] == _nth_best(arc, comp[d], entry[d, x], x, beta[d, x], 0)
+    return ptr[d, x] == _nth_best(arc, mask, comp[d], entry[d, x], x, beta[d, x], 0, root_free)
 
 
 @njit(cache=True)
-def _verify(arc, st, d):
+def _verify(arc, mask, st, d, root_free):
     """Leaf check used with ties: the tree is a local optimum reached by its canonical path."""
     entry, beta, cyc, cyc_off, tops, heads = st[1], st[3], st[5], st[6], st[9], st[10]
     n = heads.shape[0] - 1
     for m in range(1, n + 1):
         h = heads[m]
-        if h == 0:
-            continue
-        for u in range(1, n + 1):
-            if u != m and arc[u, m] > arc[h, m] and not _below(heads, u, m):
+        if h == 0 and not root_free:
+            continue  # the root child cannot move
+        for u in range(0 if root_free else 1, n + 1):
+            if u != m and mask[u, m] and arc[u, m] > arc[h, m] and not _below(heads, u, m):
                 return False
     # a top's entry must not have ended up under one of its tied best heads
     ncycs = st[12]
@@ -320,6 +388,8 @@ def _verify(arc, st, d):
         for c in range(ncycs[lv]):
             t = entry[lv, tops[lv, c]]
             if heads[t] != 0 and arc[heads[t], t] >= beta[lv, tops[lv, c]]:
+                return False
+            if root_free and heads[t] == 0 and arc[0, t] >= beta[lv, tops[lv, c]]:
                 return False
     return True
 

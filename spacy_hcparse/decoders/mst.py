@@ -19,17 +19,19 @@ import numpy as np
 from numba import njit
 
 from ._checks import check_arc
+from .absent import with_floor
 
 
 def decode_mst(arc) -> np.ndarray:
     """Return the heads of the highest-scoring non-projective tree with exactly one root child.
 
-    ``arc`` is a finite (n+1, n+1) array (or nested list) with ``arc[h, m]`` the score of
-    head ``h`` -> modifier ``m``; index 0 is the root, column 0 and the diagonal are ignored.
-    Returns int64 ``heads`` with ``heads[0] == -1``. Raises ``ValueError`` on bad input.
+    ``arc`` is an (n+1, n+1) array (or nested list) with ``arc[h, m]`` the score of head ``h`` ->
+    modifier ``m``, ``-inf`` for an absent arc (used only when no tree avoids absent arcs); index 0
+    is the root, column 0 and the diagonal are ignored. Returns int64 ``heads`` with
+    ``heads[0] == -1``. Raises ``ValueError`` on bad input.
     Ties are broken arbitrarily (any optimal tree may be returned).
     """
-    return mst_kernel(check_arc(arc))
+    return mst_kernel(with_floor(check_arc(arc)).arc)
 
 
 @njit(cache=True)

@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from ._checks import check_arc
+from .absent import with_floor
 
 
 def _probe():
@@ -53,7 +54,7 @@ def sample_uniform_tree(n: int, seed: int = 0) -> np.ndarray:
 
 def sample_tree(arc, temperature: float = 1.0, seed: int = 0) -> np.ndarray:
     """A random single-root tree drawn from first-order scores ``arc[h, m]`` (see module doc)."""
-    arc = check_arc(arc)
+    arc = with_floor(check_arc(arc)).arc  # absent (-inf) arcs: probability ~0
     if not temperature > 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
     head_cdf, root_cdf = head_tables(arc, float(temperature))

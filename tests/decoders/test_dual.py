@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from spacy_hcparse.decoders._checks import tree_problem
 from spacy_hcparse.decoders.dual import DualResult, decode_dual
-from spacy_hcparse.decoders.head_automata import solve_root, solve_word
+from spacy_hcparse.decoders.head_automata import build_graph, solve_root, solve_word
 from spacy_hcparse.decoders.mst import mst_kernel
 from spacy_hcparse.decoders.scoring import tree_score
 
@@ -26,10 +26,11 @@ def _chain_score(h, side, sib):
     return sum(sib[h, a, b] for a, b in zip(chain, chain[1:]))
 
 
-def _automaton_brute(h, n, out_w, in_w, sib, grand):
-    """Best (value, head, modifiers) of word h's automaton by enumerating subsets and heads."""
-    others = [m for m in range(1, n + 1) if m != h]
-    heads = [g for g in range(n + 1) if g != h] if grand is not None else [-1]
+def _automaton_brute(h, n, out_w, in_w, sib, grand, mask):
+    """Best (value, head, modifiers) of word h's automaton by enumerating subsets and heads among
+    the candidates of ``mask`` (``out_w[m]``: arc h -> m; ``in_w[g]``: arc g -> h)."""
+    others = [m for m in range(1, n + 1) if m != h and mask[h, m]]
+    heads = [g for g in range(n + 1) if g != h and mask[g, h]] if grand is not None else [-1]
     best = (-np.inf, None, None)
     for g in heads:
         for k in range(len(others) + 1):
@@ -48,33 +49,55 @@ def _automaton_brute(h, n, out_w, in_w, sib, grand):
     return best
 
 
-def _solve(h, out_w, in_w, sib, grand):
-    size = out_w.shape[0]
-    chosen = np.zeros(size, dtype=np.int8)
+def _graph(mask, sib):
     dummy = np.zeros((1, 1, 1))
-    sib_ = dummy if sib is None else sib
-    grand_ = dummy if grand is None else grand
-    value, g = solve_word(h, out_w, in_w, sib_, grand_, sib is not None, grand is not None, chosen,
-                          np.empty(size), np.empty((size, size)), np.empty(size))
-    return value, g, {int(m) for m in np.flatnonzero(chosen)}
+    return build_graph(mask, dummy if sib is None else sib, sib is not None)
+
+
+def _solve(h, out_w, in_w, sib, grand, mask):
+    """Word ``h``'s automaton through the candidate lists of ``mask``."""
+    out_ptr, out_idx, out_split, in_ptr, in_idx, _, first, sib_ptr, block = _graph(mask, sib)
+    lo, hi = out_ptr[h], out_ptr[h + 1]
+    k = hi - lo
+    mods = out_idx[lo:hi]
+    heads = in_idx[in_ptr[h]:in_ptr[h + 1]]
+    blk = block[sib_ptr[h]:sib_ptr[h + 1]].reshape((k, k)) if sib is not None else np.zeros((0, 0))
+    chosen = np.zeros(k, dtype=np.int8)
+    grand_ = np.zeros((1, 1, 1)) if grand is None else grand
+    value, g = solve_word(h, mods, out_split[h] - lo, heads, out_w[mods].copy(), in_w[heads].copy(),
+                          first[lo:hi], blk, grand_, sib is not None, grand is not None, chosen,
+                          np.empty(k), np.empty(k), np.empty(k, dtype=np.int64))
+    return value, g, {int(m) for m in mods[chosen == 1]}
+
+
+def _random_mask(rng, n, keep):
+    mask = rng.random((n + 1, n + 1)) < keep
+    mask[:, 0] = False
+    np.fill_diagonal(mask, False)
+    return mask
 
 
 @pytest.mark.parametrize("kind", list(KINDS) + ["arc"])
-def test_word_automaton_is_exact(kind):
+@pytest.mark.parametrize("keep", [1.0, 0.6])
+def test_word_automaton_is_exact(kind, keep):
     rng = np.random.default_rng(1)
     use_sib, use_grand = KINDS.get(kind, (False, False))
     for _ in range(40):
-        n = int(rng.integers(1, 6))
+        n = int(rng.integers(1, 7))
         h = int(rng.integers(1, n + 1))
+        mask = _random_mask(rng, n, keep)
+        if use_grand and not mask[:, h].any():
+            mask[0, h] = True  # the head choice needs a candidate
         out_w, in_w = rng.normal(size=n + 1), rng.normal(size=n + 1)
         _, sib, grand = random_scores(rng, n, use_sib, use_grand)
-        value, g, mods = _solve(h, out_w, in_w, sib, grand)
-        best, _, _ = _automaton_brute(h, n, out_w, in_w, sib, grand)
+        value, g, mods = _solve(h, out_w, in_w, sib, grand, mask)
+        best, _, _ = _automaton_brute(h, n, out_w, in_w, sib, grand, mask)
         assert value == pytest.approx(best, abs=1e-9)
+        assert all(mask[h, m] for m in mods)
         # The returned choice must itself score the returned value.
         recheck = sum(out_w[m] for m in mods)
         if grand is not None:
-            assert g not in mods and g != h and 0 <= g <= n
+            assert g not in mods and g != h and 0 <= g <= n and mask[g, h]
             recheck += in_w[g] + sum(grand[g, h, m] for m in mods)
         else:
             assert g == -1
@@ -87,14 +110,14 @@ def test_word_automaton_is_exact(kind):
 def test_root_automaton_picks_exactly_one_modifier():
     rng = np.random.default_rng(2)
     for n in range(1, 6):
-        weights = rng.normal(size=n + 1)
-        sib = rng.normal(size=(n + 1,) * 3)
-        chosen = np.zeros(n + 1, dtype=np.int8)
-        value = solve_root(weights, sib, True, chosen)
-        assert chosen.sum() == 1 and chosen[0] == 0
-        best = max(weights[m] + sib[0, 0, m] for m in range(1, n + 1))
-        assert value == pytest.approx(best)
-        assert value == pytest.approx(weights[np.argmax(chosen)] + sib[0, 0, np.argmax(chosen)])
+        weights = rng.normal(size=n)
+        first = rng.normal(size=n)
+        chosen = np.zeros(n, dtype=np.int8)
+        value = solve_root(weights, first, True, chosen)
+        assert chosen.sum() == 1
+        assert value == pytest.approx(max(weights + first))
+        i = int(np.argmax(chosen))
+        assert value == pytest.approx(weights[i] + first[i])
 
 
 # ----------------------------------------------------------------------------- against brute force

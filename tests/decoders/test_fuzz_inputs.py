@@ -1,5 +1,6 @@
 """Hypothesis over malformed score arrays for every public decoder: wrong shapes, dtypes,
-NaN/inf in used cells, mismatched factor cubes. Each call either returns a valid tree (the input
+NaN/+inf in used arc cells (-inf there is an absent arc, valid), NaN/inf in the cubes,
+mismatched factor cubes. Each call either returns a valid tree (the input
 was fine) or raises ValueError saying what is wrong; nothing else escapes, nothing hangs."""
 import re
 
@@ -20,6 +21,7 @@ DECODERS = {
 }
 DTYPES = ["float64", "float32", "int64", "bool", "complex", "str", "object"]
 BAD_VALUES = [np.nan, np.inf, -np.inf]
+BAD_ARC_VALUES = [np.nan, np.inf]
 
 
 @st.composite
@@ -28,7 +30,8 @@ def score_arrays(draw):
     n = draw(st.integers(0, 7))
     size = n + 1
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    fault = draw(st.sampled_from([None, "shape", "dtype", "value", "cube_shape", "cube_value", "ragged"]))
+    fault = draw(st.sampled_from([None, "shape", "dtype", "value", "cube_shape", "cube_value", "ragged",
+                                  "absent"]))
     arc = rng.normal(size=(size, size))
     sib = rng.normal(size=(size,) * 3) if draw(st.booleans()) else None
     grand = rng.normal(size=(size,) * 3) if draw(st.booleans()) else None
@@ -42,7 +45,10 @@ def score_arrays(draw):
         h, m = draw(st.integers(0, n)), draw(st.integers(1, n))
         if h == m:
             h = 0
-        arc[h, m] = draw(st.sampled_from(BAD_VALUES))
+        arc[h, m] = draw(st.sampled_from(BAD_ARC_VALUES))
+    elif fault == "absent":  # -inf arcs are absent arcs: a valid input, even with no tree left
+        arc[rng.random((size, size)) < draw(st.sampled_from([0.3, 0.7, 1.0]))] = -np.inf
+        fault = None
     elif fault == "cube_shape":
         sib = rng.normal(size=(size, size, size + 1))
     elif fault == "cube_value":

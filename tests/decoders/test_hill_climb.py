@@ -281,8 +281,9 @@ def test_time_limit_caps_a_long_search():
 
 def test_restart_cap_shrinks_with_length():
     assert default_max_restarts(3) == 100
-    assert default_max_restarts(25) == 10
-    assert default_max_restarts(1000) == 10
+    assert default_max_restarts(10) == 40
+    assert default_max_restarts(25) == 20
+    assert default_max_restarts(1000) == 20
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
 """count_local_optima against a direct enumeration of trees and their single-head-change moves."""
+import itertools
 from functools import lru_cache
 
 import numpy as np
@@ -146,3 +147,83 @@ def test_moderate_lengths_finish():
 def test_bad_input(bad, match):
     with pytest.raises(ValueError, match=match):
         count_local_optima(bad)
+
+
+# ----------------------------------------------------------------------------- Zhang et al.'s
+# definition (any number of root children, moves to the root allowed) and absent arcs
+@lru_cache(maxsize=None)
+def _all_multi_root(n):
+    """All acyclic head arrays over n words with any number of root children."""
+    out = []
+    for choice in itertools.product(range(n + 1), repeat=n):
+        heads = (-1,) + choice
+        if any(heads[m] == m for m in range(1, n + 1)):
+            continue
+        ok = True
+        for m in range(1, n + 1):
+            seen, v = set(), m
+            while v != 0 and ok:
+                if v in seen:
+                    ok = False
+                seen.add(v)
+                v = heads[v]
+        if ok:
+            out.append(heads)
+    return np.array(out, dtype=np.int64)
+
+
+def general_brute_count(arc, single_root):
+    """Local optima by enumeration: allowed trees of the family, single head changes to allowed
+    heads that stay in the family, strict improvement."""
+    n = arc.shape[0] - 1
+    allowed = np.isfinite(arc)
+    trees = all_trees(n) if single_root else _all_multi_root(n)
+    trees = [t for t in trees if all(allowed[t[m], m] for m in range(1, n + 1))]
+    family = {tuple(t) for t in trees}
+    count = 0
+    for t in trees:
+        score = sum(arc[t[m], m] for m in range(1, n + 1))
+        better = False
+        for m in range(1, n + 1):
+            for h in range(n + 1):
+                if h == m or h == t[m] or not allowed[h, m]:
+                    continue
+                new = list(t)
+                new[m] = h
+                if tuple(new) in family and score + arc[h, m] - arc[t[m], m] > score + 1e-9:
+                    better = True
+        count += not better
+    return count
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("absent", [0.0, 0.3])
+def test_definitions_and_absent_arcs_match_brute_force(single_root, absent):
+    rng = np.random.default_rng(int(single_root) + int(10 * absent))
+    for _ in range(80):
+        n = int(rng.integers(1, 6))
+        arc = rng.normal(size=(n + 1, n + 1))
+        if rng.random() < 0.5:  # peaked, like trained scores
+            gold = all_trees(n)[rng.integers(len(all_trees(n)))]
+            arc[gold[1:], np.arange(1, n + 1)] += 3.0
+        arc[rng.random(arc.shape) < absent] = -np.inf
+        expected = general_brute_count(arc, single_root)
+        assert count_local_optima(arc, single_root=single_root) == expected
+
+
+@pytest.mark.parametrize("values", [2, 3])
+def test_zhang_definition_with_ties(values):
+    rng = np.random.default_rng(values)
+    for _ in range(60):
+        n = int(rng.integers(1, 6))
+        arc = rng.integers(0, values, size=(n + 1, n + 1)).astype(float)
+        if rng.random() < 0.3:
+            arc[rng.random(arc.shape) < 0.3] = -np.inf
+        assert count_local_optima(arc, single_root=False) == general_brute_count(arc, False)
+
+
+def test_root_as_a_head_settles_words():
+    # Every word prefers the root: one tree (all on the root) is the only local optimum.
+    arc = np.zeros((5, 5))
+    arc[0, :] = 5.0
+    assert count_local_optima(arc, single_root=False) == 1

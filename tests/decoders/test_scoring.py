@@ -72,7 +72,7 @@ def test_tree_problem(heads, problem):
         (np.zeros((2, 2, 2)), "square"),
         (np.zeros((0, 0)), "at least one row"),
         (np.array([[0.0, np.nan], [0.0, 0.0]]), "NaN or inf"),
-        (np.array([[0.0, -np.inf], [0.0, 0.0]]), "NaN or inf"),
+        (np.array([[0.0, np.inf], [0.0, 0.0]]), "NaN or inf"),
         ([[1.0, 2.0], [3.0]], "numeric array"),
         (np.array([[1j, 0], [0, 0]]), "real-valued"),
         (np.array([["x"]]), "numeric array"),

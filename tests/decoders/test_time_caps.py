@@ -30,14 +30,25 @@ def test_hill_climb_returns_a_tree_at_any_cap(limit):
     assert tree_problem(result.heads) == "" and result.restarts >= 1 and result.time_capped
 
 
-@pytest.mark.parametrize("name", ["hill_climb", "dual"])
+@pytest.mark.parametrize("name", ["hill_climb", "dual", "certified"])
 def test_cap_is_honoured(name):
     """A search that would run for minutes stops within the cap plus one kernel call."""
     arc, sib, grand = scores(80, seed=1)
-    options = {"max_restarts": 10**6, "min_restarts": 10**6, "converge": 10**6} if name == "hill_climb" else {"max_iter": 10**7}
+    restarts = {"max_restarts": 10**6, "min_restarts": 10**6, "converge": 10**6}
+    options = {"hill_climb": restarts, "dual": {"max_iter": 10**7},
+               "certified": {"max_iter": 10**7, "hill_climb_options": {"max_restarts": 2, "min_restarts": 1},
+                             "max_nodes": 10**6}}[name]
     decode(name, arc, sib, grand, time_limit=0.05, **options)  # compile
     start = time.perf_counter()
     result = decode(name, arc, sib, grand, time_limit=0.3, **options)
     elapsed = time.perf_counter() - start
     assert result.time_capped and tree_problem(result.heads) == ""
     assert elapsed < 0.3 + 0.5, elapsed
+
+
+def test_certified_through_dispatch():
+    arc, sib, grand = scores(8, seed=2)
+    result = decode("certified", arc, sib, grand, seed=3)
+    assert tree_problem(result.heads) == ""
+    assert result.upper_bound >= result.score - 1e-9
+    assert result.certified == (result.upper_bound - result.score <= 1e-9 * (1 + abs(result.score)))

@@ -1,0 +1,267 @@
+"""Arc probabilities of first-order models: the log partition function and arc marginals.
+
+Conventions: index 0 is the root, words are ``1..n``; ``arc[h, m]`` is the log-potential of head
+``h`` -> modifier ``m`` (``-inf``: absent arc; column 0 and the diagonal are ignored). The
+distribution is ``P(tree) = exp(sum of its arc scores - log Z)`` over single-root trees (exactly one
+word on the root), non-projective by default, projective with ``projective=True``.
+``marginals[h, m] = P(h -> m)``: column ``m >= 1`` sums to 1; column 0 and the diagonal are 0.
+
+Non-projective: the matrix-tree theorem with Koo et al.'s (2007) single-root Laplacian. With
+``A[h, m] = exp(arc[h, m])`` over words, ``L[m, m] = sum_h A[h, m]``, ``L[h, m] = -A[h, m]``, and
+the first row (word 1) replaced by the root potentials ``exp(arc[0, m])``, ``Z = det(L)`` and
+``P(h -> m) = A[h, m] ([m != 1] Linv[m, m] - [h != 1] Linv[m, h])``, ``P(0 -> m) = exp(arc[0, m])
+Linv[m, 1]``. Each column is scaled by its largest potential first (a shift of ``arc[:, m]`` by a
+constant changes ``log Z`` by that constant and no marginal), and the determinant and inverse come
+from Gauss-Jordan elimination with partial pivoting, so ``log Z`` never overflows. Precision: on
+real parser scores the marginals match an 80-bit computation to ~1e-15; scores that favour cycles
+over every tree by dozens of nats (e.g. N(0, 20^2) noise) make the determinant cancel, and about
+8 digits remain.
+
+Projective: the inside-outside algorithm over Eisner's first-order chart (the same chart as
+``eisner.py``: spans over words, then the root takes one child), in log space.
+"""
+import numpy as np
+from numba import njit
+
+from ._checks import check_arc, check_heads
+from .absent import has_single_root_tree, usable_mask
+
+
+def log_partition(arc, projective: bool = False) -> float:
+    """``log Z``: the log of the summed ``exp(score)`` of all single-root trees (projective ones
+    with ``projective=True``); ``-inf`` when no tree avoids absent (``-inf``) arcs. n = 0: 0."""
+    arc, mask = _checked(arc)
+    if arc.shape[0] == 1:
+        return 0.0
+    if projective:
+        return float(_inside(arc)[0])
+    if not has_single_root_tree(mask):
+        return -np.inf
+    return float(_matrix_tree(arc, mask)[0])
+
+
+def arc_marginals(arc, projective: bool = False) -> np.ndarray:
+    """``P(h -> m)`` under the single-root tree distribution of ``arc`` (float64 (n+1, n+1); see
+    the module docstring). Raises ``ValueError`` on bad input or when no tree avoids absent arcs."""
+    arc, mask = _checked(arc)
+    size = arc.shape[0]
+    if size == 1:
+        return np.zeros((1, 1))
+    if projective:
+        log_z, marg = _inside(arc)
+    else:
+        if not has_single_root_tree(mask):
+            raise ValueError("no single-root tree avoids the absent (-inf) arcs")
+        log_z, marg = _matrix_tree(arc, mask)
+    if not np.isfinite(log_z):
+        raise ValueError("no single-root tree avoids the absent (-inf) arcs")
+    return marg
+
+
+def tree_log_prob(heads, arc, projective: bool = False) -> float:
+    """``log P(heads) = score(heads) - log Z`` under the first-order distribution of ``arc``
+    (``-inf`` for a tree using an absent arc, or a non-projective tree with ``projective``)."""
+    arc, mask = _checked(arc)
+    heads = check_heads(heads, arc.shape[0])
+    score = 0.0
+    for m in range(1, len(heads)):
+        if not mask[heads[m], m]:
+            return -np.inf
+        score += arc[heads[m], m]
+    if projective and not _is_projective(heads):
+        return -np.inf
+    return float(score - log_partition(arc, projective))
+
+
+def _checked(arc):
+    arc = check_arc(arc)
+    mask = usable_mask(arc)
+    clean = np.where(mask, arc, -np.inf)  # column 0 and the diagonal: never used
+    return clean, mask
+
+
+@njit(cache=True)
+def _matrix_tree(arc, mask):
+    """(log Z, marginals) by the single-root matrix-tree theorem (module docstring)."""
+    size = arc.shape[0]
+    n = size - 1
+    shift = np.full(size, -np.inf)
+    for m in range(1, size):
+        for h in range(size):
+            if mask[h, m] and arc[h, m] > shift[m]:
+                shift[m] = arc[h, m]
+    pot = np.zeros((size, size))  # scaled potentials exp(arc - shift)
+    for h in range(size):
+        for m in range(1, size):
+            if mask[h, m]:
+                pot[h, m] = np.exp(arc[h, m] - shift[m])
+    lap = np.zeros((n, n))  # rows: heads 1..n, columns: modifiers 1..n (0-based)
+    for m in range(1, size):
+        for h in range(1, size):
+            if h != m:
+                lap[h - 1, m - 1] = -pot[h, m]
+                lap[m - 1, m - 1] += pot[h, m]
+    for m in range(1, size):
+        lap[0, m - 1] = pot[0, m]
+    inv, log_det, sign = _inverse(lap)
+    log_z = log_det
+    for m in range(1, size):
+        log_z += shift[m]
+    marg = np.zeros((size, size))
+    if sign <= 0.0:
+        return -np.inf, marg
+    for m in range(1, size):
+        marg[0, m] = pot[0, m] * inv[m - 1, 0]
+        for h in range(1, size):
+            if h == m or pot[h, m] == 0.0:
+                continue
+            value = 0.0
+            if m != 1:
+                value += inv[m - 1, m - 1]
+            if h != 1:
+                value -= inv[m - 1, h - 1]
+            marg[h, m] = pot[h, m] * value
+    return log_z, marg
+
+
+@njit(cache=True)
+def _inverse(a):
+    """(inverse, log |det|, sign of det) by Gauss-Jordan elimination with partial pivoting."""
+    n = a.shape[0]
+    work = a.copy()
+    inv = np.eye(n)
+    log_det = 0.0
+    sign = 1.0
+    for col in range(n):
+        piv = col
+        for r in range(col + 1, n):
+            if abs(work[r, col]) > abs(work[piv, col]):
+                piv = r
+        if work[piv, col] == 0.0:
+            return inv, -np.inf, 0.0
+        if piv != col:
+            for k in range(n):
+                work[col, k], work[piv, k] = work[piv, k], work[col, k]
+                inv[col, k], inv[piv, k] = inv[piv, k], inv[col, k]
+            sign = -sign
+        p = work[col, col]
+        if p < 0.0:
+            sign = -sign
+        log_det += np.log(abs(p))
+        for k in range(n):
+            work[col, k] /= p
+            inv[col, k] /= p
+        for r in range(n):
+            if r != col and work[r, col] != 0.0:
+                f = work[r, col]
+                for k in range(n):
+                    work[r, k] -= f * work[col, k]
+                    inv[r, k] -= f * inv[col, k]
+    return inv, log_det, sign
+
+
+@njit(cache=True)
+def _logaddexp(a, b):
+    if a == -np.inf:
+        return b
+    if b == -np.inf:
+        return a
+    if a > b:
+        return a + np.log1p(np.exp(b - a))
+    return b + np.log1p(np.exp(a - b))
+
+
+@njit(cache=True)
+def _inside(arc):
+    """(log Z, marginals) over projective single-root trees: inside, then outside (the gradient
+    of log Z pushed back through the chart, widest spans first)."""
+    size = arc.shape[0]
+    n = size - 1
+    neg = -np.inf
+    cr = np.full((size, size), neg)  # complete span [s, t] headed at s
+    cl = np.full((size, size), neg)  # complete span [s, t] headed at t
+    ir = np.full((size, size), neg)  # incomplete s -> t
+    il = np.full((size, size), neg)  # incomplete t -> s
+    split = np.full((size, size), neg)  # logsumexp_u cr[s, u] + cl[u + 1, t]
+    for s in range(1, size):
+        cr[s, s] = 0.0
+        cl[s, s] = 0.0
+    for width in range(1, n):
+        for s in range(1, size - width):
+            t = s + width
+            acc = neg
+            for u in range(s, t):
+                acc = _logaddexp(acc, cr[s, u] + cl[u + 1, t])
+            split[s, t] = acc
+            ir[s, t] = arc[s, t] + acc
+            il[s, t] = arc[t, s] + acc
+            acc = neg
+            for u in range(s + 1, t + 1):
+                acc = _logaddexp(acc, ir[s, u] + cr[u, t])
+            cr[s, t] = acc
+            acc = neg
+            for u in range(s, t):
+                acc = _logaddexp(acc, cl[s, u] + il[u, t])
+            cl[s, t] = acc
+    log_z = neg
+    for m in range(1, size):
+        log_z = _logaddexp(log_z, arc[0, m] + cl[1, m] + cr[m, n])
+    marg = np.zeros((size, size))
+    if log_z == neg:
+        return log_z, marg
+    gcr = np.zeros((size, size))
+    gcl = np.zeros((size, size))
+    gir = np.zeros((size, size))
+    gil = np.zeros((size, size))
+    for m in range(1, size):
+        w = _weight(arc[0, m] + cl[1, m] + cr[m, n], log_z)
+        marg[0, m] = w
+        gcl[1, m] += w
+        gcr[m, n] += w
+    for width in range(n - 1, 0, -1):
+        for s in range(1, size - width):
+            t = s + width
+            g = gcr[s, t]
+            if g != 0.0:
+                for u in range(s + 1, t + 1):
+                    w = g * _weight(ir[s, u] + cr[u, t], cr[s, t])
+                    gir[s, u] += w
+                    gcr[u, t] += w
+            g = gcl[s, t]
+            if g != 0.0:
+                for u in range(s, t):
+                    w = g * _weight(cl[s, u] + il[u, t], cl[s, t])
+                    gcl[s, u] += w
+                    gil[u, t] += w
+            marg[s, t] = gir[s, t]
+            marg[t, s] = gil[s, t]
+            g = gir[s, t] + gil[s, t]
+            if g != 0.0:
+                for u in range(s, t):
+                    w = g * _weight(cr[s, u] + cl[u + 1, t], split[s, t])
+                    gcr[s, u] += w
+                    gcl[u + 1, t] += w
+    return log_z, marg
+
+
+@njit(cache=True)
+def _weight(value, total):
+    """``exp(value - total)``, 0 for an impossible item."""
+    if value == -np.inf or total == -np.inf:
+        return 0.0
+    return np.exp(value - total)
+
+
+@njit(cache=True)
+def _is_projective(heads):
+    size = heads.shape[0]
+    for m in range(1, size):
+        h = heads[m]
+        lo, hi = min(h, m), max(h, m)
+        for k in range(lo + 1, hi):
+            a = k
+            while a != h and a > 0:
+                a = heads[a]
+            if a != h:
+                return False
+    return True

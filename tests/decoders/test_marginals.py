@@ -1,0 +1,102 @@
+"""Arc marginals and the log partition function against enumeration of all trees (n <= 6),
+non-projective (matrix-tree theorem) and projective (inside-outside), with absent arcs."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from spacy_hcparse.decoders import arc_marginals, log_partition, tree_log_prob
+
+from .brute import all_trees, is_projective
+
+
+def _enumerate(arc, projective):
+    """(log Z, marginals, trees, their log-probabilities) by brute force."""
+    n = arc.shape[0] - 1
+    trees = [h for h in all_trees(n) if not projective or is_projective(h)]
+    scores = np.array([sum(arc[h[m], m] for m in range(1, n + 1)) for h in trees])
+    log_z = np.logaddexp.reduce(scores) if len(scores) else -np.inf
+    if not np.isfinite(log_z):
+        return log_z, None, trees, None
+    marg = np.zeros((n + 1, n + 1))
+    if np.isfinite(log_z):
+        for heads, score in zip(trees, scores):
+            marg[heads[1:], np.arange(1, n + 1)] += np.exp(score - log_z)
+    return log_z, marg, trees, scores - log_z
+
+
+@pytest.mark.parametrize("projective", [False, True])
+@pytest.mark.parametrize("scale", [0.1, 1.0, 5.0, 20.0])
+def test_against_enumeration(projective, scale):
+    rng = np.random.default_rng(int(scale * 10) + projective)
+    for _ in range(25):
+        n = int(rng.integers(1, 7))
+        arc = rng.normal(scale=scale, size=(n + 1, n + 1))
+        log_z, marg, trees, logp = _enumerate(arc, projective)
+        assert log_partition(arc, projective) == pytest.approx(log_z, rel=1e-9, abs=1e-9)
+        got = arc_marginals(arc, projective)
+        assert got.shape == (n + 1, n + 1)
+        # N(0, 20^2) scores often favour cycles by dozens of nats: the determinant then cancels
+        # and the matrix-tree marginals keep about 8 digits (real parser scores keep ~15).
+        assert np.allclose(got, marg, atol=1e-6 if scale > 5 and not projective else 1e-9)
+        assert np.allclose(got[:, 1:].sum(axis=0), 1.0)
+        assert np.all(got[:, 0] == 0.0) and np.all(np.diag(got) == 0.0)
+        k = int(rng.integers(len(trees)))
+        assert tree_log_prob(trees[k], arc, projective) == pytest.approx(logp[k], rel=1e-9, abs=1e-9)
+        assert log_partition(arc, projective) == pytest.approx(log_z, rel=1e-9)
+
+
+@pytest.mark.parametrize("projective", [False, True])
+def test_absent_arcs(projective):
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        n = int(rng.integers(1, 6))
+        arc = rng.normal(size=(n + 1, n + 1))
+        arc[rng.random(arc.shape) < 0.3] = -np.inf
+        log_z, marg, _, _ = _enumerate(arc, projective)
+        assert log_partition(arc, projective) == pytest.approx(log_z, abs=1e-9) or (
+            log_z == log_partition(arc, projective) == -np.inf)
+        if np.isfinite(log_z):
+            got = arc_marginals(arc, projective)
+            assert np.allclose(got, marg, atol=1e-9)
+            assert np.all(got[~np.isfinite(arc)] == 0.0)
+        else:
+            with pytest.raises(ValueError, match="no single-root tree"):
+                arc_marginals(arc, projective)
+
+
+def test_non_projective_tree_has_no_projective_probability():
+    arc = np.zeros((5, 5))
+    heads = np.array([-1, 3, 0, 2, 2])  # 1 <- 3 crosses 0 -> 2
+    assert tree_log_prob(heads, arc, projective=True) == -np.inf
+    assert np.isfinite(tree_log_prob(heads, arc))
+
+
+def test_tiny_inputs():
+    assert log_partition(np.zeros((1, 1))) == 0.0
+    assert arc_marginals(np.zeros((1, 1))).shape == (1, 1)
+    assert arc_marginals([[0.0, 3.0], [0.0, 0.0]]).tolist() == [[0.0, 1.0], [0.0, 0.0]]
+
+
+def test_unused_cells_and_bad_input():
+    arc = np.random.default_rng(1).normal(size=(4, 4))
+    dirty = arc.copy()
+    dirty[:, 0] = np.nan
+    np.fill_diagonal(dirty, np.inf)
+    assert np.allclose(arc_marginals(dirty), arc_marginals(arc))
+    with pytest.raises(ValueError, match="NaN or inf"):
+        arc_marginals(np.array([[0.0, np.nan], [0.0, 0.0]]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 60), seed=st.integers(0, 2**32 - 1), scale=st.sampled_from([0.5, 3.0, 10.0]),
+       projective=st.booleans())
+def test_columns_are_distributions(n, seed, scale, projective):
+    rng = np.random.default_rng(seed)
+    arc = rng.normal(scale=scale, size=(n + 1, n + 1))
+    gold = np.arange(n + 1) - 1  # a chain 0 -> 1 -> 2 ..., peaked like trained scores
+    arc[gold[1:], np.arange(1, n + 1)] += scale
+    marg = arc_marginals(arc, projective)
+    assert np.all(marg >= -1e-9) and np.all(marg <= 1.0 + 1e-9)
+    assert np.allclose(marg[:, 1:].sum(axis=0), 1.0, atol=1e-6)
+    assert marg[0, 1:].sum() == pytest.approx(1.0, abs=1e-6)  # exactly one root child
+    assert np.isfinite(log_partition(arc, projective))
