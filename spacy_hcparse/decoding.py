@@ -19,7 +19,7 @@ from typing import FrozenSet, NamedTuple, Optional
 import numpy as np
 from spacy.util import registry
 
-from .decoders import decode_dual, decode_eisner, decode_hill_climb, decode_mst, tree_score
+from .decoders import decode_certified, decode_dual, decode_eisner, decode_hill_climb, decode_mst, tree_score
 from .decoders.scoring import arc_part
 
 NO_FACTORS: FrozenSet[str] = frozenset()
@@ -31,9 +31,9 @@ class DecodeResult(NamedTuple):
     """``heads`` (int64 (n+1,), index 0 the root) and what the search knows about it.
 
     ``certified`` is True when the tree is proven optimal (the exact first-order MST: always;
-    dual decomposition: when its subproblems agreed; the others: never). ``upper_bound`` is NaN
-    when the decoder gives none. ``restarts``: hill climbing's restarts or dual decomposition's
-    iterations.
+    dual decomposition: when its subproblems agreed; certified decoding: when proven; the others:
+    never). ``upper_bound`` is NaN when the decoder gives none. ``restarts``: hill climbing's
+    restarts or dual decomposition's iterations.
     """
 
     heads: np.ndarray
@@ -107,6 +107,30 @@ class Dual:
                             res.time_capped)
 
 
+class Certified:
+    """Hill climbing's tree, proven optimal (dominance pruning, exhaustive search over what
+    survives, dual decomposition, branch and bound) or returned with an honest upper bound; see
+    ``decode_certified``. The first start is the first-order MST tree, or ``start`` when that
+    scores higher."""
+
+    factors = ALL_FACTORS
+
+    def __init__(self, *, seed: int = 0, time_limit: Optional[float] = 1.0, **options) -> None:
+        self.seed = seed
+        self.time_limit = time_limit
+        self.options = options
+
+    def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
+        if sib is None and grand is None:
+            return MST()(arc)
+        init = None
+        if start is not None and tree_score(start, arc, sib, grand) > tree_score(decode_mst(arc), arc, sib, grand):
+            init = start
+        res = decode_certified(arc, sib, grand, seed=self.seed, time_limit=self.time_limit, init=init, **self.options)
+        return DecodeResult(res.heads, res.score, bool(res.certified), float(res.upper_bound), res.restarts,
+                            res.time_capped)
+
+
 @registry.misc("spacy_hcparse.MST.v1")
 def make_mst() -> MST:
     """Exact first-order MST decoding."""
@@ -132,6 +156,39 @@ def make_hill_climb(
     seconds per sentence (None: no cap); ``seed``: the restarts' random seed."""
     return HillClimb(seed=seed, time_limit=time_limit, max_restarts=max_restarts, min_restarts=min_restarts,
                      converge=converge, uniform_share=uniform_share)
+
+
+@registry.misc("spacy_hcparse.HillClimb.v2")
+def make_hill_climb_v2(
+    max_restarts: Optional[int] = None,
+    min_restarts: int = 5,
+    converge: int = 10,
+    uniform_share: float = 0.5,
+    temperature: float = 2.0,
+    time_limit: Optional[float] = 0.5,
+    seed: int = 0,
+) -> HillClimb:
+    """Hill climbing with ``decode_hill_climb``'s defaults, tuned against proven optima on EWT
+    dev (``benchmarks/decoders_real.py``: exact on 99.85% of sentences there, against 99.25%
+    for ``.v1``'s defaults). ``max_restarts`` None: a cap that grows with the sentence."""
+    return HillClimb(seed=seed, time_limit=time_limit, max_restarts=max_restarts, min_restarts=min_restarts,
+                     converge=converge, uniform_share=uniform_share, temperature=temperature)
+
+
+@registry.misc("spacy_hcparse.Certified.v1")
+def make_certified(
+    max_iter: int = 200,
+    max_nodes: int = 200,
+    max_depth: int = 30,
+    node_iter: int = 50,
+    search_nodes: int = 300,
+    time_limit: Optional[float] = 1.0,
+    seed: int = 0,
+) -> Certified:
+    """Certified decoding over every factor (hill climbing with its default settings, then a
+    proof; ``decode_certified``). ``time_limit``: seconds per sentence for all steps."""
+    return Certified(seed=seed, time_limit=time_limit, max_iter=max_iter, max_nodes=max_nodes, max_depth=max_depth,
+                     node_iter=node_iter, search_nodes=search_nodes)
 
 
 @registry.misc("spacy_hcparse.Dual.v1")

@@ -36,9 +36,8 @@ from .pruning import grandparent_triples, sibling_triples
 
 Span = Tuple[int, int]
 FACTORS: FrozenSet[str] = frozenset({"sib", "grand"})
-# Score given to arcs pruning dropped: far below any real score, yet finite (the decoders reject
-# inf) and small enough that sums of a few hundred of them keep float64 precision.
-PRUNED = -1.0e4
+# Score of the arcs pruning dropped: absent, in the decoders' convention.
+PRUNED = -np.inf
 
 
 class GraphInput(NamedTuple):
@@ -97,7 +96,7 @@ class GraphScores:
         return np.asarray(self.arcs[i], dtype=np.float64)
 
     def pruned_arc(self, i: int) -> np.ndarray:
-        """Span ``i``'s arc scores (float64) with the arcs pruning dropped set to ``PRUNED``."""
+        """Span ``i``'s arc scores (float64) with the arcs pruning dropped absent (``-inf``)."""
         return np.where(self.masks[i], self.arc(i), PRUNED)
 
     def sib_triples(self, i: int) -> np.ndarray:

@@ -18,14 +18,14 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, set_dropout_rate
 
-from ..decoders import MAX_WORDS
+from ..decoders import MAX_WORDS, arc_marginals, tree_log_prob
 from ..decoding import DecodeResult, HillClimb
 from ..graph_scores import FACTORS, GraphInput, GraphScores, Span, flatten, regroup
 from ..learning.graph_loss import GraphGold, GraphLoss, SpanGold
 from ..segment import continues, sentence_spans
 from .annotate import write_trees
 from .base import ParserPipe, aligned_gold, aligned_tags, partial_span_tree, reference_spans, span_tree
-from .extensions import MARGINS_KEY, register_extensions
+from .extensions import register_extensions, set_token_values
 
 ROOT_LABEL = "ROOT"
 
@@ -81,13 +81,16 @@ seed = 0
 
 
 class SpanParse(NamedTuple):
-    """The parse of one span: heads (n+1,), label ids (n,), what the decoder knows, and the
-    first-order margin of each word's head (see ``_margins``)."""
+    """The parse of one span: heads (n+1,), label ids (n,), what the decoder knows, the
+    first-order margin of each word's head (see ``_margins``), the marginal probability of each
+    word's head and the tree's log probability (None without ``head_probs``)."""
 
     heads: np.ndarray
     labels: np.ndarray
     result: DecodeResult
     margins: np.ndarray
+    head_probs: Optional[np.ndarray] = None
+    log_prob: Optional[float] = None
 
 
 class DocParses(NamedTuple):
@@ -103,7 +106,8 @@ class DocParses(NamedTuple):
     "hc_parser",
     assigns=["token.dep", "token.head", "token.is_sent_start", "doc.sents"],
     default_config={**Config().from_str(DEFAULT_CONFIG), "init_from_doc": False, "doc_arc_bonus": 0.0,
-                    "keep_doc_labels": False, "scorer": {"@scorers": "spacy_hcparse.parser_scorer.v1"}},
+                    "keep_doc_labels": False, "head_probs": True, "prob_temperature": 1.0,
+                    "scorer": {"@scorers": "spacy_hcparse.parser_scorer.v1"}},
     default_score_weights={"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None, "sents_p": None,
                            "sents_r": None, "sents_f": 0.0, "ud_uas": None, "ud_las": None,
                            "ud_las_per_type": None},
@@ -117,10 +121,13 @@ def make_graph_parser(
     init_from_doc: bool,
     doc_arc_bonus: float,
     keep_doc_labels: bool,
+    head_probs: bool,
+    prob_temperature: float,
     scorer: Optional[Callable],
 ) -> "GraphParser":
     return GraphParser(nlp.vocab, model, name, decoder=decoder, loss=loss, init_from_doc=init_from_doc,
-                       doc_arc_bonus=doc_arc_bonus, keep_doc_labels=keep_doc_labels, scorer=scorer)
+                       doc_arc_bonus=doc_arc_bonus, keep_doc_labels=keep_doc_labels, head_probs=head_probs,
+                       prob_temperature=prob_temperature, scorer=scorer)
 
 
 class GraphParser(ParserPipe):
@@ -138,6 +145,10 @@ class GraphParser(ParserPipe):
         margin. 0 = off.
     keep_doc_labels: where the decoded head is the doc's existing head, keep the doc's label
         (if this parser knows it): for an earlier parser whose labels are the better ones.
+    head_probs: write ``token._.hc_head_prob`` and ``span._.hc_parse_prob``, the chosen heads'
+        marginal probabilities and the tree's probability under the first-order model
+        (matrix-tree theorem over the arc scores divided by ``prob_temperature``, which
+        calibration fits on held-out data: ``spacy_hcparse.calibration``).
 
     The saved ``cfg`` holds the labels only: the settings are the pipeline config's, so they can
     be changed at load time without retraining.
@@ -154,8 +165,12 @@ class GraphParser(ParserPipe):
         init_from_doc: bool = False,
         doc_arc_bonus: float = 0.0,
         keep_doc_labels: bool = False,
+        head_probs: bool = True,
+        prob_temperature: float = 1.0,
         scorer: Optional[Callable] = None,
     ) -> None:
+        if not prob_temperature > 0:
+            raise ValueError(f"[hc_parser] prob_temperature must be positive, got {prob_temperature}")
         register_extensions()
         self.vocab = vocab
         self.model = model
@@ -166,6 +181,8 @@ class GraphParser(ParserPipe):
         self.init_from_doc = init_from_doc
         self.doc_arc_bonus = doc_arc_bonus
         self.keep_doc_labels = keep_doc_labels
+        self.head_probs = head_probs
+        self.prob_temperature = prob_temperature
         self.cfg: Dict = {"labels": []}
 
     # ----- set-up -------------------------------------------------------------------------
@@ -237,7 +254,13 @@ class GraphParser(ParserPipe):
         result = self.decoder(arc, sib, grand, start=start)
         label_scores, _ = scores.label_rows(i, result.heads)
         labels = self._best_labels(result.heads, label_scores, existing)
-        return SpanParse(result.heads, labels, result, _margins(scores.arc(i), result.heads))
+        full = scores.arc(i)
+        parse = SpanParse(result.heads, labels, result, _margins(full, result.heads))
+        if not self.head_probs or len(full) < 2:
+            return parse
+        scaled = full / self.prob_temperature
+        probs = arc_marginals(scaled)[result.heads[1:], np.arange(1, len(full))]
+        return parse._replace(head_probs=probs, log_prob=tree_log_prob(result.heads, scaled))
 
     def set_annotations(self, docs: Iterable[Doc], parses: List[DocParses]) -> None:
         labels = self.labels
@@ -248,14 +271,8 @@ class GraphParser(ParserPipe):
             write_trees(doc, spans, [p.heads for p in doc_parses], names, joined)
             doc._.hc_parse_score = float(sum(p.result.score for p in doc_parses))
             doc.user_data["hc_time_capped"] = sum(bool(p.result.time_capped) for p in doc_parses)
-            margins: List[Optional[float]] = [None] * len(doc)
             for (start, end), parse in zip(spans, doc_parses):
-                span = doc[start:end]
-                span._.hc_certified = bool(parse.result.certified)
-                bound = parse.result.upper_bound
-                span._.hc_upper_bound = None if np.isnan(bound) else float(bound)
-                margins[start:end] = np.asarray(parse.margins, dtype=float).tolist()
-            doc.user_data[MARGINS_KEY] = margins
+                _annotate_span(doc[start:end], parse)
 
     # ----- training -----------------------------------------------------------------------
     def update(
@@ -366,6 +383,20 @@ def _span_gold(heads: np.ndarray, deps, start, end, label_ids, chunk: bool) -> O
     labels = np.array([label_ids.get(d, -1) for d in deps[start:end]], dtype=np.int64)
     labels[local[1:] < 0] = -1
     return local, labels
+
+
+def _annotate_span(span, parse: SpanParse) -> None:
+    """The span's and its tokens' ``hc_`` extensions (see ``extensions.py``)."""
+    result = parse.result
+    bound = None if np.isnan(result.upper_bound) else float(result.upper_bound)
+    span._.hc_score = float(result.score)
+    span._.hc_certified = bool(result.certified)
+    span._.hc_upper_bound = bound
+    span._.hc_gap = 0.0 if result.certified else (None if bound is None else max(0.0, bound - float(result.score)))
+    set_token_values(span.doc, "hc_head_margin", span.start, np.asarray(parse.margins, dtype=float).tolist())
+    if parse.head_probs is not None:
+        span._.hc_parse_prob = float(np.exp(parse.log_prob))
+        set_token_values(span.doc, "hc_head_prob", span.start, parse.head_probs.tolist())
 
 
 def _sentence_starts(doc: Doc) -> List[int]:

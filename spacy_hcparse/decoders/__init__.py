@@ -6,7 +6,6 @@ index 0 is the artificial root and words are ``1..n``; ``arc[h, m]`` (head ``h``
 closest); ``grand[g, h, m]``; ``heads[0] == -1`` with exactly one word attached to the root.
 """
 from ._checks import MAX_WORDS, tree_problem
-from .dispatch import DECODERS, DecodeResult, decode
 from .certified import CertifiedResult, decode_certified
 from .dual import DualResult, decode_dual
 from .eisner import decode_eisner
@@ -18,14 +17,11 @@ from .scoring import tree_score
 
 __all__ = [
     "MAX_WORDS",
-    "DECODERS",
     "CertifiedResult",
-    "DecodeResult",
     "DualResult",
     "HillClimbResult",
     "arc_marginals",
     "count_local_optima",
-    "decode",
     "decode_certified",
     "decode_dual",
     "decode_eisner",

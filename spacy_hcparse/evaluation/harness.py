@@ -34,10 +34,11 @@ from .ud import gold_doc, input_doc, score_conllu, sentence_conllu
 PathLike = Union[str, Path]
 # Registered names of the decoders a comparison runs by default.
 DECODERS: Dict[str, Dict] = {
-    "hill_climb": {"@misc": "spacy_hcparse.HillClimb.v1"},
+    "hill_climb": {"@misc": "spacy_hcparse.HillClimb.v2"},
     "dual": {"@misc": "spacy_hcparse.Dual.v1"},
     "mst": {"@misc": "spacy_hcparse.MST.v1"},
     "eisner": {"@misc": "spacy_hcparse.Eisner.v1"},
+    "certified": {"@misc": "spacy_hcparse.Certified.v1"},
 }
 
 

@@ -5,7 +5,7 @@ import spacy
 from spacy.tokens import Doc
 
 from spacy_hcparse.decoders import tree_problem
-from spacy_hcparse.decoding import make_dual, make_eisner, make_hill_climb, make_mst
+from spacy_hcparse.decoding import make_certified, make_dual, make_eisner, make_hill_climb, make_mst
 from tests.decoders.brute import is_projective
 from tests.treebank import SENTENCES, make_doc_with_sentences, make_examples
 
@@ -104,7 +104,26 @@ def test_extensions(trained):
     sent = next(doc.sents)
     assert sent._.hc_certified in (True, False)
     assert sent._.hc_upper_bound is None or sent._.hc_upper_bound >= doc._.hc_parse_score - 1e-6
+    assert sent._.hc_score == doc._.hc_parse_score
+    assert sent._.hc_gap is None or sent._.hc_gap >= 0.0
     assert all(isinstance(t._.hc_head_margin, float) for t in doc)
+    assert all(0.0 <= t._.hc_head_prob <= 1.0 for t in doc)
+    assert 0.0 < sent._.hc_parse_prob <= min(t._.hc_head_prob for t in doc) + 1e-9
+    data = doc.to_json(underscore=["hc_head_margin", "hc_head_prob"])
+    assert [v["value"] for v in data["underscore_token"]["hc_head_prob"]] == [t._.hc_head_prob for t in doc]
+
+
+def test_certified_decoder_proves_its_trees(trained):
+    parser = trained.get_pipe("hc_parser")
+    decoder, parser.decoder = parser.decoder, make_certified()
+    try:
+        docs = [trained(Doc(trained.vocab, words=words)) for words, _, _ in SENTENCES]
+    finally:
+        parser.decoder = decoder
+    for doc in docs:
+        sent = next(doc.sents)
+        assert sent._.hc_certified and sent._.hc_gap == 0.0
+        assert sent._.hc_upper_bound >= sent._.hc_score - 1e-9
 
 
 ODD_TEXTS = [
