@@ -24,6 +24,7 @@ LEVELS = {
     "layers": 1,
     "learning": 2,
     "conll18": 2,
+    "calibration": 2,
     "system_output": 2,
     "raw_text": 3,
     "models": 3,

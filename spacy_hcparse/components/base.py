@@ -20,7 +20,7 @@ from ..segment import Span, chunked
 # Bumped whenever saved weights or cfg keys change meaning; a model saved with another format is
 # refused at load with a message naming the file. Models saved before the stamp existed carry no
 # format and are read as format 1.
-MODEL_FORMAT = 1
+MODEL_FORMAT = 2
 
 logger = logging.getLogger("spacy_hcparse")
 

@@ -1,0 +1,35 @@
+"""Temperature scaling recovers the sharpening of overconfident scores; reliability and ECE."""
+import numpy as np
+import pytest
+
+from spacy_hcparse.calibration import fit_temperature, head_nll, reliability
+from tests.decoders.brute import all_trees, reference_score
+
+
+def sampled_trees(logits, count, rng):
+    trees = all_trees(len(logits) - 1)
+    weights = np.array([reference_score(t, logits) for t in trees])
+    probs = np.exp(weights - weights.max())
+    probs /= probs.sum()
+    return [trees[i] for i in rng.choice(len(trees), size=count, p=probs)]
+
+
+def test_fitted_temperature_undoes_sharpened_scores():
+    rng = np.random.default_rng(0)
+    arcs, golds = [], []
+    for _ in range(60):
+        logits = rng.normal(size=(5, 5)) * 1.5
+        for tree in sampled_trees(logits, 5, rng):
+            arcs.append(2.5 * logits)  # the model is 2.5 times too sure of itself
+            golds.append(np.asarray(tree))
+    fitted = fit_temperature(arcs, golds)
+    assert fitted == pytest.approx(2.5, rel=0.2)
+    assert head_nll(arcs, golds, fitted) < head_nll(arcs, golds, 1.0)
+
+
+def test_reliability_table_and_ece():
+    rows, ece = reliability([0.95, 0.95, 0.55, 0.55], [True, False, True, False], bins=10)
+    assert ece == pytest.approx(0.5 * 0.45 + 0.5 * 0.05)
+    filled = [r for r in rows if r["words"]]
+    assert [(r["low"], r["words"], r["accuracy"]) for r in filled] == [(0.5, 2, 0.5), (0.9, 2, 0.5)]
+    assert reliability([1.0, 0.0], [True, False])[1] == 0.0
