@@ -1,12 +1,12 @@
 """Biaffine arc scorer (Dozat & Manning 2017): (n+1, d) blocks -> (n+1, n+1) arc score blocks."""
 from typing import Callable, List, Optional, Tuple
 
-import numpy as np
 from thinc.api import Model
 from thinc.types import Floats2d
 
 from .distance import N_BUCKETS, distance_buckets
 from .mlp import relu_projection
+from .rows import split_rows
 
 
 def biaffine_arc(width: int = 256, dropout: float = 0.2, fixed_dropout: bool = False) -> Model[List[Floats2d], List[Floats2d]]:
@@ -58,14 +58,14 @@ def forward(model: Model, X: List[Floats2d], is_train: bool) -> Tuple[List[Float
     scale = model.get_dim("nH") ** -0.5
     # S = (H U D^T + (H u) 1^T + DE[m, bucket(h, m)]) * scale; the products that do not pair two
     # blocks' rows (H U, H u, D E^T) run once over all blocks' rows stacked.
-    splits = np.cumsum([len(H) for H in heads])[:-1]
+    sizes = [len(H) for H in heads]
     H_all, D_all = xp.vstack(heads), xp.vstack(deps)
-    HU = np.split(gemm(H_all, U), splits)
-    Hu = np.split(H_all @ u, splits)
-    DE = np.split(gemm(D_all, E, trans2=True) + e, splits)  # (n+1, buckets) per block
+    HU = split_rows(gemm(H_all, U), sizes)
+    Hu = split_rows(H_all @ u, sizes)
+    DE = split_rows(gemm(D_all, E, trans2=True) + e, sizes)  # (n+1, buckets) per block
     cols = [xp.arange(len(D))[None, :] for D in deps]
     scores = [
-        (gemm(HU_, D, trans2=True) + Hu_[:, None] + DE_[c, distance_buckets(len(D))]) * scale
+        (gemm(HU_, D, trans2=True) + Hu_[:, None] + DE_[c, distance_buckets(len(D), xp)]) * scale
         for HU_, Hu_, D, DE_, c in zip(HU, Hu, deps, DE, cols)
     ]
 
@@ -76,15 +76,15 @@ def forward(model: Model, X: List[Floats2d], is_train: bool) -> Tuple[List[Float
         de = model.ops.alloc1f(e.shape[0])
         d_heads, d_deps = [], []
         for H, HU_, D, dS in zip(heads, HU, deps, d_scores):
-            dS = model.ops.xp.ascontiguousarray(dS, dtype="f") * scale
+            dS = xp.ascontiguousarray(dS, dtype="f") * scale
             row = dS.sum(axis=1)
             dSD = gemm(dS, D)
             dU += gemm(H, dSD, trans1=True)
             du += H.T @ row
             d_heads.append(gemm(dSD, U, trans2=True) + row[:, None] * u[None, :])
             size = len(D)
-            flat = (distance_buckets(size) + N_BUCKETS * model.ops.xp.arange(size)[None, :]).ravel()
-            dDE = model.ops.xp.bincount(flat, weights=dS.ravel(), minlength=size * N_BUCKETS)
+            flat = (distance_buckets(size, xp) + N_BUCKETS * xp.arange(size)[None, :]).ravel()
+            dDE = xp.bincount(flat, weights=dS.ravel(), minlength=size * N_BUCKETS)
             dDE = dDE.reshape(size, N_BUCKETS).astype("f")
             dE += gemm(dDE, D, trans1=True)
             de += dDE.sum(axis=0)

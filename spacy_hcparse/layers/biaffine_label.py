@@ -7,6 +7,7 @@ from thinc.types import Floats2d, Ints2d
 
 from .distance import N_BUCKETS, distance_buckets
 from .mlp import relu_projection
+from .rows import row_offsets, split_rows
 
 InT = Tuple[List[Floats2d], List[Ints2d]]
 PARAMS = ("A", "B", "C", "G", "F", "Wd", "Wh")
@@ -57,10 +58,9 @@ def init(model: Model, X: Optional[InT] = None, Y=None) -> Model:
     width = model.get_dim("nH") + 1
     rank = model.get_dim("nR")
     scale = (2.0 / (width + rank)) ** 0.5
-    xp = model.ops.xp
-    rng = xp.random.RandomState(0)
-    model.set_param("A", (rng.normal(size=(width, rank)) * scale).astype("f"))
-    model.set_param("B", (rng.normal(size=(width, rank)) * scale).astype("f"))
+    rng = np.random.RandomState(0)  # drawn on the host: the same weights on every device
+    model.set_param("A", model.ops.asarray2f((rng.normal(size=(width, rank)) * scale).astype("f")))
+    model.set_param("B", model.ops.asarray2f((rng.normal(size=(width, rank)) * scale).astype("f")))
     model.set_param("C", model.ops.alloc2f(model.get_dim("nO"), rank))
     model.set_param("G", model.ops.alloc2f(N_BUCKETS, rank))
     model.set_param("F", model.ops.alloc2f(N_BUCKETS, model.get_dim("nO")))
@@ -86,7 +86,8 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
     counts = [len(a) for a in arcs]
     # Each block's rows are projected once (P for dependents, Q for heads), then gathered per arc:
     # a word is a candidate head or dependent of several arcs.
-    offsets = np.concatenate([[0], np.cumsum([len(b) for b in blocks])[:-1]]).astype(np.int64)
+    sizes = [len(b) for b in blocks]
+    offsets = row_offsets(sizes)
     heads = xp.asarray(np.concatenate([a[:, 0] + o for a, o in zip(arcs, offsets)] or [np.zeros(0, np.int64)]))
     mods = xp.asarray(np.concatenate([a[:, 1] + o for a, o in zip(arcs, offsets)] or [np.zeros(0, np.int64)]))
     H_all, D_all = _rows(ops, list(head_vecs), width), _rows(ops, list(dep_vecs), width)
@@ -100,7 +101,6 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
     S = gemm(Z, C, trans2=True) + F[buckets]
     if linear:
         S += gemm(D_all, Wd)[mods] + gemm(H_all, Wh)[heads]
-    splits = np.cumsum(counts)[:-1]
 
     def backprop(d_scores: List[Floats2d]) -> List[Floats2d]:
         grads = {name: ops.alloc2f(*model.get_param(name).shape) for name in model.param_names}
@@ -108,30 +108,31 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
         dZ = gemm(dS, C)
         grads["C"] += gemm(dS, Z, trans1=True)
         dP, dQ = dZ * Q, dZ * P
-        xp.add.at(grads["G"], buckets, dQ)
-        xp.add.at(grads["F"], buckets, dS)
+        buckets_i, mods_i, heads_i = (xp.asarray(a, dtype="i") for a in (buckets, mods, heads))
+        ops.scatter_add(grads["G"], buckets_i, dQ)
+        ops.scatter_add(grads["F"], buckets_i, dS)
         dP_all, dQ_all = ops.alloc2f(*P_all.shape), ops.alloc2f(*Q_all.shape)
-        ops.scatter_add(dP_all, xp.asarray(mods, dtype="i"), dP)
-        ops.scatter_add(dQ_all, xp.asarray(heads, dtype="i"), dQ)
+        ops.scatter_add(dP_all, mods_i, dP)
+        ops.scatter_add(dQ_all, heads_i, dQ)
         grads["A"] += gemm(Ds_all, dP_all, trans1=True)
         grads["B"] += gemm(Hs_all, dQ_all, trans1=True)
         dH_all = gemm(dQ_all, B, trans2=True)[:, :-1]
         dD_all = gemm(dP_all, A, trans2=True)[:, :-1]
         if linear:
             dS_dep, dS_head = ops.alloc2f(len(D_all), dS.shape[1]), ops.alloc2f(len(H_all), dS.shape[1])
-            ops.scatter_add(dS_dep, xp.asarray(mods, dtype="i"), dS)
-            ops.scatter_add(dS_head, xp.asarray(heads, dtype="i"), dS)
+            ops.scatter_add(dS_dep, mods_i, dS)
+            ops.scatter_add(dS_head, heads_i, dS)
             grads["Wd"] += gemm(D_all, dS_dep, trans1=True)
             grads["Wh"] += gemm(H_all, dS_head, trans1=True)
             dH_all += gemm(dS_head, Wh, trans2=True)
             dD_all += gemm(dS_dep, Wd, trans2=True)
         for name, grad in grads.items():
             model.inc_grad(name, grad)
-        dX_head = bp_head(xp.split(xp.ascontiguousarray(dH_all), offsets[1:]))
-        dX_dep = bp_dep(xp.split(xp.ascontiguousarray(dD_all), offsets[1:]))
+        dX_head = bp_head(split_rows(xp.ascontiguousarray(dH_all), sizes))
+        dX_dep = bp_dep(split_rows(xp.ascontiguousarray(dD_all), sizes))
         return [a + b for a, b in zip(dX_head, dX_dep)]
 
-    return (xp.split(S, splits) if counts else []), backprop
+    return split_rows(S, counts), backprop
 
 
 def _rows(ops, parts: List[Floats2d], width: int) -> Floats2d:

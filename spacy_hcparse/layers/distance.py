@@ -14,12 +14,16 @@ ROOT_BUCKET = N_BUCKETS - 1
 
 
 @lru_cache(maxsize=512)
-def distance_buckets(size: int) -> np.ndarray:
+def distance_buckets(size: int, xp=np):
     """(size, size) int array ``B[h, m]``: the bucket of head ``h`` for modifier ``m``.
 
     Buckets ``0..len(_EDGES)-1`` are heads to the left of ``m``, the next ``len(_EDGES)`` heads to
-    the right, and ``ROOT_BUCKET`` the root (``h == 0``). The result is read-only and cached.
+    the right, and ``ROOT_BUCKET`` the root (``h == 0``). The result is cached, an array of ``xp``
+    (a model's ``ops.xp``: numpy, read-only, or a copy on the current GPU for cupy), so that it
+    can index that device's arrays.
     """
+    if xp is not np:
+        return xp.asarray(distance_buckets(size))
     pos = np.arange(size)
     diff = pos[:, None] - pos[None, :]  # h - m
     mag = np.searchsorted(_EDGES, np.abs(diff), side="right") - 1

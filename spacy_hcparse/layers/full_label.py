@@ -22,6 +22,7 @@ from thinc.types import Floats2d, Ints2d
 
 from .distance import N_BUCKETS, distance_buckets
 from .mlp import relu_projection
+from .rows import row_offsets, split_rows
 
 InT = Tuple[List[Floats2d], List[Ints2d]]
 
@@ -60,23 +61,21 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
     U, F = model.get_param("U"), model.get_param("F")
     n_labels, side = model.get_dim("nO"), model.get_dim("nH") + 1
     arcs = [np.asarray(a, dtype=np.int64).reshape(-1, 2) for a in arcs]
-    offsets = np.concatenate([[0], np.cumsum([len(b) for b in blocks])[:-1]]).astype(np.int64)
-    layout = _layout(arcs, offsets, [len(b) for b in blocks])
+    sizes = [len(b) for b in blocks]
+    layout = _layout(arcs, row_offsets(sizes), sizes).on(xp)
     H, D = _with_bias(ops, xp.vstack(heads_vecs)), _with_bias(ops, xp.vstack(dep_vecs))
     mods = layout.mods
     P = ops.gemm(D[mods], U).reshape(len(mods), n_labels, side)  # per dependent with arcs
-    Hc = H[xp.asarray(layout.slots_heads)]  # (dependents, K, side), padding slots read row 0
+    Hc = H[layout.slots_heads]  # (dependents, K, side), padding slots read row 0
     S3 = xp.matmul(P, Hc.transpose(0, 2, 1))  # (dependents, labels, K)
-    buckets = xp.asarray(layout.buckets)
-    S = S3[xp.asarray(layout.arc_dep), :, xp.asarray(layout.arc_slot)] + F[buckets]
-    splits = np.cumsum([len(a) for a in arcs])[:-1]
+    S = S3[layout.arc_dep, :, layout.arc_slot] + F[layout.buckets]
 
     def backprop(d_scores: List[Floats2d]) -> List[Floats2d]:
         dS = xp.ascontiguousarray(xp.concatenate(d_scores) if d_scores else S[:0], dtype="f")
         dF = ops.alloc2f(*F.shape)
-        xp.add.at(dF, buckets, dS)
+        ops.scatter_add(dF, xp.asarray(layout.buckets, dtype="i"), dS)
         dS3 = xp.zeros(S3.shape, dtype="f")
-        dS3[xp.asarray(layout.arc_dep), :, xp.asarray(layout.arc_slot)] = dS
+        dS3[layout.arc_dep, :, layout.arc_slot] = dS
         dP = xp.matmul(dS3, Hc)  # (dependents, labels, side)
         dHc = xp.matmul(dS3.transpose(0, 2, 1), P)  # (dependents, K, side)
         dP2 = dP.reshape(len(mods), n_labels * side)
@@ -87,22 +86,30 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
         dH = ops.alloc2f(*H.shape)
         slots = layout.slots_heads.reshape(-1)
         ops.scatter_add(dH, xp.asarray(slots, dtype="i"), xp.ascontiguousarray(dHc.reshape(-1, side) * layout.slot_mask))
-        d_heads = xp.split(xp.ascontiguousarray(dH[:, :-1]), offsets[1:])
-        d_deps = xp.split(xp.ascontiguousarray(dD[:, :-1]), offsets[1:])
+        d_heads = split_rows(xp.ascontiguousarray(dH[:, :-1]), sizes)
+        d_deps = split_rows(xp.ascontiguousarray(dD[:, :-1]), sizes)
         return [a + b for a, b in zip(bp_head(d_heads), bp_dep(d_deps))]
 
-    return (xp.split(S, splits) if len(arcs) else []), backprop
+    return split_rows(S, [len(a) for a in arcs]), backprop
 
 
 class _Layout:
     """Where each arc sits in the batched product: its dependent's row among the dependents
     with arcs (``arc_dep``), its slot among that dependent's heads (``arc_slot``); per
     dependent its stacked row (``mods``) and its K head rows (``slots_heads``, padding reads
-    row 0 and ``slot_mask`` zeroes its gradient); each arc's distance bucket."""
+    row 0 and ``slot_mask`` zeroes its gradient); each arc's distance bucket. Built on the host;
+    ``on(xp)`` moves it to a model's device."""
 
     def __init__(self, mods, arc_dep, arc_slot, slots_heads, slot_mask, buckets):
         self.mods, self.arc_dep, self.arc_slot = mods, arc_dep, arc_slot
         self.slots_heads, self.slot_mask, self.buckets = slots_heads, slot_mask, buckets
+
+    def on(self, xp) -> "_Layout":
+        """The same layout as ``xp`` arrays (itself for numpy)."""
+        if xp is np:
+            return self
+        return _Layout(*(xp.asarray(a) for a in (self.mods, self.arc_dep, self.arc_slot, self.slots_heads,
+                                                  self.slot_mask, self.buckets)))
 
 
 def _layout(arcs: List[np.ndarray], offsets: np.ndarray, sizes: List[int]) -> _Layout:

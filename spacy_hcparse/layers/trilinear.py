@@ -16,6 +16,7 @@ from thinc.api import Model
 from thinc.types import Floats1d, Floats2d, Ints2d
 
 from .mlp import relu_projection
+from .rows import row_offsets, split_rows
 
 InT = Tuple[List[Floats2d], List[Ints2d]]
 
@@ -55,9 +56,10 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats1d], Calla
         return [], lambda d_scores: []
     # All blocks' rows stacked and all triples shifted to index them: one projection per role
     # and one gather-multiply for the whole batch instead of one per sentence.
-    offsets = np.concatenate([[0], np.cumsum([len(b) for b in blocks])[:-1]])
+    sizes = [len(b) for b in blocks]
     counts = [len(idx) for idx in triples]
-    idx = np.concatenate([np.asarray(t, dtype=np.int64).reshape(-1, 3) + o for t, o in zip(triples, offsets)])
+    idx = np.concatenate([np.asarray(t, dtype=np.int64).reshape(-1, 3) + o
+                          for t, o in zip(triples, row_offsets(sizes))])
     # with_array's inner layer on the stacked rows is what with_array does with the list.
     stacked = xp.vstack(blocks)
     projected, backprops = zip(*(role.layers[0](stacked, is_train) for role in model.layers))
@@ -66,13 +68,14 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats1d], Calla
     if not is_train and xp is np:
         flat = _triple_scores(*(np.ascontiguousarray(p, dtype=np.float32) for p in projected), w, null, idx,
                               bool(model.attrs["null_middle"]))
-        return np.split(flat, np.cumsum(counts)[:-1]), lambda d_scores: []
+        return split_rows(flat, counts), lambda d_scores: []
+    idx = xp.asarray(idx)  # the triples index the device's rows
     A, B, C = (projected[r][idx[:, r]] for r in range(3))
     is_null = None
     if model.attrs["null_middle"]:
         is_null = idx[:, 0] == idx[:, 1]
         B[is_null] = null  # B is a fresh gathered copy
-    scores = np.split((A * B * C) @ w, np.cumsum(counts)[:-1])
+    scores = split_rows((A * B * C) @ w, counts)
 
     def backprop(d_scores: List[Floats1d]) -> List[Floats2d]:
         dS = xp.ascontiguousarray(xp.concatenate([xp.asarray(d).reshape(-1) for d in d_scores])[:, None], dtype="f")
@@ -89,7 +92,7 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats1d], Calla
             d_proj = ops.alloc2f(*projected[role].shape)
             ops.scatter_add(d_proj, xp.ascontiguousarray(idx[:, role], dtype="i"), d_role)
             d_stacked = d_stacked + backprops[role](d_proj)
-        return np.split(d_stacked, offsets[1:])
+        return split_rows(d_stacked, sizes)
 
     return scores, backprop
 

@@ -1,0 +1,193 @@
+"""GraphParserModel on any device: forward and backward under ``StrictOps`` (a stand-in GPU whose
+arrays refuse numpy, see ``tests/strict_ops.py``) give the scores and gradients of ``NumpyOps``."""
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc
+from thinc.api import Model, NumpyOps, Ops, fix_random_seed
+
+from spacy_hcparse.graph_scores import GraphInput
+from spacy_hcparse.models.graph_parser import build_graph_parser_model, build_graph_parser_model_v4
+from spacy_hcparse.segment import sentence_spans
+from tests.strict_ops import DeviceArray, DeviceLeak, StrictOps, strict_xp, teach_thinc, to_ops
+from tests.treebank import SENTENCES, make_doc_with_sentences
+
+N_LABELS = 5
+
+
+@pytest.fixture(autouse=True)
+def thinc_knows_the_device(monkeypatch):
+    teach_thinc(monkeypatch)
+
+
+def tiny_tok2vec(width: int = 12, rows: int = 97) -> Model:
+    """Token vectors from a table row per word (its ``orth`` modulo ``rows``), on ``model.ops``."""
+
+    def forward(model, docs, is_train):
+        table = model.get_param("E")
+        ids = [model.ops.asarray1i([t.orth % rows for t in doc]) for doc in docs]
+        vecs = [table[i] for i in ids]
+
+        def backprop(d_vecs):
+            d_table = model.ops.alloc2f(*table.shape)
+            for i, d in zip(ids, d_vecs):
+                model.ops.scatter_add(d_table, i, model.ops.xp.ascontiguousarray(d))
+            model.inc_grad("E", d_table)
+            return []
+
+        return vecs, backprop
+
+    def init(model, X=None, Y=None):
+        table = np.random.RandomState(1).normal(size=(rows, width)).astype("f")
+        model.set_param("E", model.ops.asarray2f(table))
+
+    return Model("tiny_tok2vec", forward, init=init, dims={"nO": width}, params={"E": None})
+
+
+def build(version: str, **options) -> Model:
+    fix_random_seed(0)
+    common = dict(arc_width=8, label_width=6, sibling_rank=4, grand_rank=4, dropout=0.0, top_k=3, nO=N_LABELS)
+    if version == "v1":
+        return build_graph_parser_model(tiny_tok2vec(), **common, **options)
+    model = build_graph_parser_model_v4(tiny_tok2vec(), sentence_width=5, tag_attrs=("POS",), **common, **options)
+    model.set_dim("nT_POS", 4)
+    return model
+
+
+def batch():
+    """Three docs: one sentence, one of several given sentences, one the model segments itself."""
+    nlp = spacy.blank("en")
+    first = Doc(nlp.vocab, words=SENTENCES[3][0])
+    several = make_doc_with_sentences(nlp, SENTENCES[:5])
+    unsegmented = Doc(nlp.vocab, words=[w for s in SENTENCES[5:] for w in s[0]])
+    docs = [first, several, unsegmented]
+    spans = [sentence_spans(first, 100), sentence_spans(several, 100), None]
+    return docs, spans
+
+
+def keep_of(spans):
+    """Gold-like trees to keep (``GraphInput.keep``): each word headed by its left neighbour."""
+    keep = []
+    for doc_spans in spans:
+        for start, end in doc_spans or []:
+            keep.append(np.array([-1] + list(range(end - start)), dtype=np.int64))
+    return keep
+
+
+def pair(version: str, reference=NumpyOps, **options):
+    """The same initialized model on ``reference`` ops (numpy) and on the strict device, every
+    parameter random (the zero-initialized ones too, so that every score depends on them)."""
+    docs, spans = batch()
+    cpu = build(version, **options)
+    cpu.initialize(X=GraphInput(docs, spans))
+    to_ops(cpu, reference())
+    device = build(version, **options)
+    device.initialize(X=GraphInput(docs, spans))
+    rng = np.random.default_rng(0)
+    for a, b in zip(cpu.walk(), device.walk()):
+        for name in a.param_names:
+            if a.has_param(name):
+                value = (0.3 * rng.normal(size=a.get_param(name).shape)).astype("f")
+                a.set_param(name, value)
+                b.set_param(name, value.copy())
+    to_ops(device, StrictOps())
+    return cpu, device, docs, spans
+
+
+def gradient_like(values, seed):
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=np.shape(v)).astype("f") for v in values]
+
+
+def close(a, b):
+    return np.allclose(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), rtol=1e-4, atol=1e-5)
+
+
+# What a layer must not do with its ops' arrays, as code of the package (the strict device
+# judges numpy calls by the calling module).
+LEAKS = """
+import numpy as np
+
+def split(X):
+    return np.split(X, [2])
+
+def index(X):
+    return X[np.array([0, 1])]
+
+def operand(X):
+    return X + np.ones(X.shape, dtype="f")
+
+def to_host(X):
+    return np.asarray(X, dtype=np.float64)
+"""
+
+
+@pytest.mark.parametrize("leak", ["split", "index", "operand", "to_host"])
+def test_strict_ops_catch_numpy_in_device_code(leak):
+    layer = {"__name__": "spacy_hcparse.layers.leaky"}
+    exec(LEAKS, layer)
+    X = StrictOps().alloc2f(6, 3)
+    with pytest.raises(DeviceLeak):
+        layer[leak](X)
+
+
+def test_strict_ops_arrays_flow_through_xp():
+    ops = StrictOps()
+    X = ops.alloc2f(6, 3)
+    assert isinstance(X, DeviceArray) and isinstance(ops.xp.vstack([X, X]), DeviceArray)
+    assert isinstance(X[ops.xp.asarray(np.array([0, 1]))], DeviceArray)  # moved first: fine
+    with pytest.raises(DeviceLeak):
+        strict_xp.concatenate([X, np.ones((1, 3), dtype="f")])
+    assert type(ops.to_numpy(X)) is np.ndarray
+
+
+@pytest.mark.parametrize("version,reference,options", [
+    ("v4", NumpyOps, {}),  # full-rank labels, sentence starts, tag scorers
+    ("v1", NumpyOps, {}),  # thinc's Dropout, labels without linear terms
+    # A BiLSTM context: compared with thinc's generic Ops (the LSTM code CupyOps runs), since
+    # NumpyOps' own LSTM gives other outputs for the same weights (thinc 8.3, docs/gpu.md).
+    ("v4", Ops, {"label_rank": 4, "lstm_width": 6}),
+])
+def test_training_forward_and_backward_stay_on_the_device(version, reference, options):
+    cpu, device, docs, spans = pair(version, reference, **options)
+    X = GraphInput(docs, spans, keep=keep_of(spans))
+    expected, bp_cpu = cpu.begin_update(X)
+    scores, bp_device = device.begin_update(X)
+    assert all(isinstance(a, DeviceArray) for a in scores.arcs + scores.sib + scores.grand + scores.labels)
+    host = scores.to_numpy(device.ops)
+    assert all(type(a) is np.ndarray for a in host.arcs + host.sib + host.grand + host.labels)
+    assert sum(len(s) for s in host.sib) > 0 and sum(len(g) for g in host.grand) > 0
+    for field in ("arcs", "sib", "grand", "labels", "starts"):
+        assert all(close(a, b) for a, b in zip(getattr(host, field), getattr(expected, field))), field
+    assert all(close(a, b) for a, b in zip(host.tags.get("POS", []), expected.tags.get("POS", [])))
+    assert [m.tolist() for m in host.masks] == [m.tolist() for m in expected.masks]
+
+    # the loss's gradients come from the host (numpy), as the component hands them over
+    grads = expected.like(*(gradient_like(getattr(expected, f), seed) for seed, f in
+                            enumerate(("arcs", "sib", "grand", "labels", "starts"))),
+                          tags={attr: gradient_like(v, 9) for attr, v in expected.tags.items()})
+    bp_cpu(grads)
+    bp_device(grads)
+    for a, b in zip(cpu.walk(), device.walk()):
+        for name in a.param_names:
+            if a.has_grad(name):
+                d_device = device.ops.to_numpy(b.get_grad(name))
+                assert close(d_device, a.get_grad(name)), (a.name, name)
+
+
+@pytest.mark.parametrize("version", ["v4", "v1"])
+def test_prediction_stays_on_the_device(version):
+    cpu, device, docs, spans = pair(version)
+    X = GraphInput(docs, spans)
+    expected = cpu.predict(X)  # the numba fast path for the triples on the CPU
+    host = device.predict(X).to_numpy(device.ops)
+    for field in ("arcs", "sib", "grand", "labels"):
+        assert all(close(a, b) for a, b in zip(getattr(host, field), getattr(expected, field))), field
+    assert host.spans == expected.spans and host.sentences == expected.sentences
+
+
+def test_numpy_ops_results_are_numpy():
+    cpu, _, docs, spans = pair("v4")
+    assert isinstance(cpu.ops, NumpyOps)
+    scores = cpu.predict(GraphInput(docs, spans))
+    assert all(type(a) is np.ndarray for a in scores.arcs + scores.labels)
