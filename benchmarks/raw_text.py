@@ -1,10 +1,10 @@
 """Parsing from raw text: CoNLL 2018 scores and speed of spaCy pipelines, in one run.
 
-The gold file's text (``# text`` lines; see ``spacy_hcparse.raw_text``) is cut into documents of
+The gold file's text (``# text`` lines; see ``spacy_hcparse.evaluation.raw_text``) is cut into documents of
 ``--group`` consecutive sentences (0: one per gold document). Each pipeline runs ``nlp.pipe`` on
 those texts: spaCy's tokenizer, whatever sentence segmentation, tagging and parsing it has. Its
-Docs are written as system CoNLL-U (``spacy_hcparse.system_output``) and scored against the gold
-file with the CoNLL 2018 shared task evaluation (``spacy_hcparse.conll18``): F1 of Tokens,
+Docs are written as system CoNLL-U (``spacy_hcparse.evaluation.system_output``) and scored against the gold
+file with the CoNLL 2018 shared task evaluation (``spacy_hcparse.evaluation.conll18``): F1 of Tokens,
 Sentences, Words, UPOS, UAS and LAS in the table, every metric in ``--json``.
 
 Speed is gold syntactic words per second of ``nlp.pipe`` over all documents, the median of
@@ -21,18 +21,16 @@ A pipeline is a path to a saved spaCy pipeline, or ``blank:LANG``: ``spacy.blank
 import argparse
 import json
 import os
-import statistics
 import tempfile
-import time
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict
 
 import spacy
 from spacy.language import Language
 
-from spacy_hcparse.conll18 import METRICS, Treebank, evaluate, read_treebank
-from spacy_hcparse.raw_text import RawDocument, raw_documents, sentence_texts
-from spacy_hcparse.system_output import REPAIRS, write_conllu
+from spacy_hcparse.evaluation.conll18 import read_treebank
+from spacy_hcparse.evaluation.harness import evaluate_raw
+from spacy_hcparse.evaluation.raw_text import raw_documents, sentence_texts
 
 TABLE = ("Tokens", "Sentences", "Words", "UPOS", "UAS", "LAS")
 
@@ -45,33 +43,14 @@ def load_pipeline(spec: str) -> Language:
     return spacy.load(spec)
 
 
-def timed_parse(nlp: Language, texts: List[str], n_words: int, repeats: int, batch_size: int) -> Tuple[list, float, List[float]]:
-    """(Docs of the last run, median words/sec, every run's words/sec)."""
-    nlp(texts[0])  # untimed: lazy initialisation, JIT compilation
-    speeds, docs = [], []
-    for _ in range(max(1, repeats)):
-        start = time.perf_counter()
-        docs = list(nlp.pipe(texts, batch_size=batch_size))
-        speeds.append(n_words / max(time.perf_counter() - start, 1e-9))
-    return docs, statistics.median(speeds), speeds
-
-
-def run_pipeline(name: str, spec: str, gold: Treebank, docs: List[RawDocument], args) -> Dict:
+def run_pipeline(name: str, spec: str, gold, docs, args) -> Dict:
     nlp = load_pipeline(spec)
-    texts = [d.text for d in docs]
-    n_words = sum(d.n_words for d in docs)
-    parsed, wps, speeds = timed_parse(nlp, texts, n_words, args.repeats, args.batch_size)
-    system_path = args.out_dir / f"{name}.conllu"
-    stats = write_conllu(parsed, system_path, doc_prefix=f"{name}-doc")
-    scores = evaluate(gold, read_treebank(system_path))
-    repairs = {k: stats[k] for k in REPAIRS if stats[k]}
-    if repairs:
-        print(f"warning: {name}: heads repaired to write one tree per sentence: {repairs}")
-    return {
-        "pipeline": name, "path": spec, "components": nlp.pipe_names, "wps": wps, "speeds": speeds,
-        "system_file": str(system_path), "output": dict(stats),
-        "scores": {m: scores[m].as_dict() for m in METRICS},
-    }
+    result = evaluate_raw(nlp, gold, docs, args.out_dir / f"{name}.conllu", repeats=args.repeats,
+                          batch_size=args.batch_size)
+    if result["repairs"]:
+        print(f"warning: {name}: heads repaired to write one tree per sentence: {result['repairs']}")
+    return {"pipeline": name, "path": spec, "components": nlp.pipe_names, "wps": result["words_per_sec"],
+            "speeds": result["words_per_sec_runs"], "system_file": result["system_output"], "scores": result["scores"]}
 
 
 def main() -> None:

@@ -10,8 +10,9 @@ parser splits) or CoNLL-U (gold words and sentences are kept: one Doc per senten
 preset, the input's other columns copied through) and writes CoNLL-U or JSON. One input goes to
 stdout or ``--output``; with ``--output-dir``, files and directories (searched recursively for
 ``--pattern``) are parsed to one output file each at the mirrored path, resumably and in parallel
-(see ``spacy_hcparse.corpus`` and docs/corpus.md). ``evaluate`` prints the UD metrics of
-``spacy_hcparse.evaluation`` (punctuation counted, label subtypes dropped).
+(see ``spacy_hcparse.corpus`` and docs/corpus.md). ``evaluate`` prints the CoNLL 2018 shared task
+scores (``spacy_hcparse.evaluation.conll18``: any tokenization, character alignment) and, when both
+files hold the same words, the UD-style details of ``spacy_hcparse.evaluation.ud``.
 
 Exit status of ``parse``: 0 done; 1 an error (bad arguments, model, input, or a failing file with
 ``--strict``); 3 done, but some files failed (listed in the summary).
@@ -56,7 +57,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                    help="run on a Dask cluster (tcp://HOST:8786, or 'local' for a local cluster of "
                         "--n-process workers); needs the 'distributed' extra")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    e = sub.add_parser("evaluate", help="UD metrics of a system CoNLL-U file against gold")
+    e = sub.add_parser("evaluate", help="CoNLL 2018 scores of a system CoNLL-U file against gold (any tokenization)")
     e.add_argument("gold", type=Path)
     e.add_argument("system", type=Path)
     e.add_argument("--json", type=Path, default=None, help="also write the metrics as JSON")
@@ -120,22 +121,32 @@ def _parse_one(args, options: ParseOptions) -> int:
 
 
 def _evaluate(args) -> int:
-    scores = score_conllu(args.gold, args.system)
-    print(f"{args.system} against {args.gold}: {scores['sentences']} sentences, {scores['words']} words")
-    print("UD-style: punctuation counted, label subtypes dropped")
-    for key in ("ud_uas", "ud_las", "exact_uas", "exact_las"):
-        print(f"  {key:<10} {_pct(scores[key])}")
-    np_ = scores["nonprojective"]
-    print(
-        f"  non-projective arcs: gold {np_['gold_arcs']}, system {np_['system_arcs']}, "
-        f"precision {_pct(np_['precision'])}, recall {_pct(np_['recall'])}"
-    )
-    if args.per_label:
-        print(f"  {'label':<12} {'gold':>6} {'P':>7} {'R':>7} {'F':>7}")
-        for label, s in scores["ud_las_per_label"].items():
-            print(f"  {label:<12} {s['gold']:>6} {_pct(s['p']):>7} {_pct(s['r']):>7} {_pct(s['f']):>7}")
+    """The CoNLL 2018 evaluation (any tokenization); when both files hold the same words, also the
+    UD-style details of ``evaluation.ud`` (exact match, non-projective arcs, per label)."""
+    from .evaluation.conll18 import METRICS, evaluate_files, format_table
+
+    scores = evaluate_files(args.gold, args.system)
+    print(f"{args.system} against {args.gold}: CoNLL 2018 shared task evaluation (F1 of LAS: labels without subtypes)")
+    print(format_table(scores))
+    result = {"conll18": {m: scores[m].as_dict() for m in METRICS}}
+    try:
+        ud = score_conllu(args.gold, args.system)
+    except ValueError:  # another tokenization or sentence split: CoNLL 2018 scores only
+        ud = None
+    if ud is not None:
+        result.update(ud)
+        print("Same words in both files; UD-style (punctuation counted, label subtypes dropped):")
+        for key in ("ud_uas", "ud_las", "exact_uas", "exact_las"):
+            print(f"  {key:<10} {_pct(ud[key])}")
+        np_ = ud["nonprojective"]
+        print(f"  non-projective arcs: gold {np_['gold_arcs']}, system {np_['system_arcs']}, "
+              f"precision {_pct(np_['precision'])}, recall {_pct(np_['recall'])}")
+        if args.per_label:
+            print(f"  {'label':<12} {'gold':>6} {'P':>7} {'R':>7} {'F':>7}")
+            for label, s in ud["ud_las_per_label"].items():
+                print(f"  {label:<12} {s['gold']:>6} {_pct(s['p']):>7} {_pct(s['r']):>7} {_pct(s['f']):>7}")
     if args.json:
-        args.json.write_text(json.dumps(scores, indent=2) + "\n")
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
     return 0
 
 

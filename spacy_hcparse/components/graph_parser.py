@@ -253,7 +253,7 @@ class GraphParser(ParserPipe):
         start = existing[0] if existing is not None and self.init_from_doc else None
         result = self.decoder(arc, sib, grand, start=start)
         label_scores, _ = scores.label_rows(i, result.heads)
-        labels = self._best_labels(result.heads, label_scores, existing)
+        labels = self.best_labels(result.heads, label_scores, existing)
         full = scores.arc(i)
         parse = SpanParse(result.heads, labels, result, _margins(full, result.heads))
         if not self.head_probs or len(full) < 2:
@@ -340,7 +340,7 @@ class GraphParser(ParserPipe):
         trees = [span_tree(heads, start, end) for start, end in spans]
         return [None if tree is None else (tree, labels[start:end]) for tree, (start, end) in zip(trees, spans)]
 
-    def _best_labels(self, heads: np.ndarray, scores: np.ndarray, doc_parse=None) -> np.ndarray:
+    def best_labels(self, heads: np.ndarray, scores: np.ndarray, doc_parse=None) -> np.ndarray:
         """Best label per word: ``ROOT`` for the root's child, any other label elsewhere; with
         ``keep_doc_labels``, the doc's own label where ``doc_parse`` (span-local heads and
         label ids) has the same head and a label this parser knows."""

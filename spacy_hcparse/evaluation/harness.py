@@ -171,6 +171,70 @@ def head_scores(nlp: Language, gold_path: PathLike, *, limit: int = 0, batch_siz
     return arcs, golds, chosen
 
 
+def label_accuracy(nlp: Language, gold_path: PathLike, *, limit: int = 0, batch_size: int = 256,
+                   ignore: Sequence[str] = ("punct", "p")) -> Dict:
+    """How often ``hc_parser``'s labeler picks the gold label given the gold heads (gold words, one
+    Doc per sentence; the gold arcs are made candidates), over the words whose gold label is not
+    in ``ignore`` (punctuation, as spaCy's LAS leaves it out); labels compared whole
+    (``nmod:poss`` is not ``nmod``); the root's child always gets ``ROOT``. Also the most
+    confused (gold, predicted) pairs."""
+    from collections import Counter
+
+    pipe = nlp.get_pipe("hc_parser")
+    gold = [s for s in list(read_conllu(gold_path))[: limit or None] if len(s.words) <= pipe.max_length]
+    labels = pipe.labels
+    right = total = 0
+    confused: Counter = Counter()
+    for start in range(0, len(gold), batch_size):
+        batch = gold[start: start + batch_size]
+        docs = [input_doc(nlp, s) for s in batch]
+        heads = [np.array([-1] + [w.head for w in s.words], dtype=np.int64) for s in batch]
+        scores = pipe.score_spans(docs, [[(0, len(doc))] for doc in docs], keep=heads, factors=frozenset())
+        for i, (sentence, tree) in enumerate(zip(batch, heads)):
+            rows, _ = scores.label_rows(i, tree)
+            predicted = pipe.best_labels(tree, rows)
+            for word, label in zip(sentence.words, predicted):
+                gold_label = "ROOT" if word.head == 0 else word.deprel
+                if gold_label in ignore:
+                    continue
+                total += 1
+                right += labels[label] == gold_label
+                if labels[label] != gold_label:
+                    confused[(gold_label, labels[label])] += 1
+    return {"words": total, "accuracy": right / total if total else None,
+            "confused": [{"gold": g, "predicted": p, "count": c} for (g, p), c in confused.most_common(10)]}
+
+
+def evaluate_raw(nlp: Language, gold, documents, system_path: PathLike, *, repeats: int = 3,
+                 batch_size: int = 64) -> Dict:
+    """Parse raw text as a user would and score it with the CoNLL 2018 evaluation.
+
+    ``gold``: the gold ``conll18.Treebank``; ``documents``: its text as ``raw_text.RawDocument``s
+    (e.g. ``raw_documents(gold, 10)``: documents of 10 sentences). ``nlp.pipe`` runs on the texts
+    (spaCy's tokenizer, the pipeline's sentence boundaries, tags and parse), ``repeats`` timed runs
+    after one untimed call (speed: gold words per second, median); the last run's Docs are written
+    to ``system_path`` (``system_output.write_conllu``) and scored. Returns every CoNLL 2018
+    metric (precision, recall, F1, aligned accuracy), the speeds, and the repairs made to write
+    one tree per sentence."""
+    from .conll18 import METRICS, evaluate, read_treebank
+    from .system_output import REPAIRS, write_conllu
+
+    texts = [d.text for d in documents]
+    n_words = sum(d.n_words for d in documents)
+    if texts:
+        nlp(texts[0])  # untimed: lazy initialisation, JIT compilation
+    speeds, docs = [], []
+    for _ in range(max(1, repeats)):
+        start = time.perf_counter()
+        docs = list(nlp.pipe(texts, batch_size=batch_size))
+        speeds.append(n_words / max(time.perf_counter() - start, 1e-9))
+    stats = write_conllu(docs, system_path)
+    scores = evaluate(gold, read_treebank(system_path))
+    return {"scores": {m: scores[m].as_dict() for m in METRICS}, "words": n_words,
+            "words_per_sec": statistics.median(speeds), "words_per_sec_runs": speeds,
+            "system_output": str(system_path), "repairs": {k: stats[k] for k in REPAIRS if stats[k]}}
+
+
 def _progress(stream: Iterable, total: int, desc: str) -> Iterable:
     from tqdm import tqdm
 

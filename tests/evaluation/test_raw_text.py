@@ -4,9 +4,9 @@ spaCy's tokenizer to the CoNLL 2018 evaluation."""
 import pytest
 import spacy
 
-from spacy_hcparse.conll18 import evaluate, parse_treebank
-from spacy_hcparse.raw_text import raw_documents, read_raw_documents, sentence_texts
-from spacy_hcparse.system_output import doc_to_conllu
+from spacy_hcparse.evaluation.conll18 import evaluate, parse_treebank
+from spacy_hcparse.evaluation.raw_text import raw_documents, read_raw_documents, sentence_texts
+from spacy_hcparse.evaluation.system_output import doc_to_conllu
 
 from .test_conll18 import SAMPLE, treebank_file
 

@@ -32,7 +32,7 @@ multiword token are checked like any other word. Empty nodes (``8.1``) are skipp
 Zs characters, as in the official script: a FORM holding a tab or newline cannot be written in
 CoNLL-U anyway.
 
-Command line: ``python -m spacy_hcparse.conll18 GOLD SYSTEM [--json]``.
+Command line: ``python -m spacy_hcparse.evaluation.conll18 GOLD SYSTEM [--json]``.
 """
 import argparse
 import bisect
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from .conllu import ConlluError, read_lines
+from ..conllu import ConlluError, read_lines
 
 PathLike = Union[str, Path]
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from spacy_hcparse.conll18 import (
+from spacy_hcparse.evaluation.conll18 import (
     METRICS,
     ConlluError,
     Score,
@@ -40,7 +40,7 @@ from spacy_hcparse.conll18 import (
 
 from .conll18_systems import perturbed
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "assets/sample/sample-ud-train.conllu"
 
 

@@ -5,8 +5,8 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from spacy_hcparse.conll18 import evaluate_conllu, parse_treebank
-from spacy_hcparse.system_output import doc_to_conllu, write_conllu
+from spacy_hcparse.evaluation.conll18 import evaluate_conllu, parse_treebank
+from spacy_hcparse.evaluation.system_output import doc_to_conllu, write_conllu
 
 
 @pytest.fixture(scope="module")
