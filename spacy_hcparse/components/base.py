@@ -49,13 +49,20 @@ class ParserPipe(TrainablePipe):
         return list(self.cfg["labels"])
 
     def add_label(self, label: str) -> int:
+        """Add ``label`` at the end of the label set (1), or nothing if it is there (0). Once the
+        model has its label outputs, ``_grow_labels`` resizes it first."""
         if label in self.cfg["labels"]:
             return 0
         if self.model.has_dim("nO") and self.model.get_dim("nO") is not None:
-            raise ValueError(f"[{self.name}] cannot add label {label!r} after the model was initialized")
+            self._grow_labels(label)
         self.cfg["labels"].append(label)
         self.vocab.strings.add(label)
         return 1
+
+    def _grow_labels(self, label: str) -> None:
+        """Make room in the initialized model for ``label``, about to be appended to the labels
+        (subclasses whose model can grow override it)."""
+        raise ValueError(f"[{self.name}] cannot add label {label!r} after the model was initialized")
 
     @property
     def max_length(self) -> int:

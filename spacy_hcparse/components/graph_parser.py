@@ -22,6 +22,7 @@ from ..decoders import MAX_WORDS, arc_marginals, tree_log_prob
 from ..decoding import DecodeResult, HillClimb
 from ..graph_scores import FACTORS, GraphInput, GraphScores, Span, flatten, regroup
 from ..learning.graph_loss import GraphGold, GraphLoss, SpanGold
+from ..models.graph_parser import resize_labels
 from ..segment import continues, sentence_spans
 from .annotate import write_trees
 from .base import ParserPipe, aligned_gold, aligned_tags, partial_span_tree, reference_spans, span_tree
@@ -150,8 +151,15 @@ class GraphParser(ParserPipe):
         (matrix-tree theorem over the arc scores divided by ``prob_temperature``, which
         calibration fits on held-out data: ``spacy_hcparse.calibration``).
 
-    The saved ``cfg`` holds the labels only: the settings are the pipeline config's, so they can
-    be changed at load time without retraining.
+    The saved ``cfg`` holds the labels (and the tags of the auxiliary objectives) only: the
+    settings are the pipeline config's, so they can be changed at load time without retraining.
+
+    ``add_label`` works on a trained parser too (spaCy's parser does the same): the model's
+    label outputs grow (``models.graph_parser.resize_labels``), the existing labels keep their
+    weights and the new one starts at zero. Until training has seen it in a gold parse, a label
+    added that way is never predicted (``cfg["unseen_labels"]``, as spaCy's parser masks its
+    unseen classes): its zero score would otherwise beat the trained labels wherever all of
+    theirs are negative, changing the parses of a model that has not learned anything new.
     """
 
     def __init__(
@@ -209,6 +217,7 @@ class GraphParser(ParserPipe):
         for label in labels:
             self.add_label(label)
         self.model.set_dim("nO", len(self.labels))
+        self.cfg["unseen_labels"] = []  # every label gets fresh weights below
         self.cfg["tags"] = {attr: sorted({tag for eg in get_examples() for tag in aligned_tags(eg, attr) if tag})
                             for attr in self.model.attrs.get("tag_attrs", ())}
         for attr, tags in self.cfg["tags"].items():
@@ -315,6 +324,7 @@ class GraphParser(ParserPipe):
         for eg in examples:
             doc_spans, doc_starts = reference_spans(eg, self.max_length)
             heads, deps, _ = aligned_gold(eg, projectivize=False)
+            self._mark_seen(deps)
             absolute = np.array([-1 if h is None else h for h in heads], dtype=np.int64)
             for (start, end), chunk in zip(doc_spans, _chunks(doc_spans, doc_starts)):
                 gold = _span_gold(absolute, deps, start, end, label_ids, chunk)
@@ -346,6 +356,8 @@ class GraphParser(ParserPipe):
         label ids) has the same head and a label this parser knows."""
         scores = np.array(scores, dtype=np.float64)
         labels = self.labels
+        for label in self.cfg.get("unseen_labels", ()):
+            scores[:, labels.index(label)] = -np.inf
         root = labels.index(ROOT_LABEL) if ROOT_LABEL in labels else -1
         if root >= 0:
             is_root = heads[1:] == 0
@@ -358,6 +370,18 @@ class GraphParser(ParserPipe):
             keep = (doc_heads[1:] == heads[1:]) & (doc_labels >= 0) & ((doc_labels == root) == (heads[1:] == 0))
             best[keep] = doc_labels[keep]
         return best
+
+    def _grow_labels(self, label: str) -> None:
+        """The model's label outputs grow by one for ``label``, which stays unseen (never
+        predicted) until a gold parse in training has it."""
+        resize_labels(self.model, len(self.labels) + 1)
+        self.cfg.setdefault("unseen_labels", []).append(label)
+
+    def _mark_seen(self, labels: Iterable[str]) -> None:
+        unseen = self.cfg.get("unseen_labels")
+        if unseen:
+            seen = set(labels)
+            self.cfg["unseen_labels"] = [label for label in unseen if label not in seen]
 
     def _after_load(self, where: str) -> None:
         if self.model.has_dim("nO") and self.model.get_dim("nO") not in (None, len(self.labels)):
