@@ -7,6 +7,7 @@ labels -> Docs. ``predict`` returns arrays and leaves Docs alone; ``set_annotati
 Training: the model's scores -> ``GraphLoss`` (``learning.graph_loss``) -> their gradients -> the
 model's backprop.
 """
+import logging
 from itertools import islice
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
@@ -25,7 +26,8 @@ from ..learning.graph_loss import GraphGold, GraphLoss, SpanGold
 from ..models.graph_parser import resize_labels
 from ..segment import continues, sentence_spans
 from .annotate import write_trees
-from .base import ParserPipe, aligned_gold, aligned_tags, partial_span_tree, reference_spans, span_tree
+from .base import (ParserPipe, aligned_gold, aligned_tags, partial_problem, partial_span_tree, reference_spans,
+                   span_tree)
 from .extensions import register_extensions, set_token_values
 
 ROOT_LABEL = "ROOT"
@@ -322,14 +324,16 @@ class GraphParser(ParserPipe):
         tag_ids = {attr: {tag: i for i, tag in enumerate(tags)} for attr, tags in self.cfg.get("tags", {}).items()}
         spans, span_golds, starts, tags = [], [], [], {attr: [] for attr in tag_ids}
         for eg in examples:
-            doc_spans, doc_starts = reference_spans(eg, self.max_length)
             heads, deps, _ = aligned_gold(eg, projectivize=False)
             self._mark_seen(deps)
-            absolute = np.array([-1 if h is None else h for h in heads], dtype=np.int64)
+            absolute = known_heads(heads, deps)
+            doc_spans, doc_starts = reference_spans(eg, self.max_length, absolute)
             for (start, end), chunk in zip(doc_spans, _chunks(doc_spans, doc_starts)):
                 gold = _span_gold(absolute, deps, start, end, label_ids, chunk)
                 if gold is None:
-                    self._report_unusable_gold(eg.predicted, start, end, heads, whole_sentence=not chunk)
+                    partial = (absolute[start:end] < 0).any()
+                    self._report_unusable_gold(eg.predicted, start, end, heads, whole_sentence=not chunk,
+                                               problem=_partial_gold_problem(absolute, start, end) if partial else None)
                 span_golds.append(gold)
             spans.append(doc_spans)
             starts.append(doc_starts)
@@ -396,6 +400,28 @@ def _chunks(spans: List[Span], starts: np.ndarray) -> List[bool]:
     the gold sentence starts, 1 where one begins)."""
     begins = starts == 1
     return [not (begins[start] or start == 0) or (end < len(begins) and not begins[end]) for start, end in spans]
+
+
+def known_heads(heads: List[Optional[int]], deps: List[Optional[str]]) -> np.ndarray:
+    """Absolute gold heads (n,) from ``aligned_gold``'s, ``-1`` where unknown: a token that does
+    not align (None), or one whose head the reference leaves missing (spaCy stores a missing
+    head as the token heading itself with no label, ``Token.has_head()`` False)."""
+    return np.array([-1 if h is None or (h == i and not d) else h for i, (h, d) in enumerate(zip(heads, deps))],
+                    dtype=np.int64)
+
+
+def _partial_gold_problem(heads: np.ndarray, start: int, end: int) -> Tuple[str, int]:
+    """Why the known arcs of ``heads[start:end]`` (absolute, ``-1`` unknown) are not part of one
+    tree, and the logging level (a defect of the gold: a warning)."""
+    local = np.full(end - start + 1, -1, dtype=np.int64)
+    span = heads[start:end]
+    inside = (span >= start) & (span < end)
+    local[1:][inside] = span[inside] - start + 1
+    local[1:][span == np.arange(start, end)] = 0
+    outside = np.flatnonzero(~inside & (span >= 0))
+    if len(outside):
+        return f"the gold head of token {start + outside[0]} is outside its sentence", logging.WARNING
+    return f"gold heads are not one tree: {partial_problem(local)}", logging.WARNING
 
 
 def _span_gold(heads: np.ndarray, deps, start, end, label_ids, chunk: bool) -> Optional[SpanGold]:
