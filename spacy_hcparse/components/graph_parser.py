@@ -8,6 +8,7 @@ Training: the model's scores -> ``GraphLoss`` (``learning.graph_loss``) -> their
 model's backprop.
 """
 import logging
+from copy import deepcopy
 from itertools import islice
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
@@ -23,10 +24,11 @@ from ..decoders import MAX_WORDS, arc_marginals, tree_log_prob
 from ..decoding import DecodeResult, HillClimb
 from ..graph_scores import FACTORS, GraphInput, GraphScores, Span, flatten, regroup
 from ..learning.graph_loss import GraphGold, GraphLoss, SpanGold
+from ..learning.rehearsal import rehearsal_loss, teacher_heads
 from ..models.graph_parser import resize_labels
 from ..segment import continues, sentence_spans
 from .annotate import write_trees
-from .base import (ParserPipe, aligned_gold, aligned_tags, partial_problem, partial_span_tree, reference_spans,
+from .base import (ParserPipe, logger, aligned_gold, aligned_tags, partial_problem, partial_span_tree, reference_spans,
                    span_tree)
 from .extensions import register_extensions, set_token_values
 
@@ -162,6 +164,11 @@ class GraphParser(ParserPipe):
     added that way is never predicted (``cfg["unseen_labels"]``, as spaCy's parser masks its
     unseen classes): its zero score would otherwise beat the trained labels wherever all of
     theirs are negative, changing the parses of a model that has not learned anything new.
+
+    ``rehearse`` (after ``nlp.resume_training()``) keeps a fine-tuned parser close to the model
+    it started from on unlabelled text. Training reads partial gold: heads and labels missing in
+    the reference (``Doc(heads=[..., None, ...], deps=[..., None, ...])``) are left out of the
+    loss, and the rest of the sentence is learned.
     """
 
     def __init__(
@@ -194,6 +201,7 @@ class GraphParser(ParserPipe):
         self.head_probs = head_probs
         self.prob_temperature = prob_temperature
         self.cfg: Dict = {"labels": []}
+        self._rehearsal_model = None
 
     # ----- set-up -------------------------------------------------------------------------
     def initialize(
@@ -311,6 +319,55 @@ class GraphParser(ParserPipe):
             self.finish_update(sgd)
         losses[self.name] += loss
         return losses
+
+    def rehearse(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd=None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """An update toward the teacher's predictions on the examples' predicted docs (no gold
+        read), so that fine-tuning forgets less: heads, labels and sentence starts, soft targets
+        (``learning.rehearsal``). The teacher is the copy of the model ``nlp.resume_training()``
+        keeps; without one, the model as it is now (logged: take it before the first update).
+        The loss goes under the component's name in ``losses``."""
+        losses = {} if losses is None else losses
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, "GraphParser.rehearse")
+        docs = [eg.predicted for eg in examples]
+        if not any(len(doc) for doc in docs):
+            return losses
+        if self._rehearsal_model is None:
+            logger.warning("[%s] rehearse: no teacher yet, the model as it is now becomes it (call "
+                           "nlp.resume_training() before updating, so that the teacher is the trained model)", self.name)
+            self._rehearsal_model = deepcopy(self.model)
+        spans = [sentence_spans(doc, self.max_length) if doc.has_annotation("SENT_START") else None for doc in docs]
+        teacher = self._rehearsal_model.predict(GraphInput(docs, spans, factors=frozenset()))
+        teacher = teacher.to_numpy(self._rehearsal_model.ops)
+        heads = teacher_heads(teacher)
+        set_dropout_rate(self.model, drop)
+        scores, backprop = self.model.begin_update(GraphInput(docs, teacher.spans, heads, frozenset()))
+        loss, d_scores = rehearsal_loss(scores.to_numpy(self.model.ops), teacher, heads, self._teacher_labels)
+        backprop(d_scores)
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    @property
+    def _rehearsal_model(self) -> Optional[Model]:
+        """The teacher of ``rehearse``: a frozen copy of the model (spaCy's
+        ``Language.resume_training`` sets it on every component that has this attribute)."""
+        return self.__dict__.get("_teacher")
+
+    @_rehearsal_model.setter
+    def _rehearsal_model(self, model: Optional[Model]) -> None:
+        self._teacher = model
+        unseen = set(self.cfg.get("unseen_labels", ()))  # the teacher never learned those
+        self._teacher_labels = np.array([i for i, label in enumerate(self.labels) if label not in unseen], dtype=np.int64)
 
     def get_loss(self, examples: Iterable[Example], scores) -> Tuple[float, object]:
         """Not used: ``update`` computes the loss with the decoder in the loop."""

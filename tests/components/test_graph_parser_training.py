@@ -1,5 +1,5 @@
-"""hc_parser's training beyond the first run: labels added to a trained parser, training on
-partial gold."""
+"""hc_parser's training beyond the first run: labels added to a trained parser, rehearsal
+(fine-tuning without forgetting), training on partial gold."""
 import logging
 
 import numpy as np
@@ -119,6 +119,64 @@ def test_label_added_before_initialize_is_an_ordinary_label():
     nlp.initialize(lambda: make_examples(nlp))
     assert "xcomp" in parser.labels and parser.cfg["unseen_labels"] == []
     assert parser.model.get_dim("nO") == len(parser.labels)
+
+
+# ----- rehearsal ------------------------------------------------------------------------------
+def raw_examples(nlp, sentences=SENTENCES):
+    """Examples without gold: what rehearsal reads."""
+    return [Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words)) for words, _, _ in sentences]
+
+
+def labelled_accuracy(nlp, sentences=SENTENCES):
+    right = total = 0
+    for words, heads, deps in sentences:
+        got_heads, got_deps = parse_of(nlp(Doc(nlp.vocab, words=words)))
+        right += sum(a == b and c == d for a, b, c, d in zip(got_heads, heads, got_deps, deps))
+        total += len(heads)
+    return right / total
+
+
+def fine_tune(nlp, rehearse, epochs=30):
+    """Train on the new sentences only (a new label among them), with or without rehearsing the
+    old sentences' text."""
+    nlp.get_pipe("hc_parser").add_label("xcomp")
+    optimizer = nlp.resume_training()
+    new, raw = make_examples(nlp, XCOMP), raw_examples(nlp)
+    for _ in range(epochs):
+        nlp.update(new, sgd=optimizer, drop=0.0)
+        if rehearse:
+            losses = nlp.rehearse(raw, sgd=optimizer)
+            assert np.isfinite(losses["hc_parser"])
+    return nlp
+
+
+def test_rehearsal_keeps_what_was_learned(trained_bytes):
+    forgetful = fine_tune(load(trained_bytes), rehearse=False)
+    rehearsed = fine_tune(load(trained_bytes), rehearse=True)
+    xcomp = [(heads, deps) for _, heads, deps in XCOMP]
+    assert parses(forgetful, XCOMP) == xcomp and parses(rehearsed, XCOMP) == xcomp
+    assert labelled_accuracy(forgetful) < 0.9  # fine-tuning alone forgets the old sentences
+    assert labelled_accuracy(rehearsed) >= 0.95
+
+
+def test_rehearsal_loss_starts_at_zero(trained_bytes):
+    nlp = load(trained_bytes)
+    optimizer = nlp.resume_training()
+    raw = raw_examples(nlp)
+    first = nlp.rehearse(raw, sgd=optimizer)["hc_parser"]
+    if trained_bytes[0] is None:  # no dropout: the student is the teacher
+        assert first == pytest.approx(0.0, abs=1e-6)
+    for _ in range(5):
+        nlp.update(make_examples(nlp, XCOMP[:1]), sgd=optimizer)
+    assert nlp.rehearse(raw, sgd=optimizer)["hc_parser"] > max(first, 1e-3)
+
+
+def test_rehearse_without_resume_training_takes_the_model_as_it_is(trained_bytes, caplog):
+    nlp = load(trained_bytes)
+    caplog.set_level(logging.WARNING, logger="spacy_hcparse")
+    losses = nlp.get_pipe("hc_parser").rehearse(raw_examples(nlp), sgd=nlp.create_optimizer())
+    assert "hc_parser" in losses and np.isfinite(losses["hc_parser"])
+    assert any("resume_training" in r.getMessage() for r in caplog.records)
 
 
 # ----- partial gold ---------------------------------------------------------------------------
