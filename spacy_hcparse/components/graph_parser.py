@@ -342,7 +342,8 @@ class GraphParser(ParserPipe):
             return losses
         if self._rehearsal_model is None:
             logger.warning("[%s] rehearse: no teacher yet, the model as it is now becomes it (call "
-                           "nlp.resume_training() before updating, so that the teacher is the trained model)", self.name)
+                           "nlp.resume_training() before updating, so that the teacher is the trained model)",
+                           self.name)
             self._rehearsal_model = deepcopy(self.model)
         spans = [sentence_spans(doc, self.max_length) if doc.has_annotation("SENT_START") else None for doc in docs]
         teacher = self._rehearsal_model.predict(GraphInput(docs, spans, factors=frozenset()))
@@ -367,7 +368,8 @@ class GraphParser(ParserPipe):
     def _rehearsal_model(self, model: Optional[Model]) -> None:
         self._teacher = model
         unseen = set(self.cfg.get("unseen_labels", ()))  # the teacher never learned those
-        self._teacher_labels = np.array([i for i, label in enumerate(self.labels) if label not in unseen], dtype=np.int64)
+        known = [i for i, label in enumerate(self.labels) if label not in unseen]
+        self._teacher_labels = np.array(known, dtype=np.int64)
 
     def get_loss(self, examples: Iterable[Example], scores) -> Tuple[float, object]:
         """Not used: ``update`` computes the loss with the decoder in the loop."""

@@ -149,7 +149,8 @@ def resized(model: Model, nO: int) -> Model:
     params = {name: _padded(model, name, axes[name], nO) if name in axes else model.get_param(name)
               for name in model.param_names}
     return Model(model.name, forward, init=init, layers=model.layers, params=params,
-                 dims={**{name: model.get_dim(name) for name in model.dim_names}, "nO": nO}, attrs=dict(model.attrs))
+                 dims={**{name: model.get_dim(name) for name in model.dim_names}, "nO": nO},
+                 attrs=dict(model.attrs), ops=model.ops)
 
 
 def _padded(model: Model, name: str, axis: int, size: int):

@@ -109,7 +109,8 @@ def resized(model: Model, nO: int) -> Model:
     new_F = ops.alloc2f(F.shape[0], nO)
     new_F[:, : F.shape[1]] = F
     return Model(model.name, forward, init=init, layers=model.layers, params={"U": new_U, "F": new_F},
-                 dims={**{name: model.get_dim(name) for name in model.dim_names}, "nO": nO}, attrs=dict(model.attrs))
+                 dims={**{name: model.get_dim(name) for name in model.dim_names}, "nO": nO},
+                 attrs=dict(model.attrs), ops=model.ops)
 
 
 class _Layout:

@@ -222,3 +222,13 @@ def test_resize_labels_before_initialization_sets_the_dimension():
     docs, spans = batch()
     model.initialize(X=GraphInput(docs, spans))
     assert all(s.shape[1] == N_LABELS + 1 for s in model.predict(GraphInput(docs, spans)).labels)
+
+
+def test_resize_labels_on_the_device():
+    cpu, device, docs, spans = pair("v4")
+    X = GraphInput(docs, spans)
+    resize_labels(cpu, N_LABELS + 1)
+    resize_labels(device, N_LABELS + 1)
+    assert isinstance(device.get_ref("label_scorer").get_param("U"), DeviceArray)
+    host = device.predict(X).to_numpy(device.ops)
+    assert all(close(a, b) for a, b in zip(host.labels, cpu.predict(X).labels))
