@@ -49,13 +49,20 @@ class ParserPipe(TrainablePipe):
         return list(self.cfg["labels"])
 
     def add_label(self, label: str) -> int:
+        """Add ``label`` at the end of the label set (1), or nothing if it is there (0). Once the
+        model has its label outputs, ``_grow_labels`` resizes it first."""
         if label in self.cfg["labels"]:
             return 0
         if self.model.has_dim("nO") and self.model.get_dim("nO") is not None:
-            raise ValueError(f"[{self.name}] cannot add label {label!r} after the model was initialized")
+            self._grow_labels(label)
         self.cfg["labels"].append(label)
         self.vocab.strings.add(label)
         return 1
+
+    def _grow_labels(self, label: str) -> None:
+        """Make room in the initialized model for ``label``, about to be appended to the labels
+        (subclasses whose model can grow override it)."""
+        raise ValueError(f"[{self.name}] cannot add label {label!r} after the model was initialized")
 
     @property
     def max_length(self) -> int:
@@ -142,19 +149,21 @@ class ParserPipe(TrainablePipe):
 
     # ----- training data that cannot be learned ------------------------------------------------
     def _report_unusable_gold(self, doc: Doc, start: int, end: int, heads: Sequence[Optional[int]],
-                              whole_sentence: Optional[bool] = None) -> None:
+                              whole_sentence: Optional[bool] = None,
+                              problem: Optional[Tuple[str, int]] = None) -> None:
         """Log (once per sentence text) why the gold of ``doc[start:end]`` was skipped in training.
 
         Gold that is not one tree (a cycle, no root or several roots inside a sentence, or heads
         crossing the sentence's boundary, which is what several roots become in a spaCy Doc) is a
         warning; chunks of sentences longer than ``max_length`` whose gold reaches outside them,
         and unaligned tokens, are logged at INFO. ``whole_sentence``: whether the span is a whole
-        sentence (default: read from the doc's sentence starts).
+        sentence (default: read from the doc's sentence starts). ``problem``: the reason and its
+        level, where the caller knows them (default: ``gold_problem``'s).
         """
         whole = whole_sentence
         if whole is None:
             whole = bool(doc[start].is_sent_start) and (end == len(doc) or bool(doc[end].is_sent_start))
-        reason, level = gold_problem(heads, start, end, whole_sentence=whole)
+        reason, level = problem or gold_problem(heads, start, end, whole_sentence=whole)
         text = doc[start:end].text
         seen = self.__dict__.setdefault("_reported_gold", set())
         key = (reason, text)
@@ -214,11 +223,16 @@ def copy_gold_sentences(eg: Example) -> None:
     pred.from_array([SENT_START], starts.astype(np.uint64).reshape(-1, 1))  # -1 wraps, as in to_array
 
 
-def reference_spans(eg: Example, max_length: int) -> Tuple[List[Span], np.ndarray]:
+def reference_spans(eg: Example, max_length: int, heads: Optional[np.ndarray] = None) -> Tuple[List[Span], np.ndarray]:
     """The reference's sentences as spans of the predicted doc (chunked to ``max_length``), and
     the gold sentence starts of the predicted tokens (1 starts a sentence, 0 does not, -1
     unknown: no aligned token or no sentence annotation). Training learns from the reference's
-    sentences whatever sentences the predicted doc carries (an annotating senter's, say)."""
+    sentences whatever sentences the predicted doc carries (an annotating senter's, say).
+
+    ``heads``: the aligned gold heads (absolute, a root heads itself, -1 unknown). Where some are
+    known and some not (partial annotation), the sentences come from the known arcs instead
+    (``partial_sentences``): spaCy derives a parsed doc's sentences from its heads, and with
+    heads missing it cuts inside sentences and across known arcs."""
     pred, ref = eg.predicted, eg.reference
     if len(pred) == 0:
         return [], np.zeros(0, dtype=np.int64)
@@ -229,8 +243,59 @@ def reference_spans(eg: Example, max_length: int) -> Tuple[List[Span], np.ndarra
     else:
         gold = np.array([-1 if s is None else int(bool(s)) for s in eg.get_aligned_sent_starts()], dtype=np.int64)
     begins = np.flatnonzero(gold == 1).tolist()
+    if heads is not None and (heads < 0).any() and (heads >= 0).any():
+        begins, gold = partial_sentences(heads, gold)
     cuts = sorted({0, *begins}) + [len(pred)]
     return chunked(pred, list(zip(cuts[:-1], cuts[1:])), max_length), gold
+
+
+def partial_sentences(heads: np.ndarray, starts: np.ndarray) -> Tuple[List[int], np.ndarray]:
+    """Sentence cuts and gold starts of a doc from its known arcs (``heads``: absolute, a root
+    heads itself, -1 unknown; ``starts``: the reference's sentence starts, 1 where one begins).
+
+    Sentences are contiguous and hold whole trees, so tokens linked by known arcs share a
+    sentence: each group of overlapping link groups (a block) lies in one sentence, and two
+    blocks holding a known root each are two sentences. Between two such blocks the cut goes
+    where the reference puts one, if it may, else at the later block. A boundary is gold (1) only
+    where nothing but the cut lies between the two rooted blocks; the other places it could be
+    are unknown (-1), and so are the starts of blocks before the first and after the last rooted
+    block (their sentences' roots are not known), which are not cut. Everything else is 0.
+    """
+    n = len(heads)
+    group = np.arange(n)  # union-find over the known arcs
+
+    def find(i: int) -> int:
+        while group[i] != i:
+            group[i] = group[group[i]]
+            i = group[i]
+        return i
+
+    for m, h in enumerate(heads.tolist()):
+        if h >= 0 and h != m:
+            group[find(m)] = find(h)
+    roots = [find(i) for i in range(n)]
+    lo = {r: i for i, r in reversed(list(enumerate(roots)))}
+    hi = {r: i for i, r in enumerate(roots)}
+    blocks: List[List[int]] = []  # [lo, hi, known roots], in order
+    for r in sorted(lo, key=lo.get):
+        if blocks and lo[r] <= blocks[-1][1]:
+            blocks[-1][1] = max(blocks[-1][1], hi[r])
+        else:
+            blocks.append([lo[r], hi[r], 0])
+    for m in np.flatnonzero(heads == np.arange(n)).tolist():
+        next(b for b in blocks if b[0] <= m <= b[1])[2] += 1
+    gold = np.zeros(n, dtype=np.int64)
+    gold[0] = 1
+    cuts: List[int] = []
+    rooted = [i for i, b in enumerate(blocks) if b[2]]
+    for i, b in enumerate(blocks):
+        if i and (not rooted or i <= rooted[0] or i > rooted[-1]):
+            gold[b[0]] = -1
+    for left, right in zip(rooted[:-1], rooted[1:]):
+        places = [blocks[i][0] for i in range(left + 1, right + 1)]
+        cuts.append(next((p for p in places if starts[p] == 1), places[-1]))
+        gold[places] = 1 if len(places) == 1 else -1
+    return cuts, gold
 
 
 def aligned_tags(eg: Example, attr: str) -> List[Optional[str]]:
@@ -285,13 +350,15 @@ def partial_span_tree(heads: np.ndarray, start: int, end: int, chunk: bool) -> O
     local[1:][span_heads == np.arange(start, end)] = 0
     if inside.all():
         return None if tree_problem(local) else local
-    return None if _partial_problem(local) else local
+    return None if partial_problem(local) else local
 
 
-def _partial_problem(local: np.ndarray) -> bool:
-    """Whether known arcs (``-1``: unknown) hold a cycle or more than one root."""
-    if (local[1:] == 0).sum() > 1:
-        return True
+def partial_problem(local: np.ndarray) -> str:
+    """Why the known arcs of span-local heads (``-1``: unknown) cannot be part of one tree (a
+    cycle, more than one word on the root), or ``""``."""
+    n_roots = int((local[1:] == 0).sum())
+    if n_roots > 1:
+        return f"expected at most one word attached to the root among the known heads, got {n_roots}"
     state = np.zeros(len(local), dtype=np.int8)  # 0 unseen, 1 on the current path, 2 done
     state[0] = 2
     for word in range(1, len(local)):
@@ -302,9 +369,9 @@ def _partial_problem(local: np.ndarray) -> bool:
             path.append(node)
             node = local[node]
         if node > 0 and state[node] == 1:
-            return True
+            return f"cycle through word {node} among the known heads"
         state[path] = 2
-    return False
+    return ""
 
 
 def span_tree(heads: np.ndarray, start: int, end: int) -> Optional[np.ndarray]:

@@ -7,6 +7,8 @@ labels -> Docs. ``predict`` returns arrays and leaves Docs alone; ``set_annotati
 Training: the model's scores -> ``GraphLoss`` (``learning.graph_loss``) -> their gradients -> the
 model's backprop.
 """
+import logging
+from copy import deepcopy
 from itertools import islice
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
@@ -22,9 +24,12 @@ from ..decoders import MAX_WORDS, arc_marginals, tree_log_prob
 from ..decoding import DecodeResult, HillClimb
 from ..graph_scores import FACTORS, GraphInput, GraphScores, Span, flatten, regroup
 from ..learning.graph_loss import GraphGold, GraphLoss, SpanGold
+from ..learning.rehearsal import rehearsal_loss, teacher_heads
+from ..models.graph_parser import resize_labels
 from ..segment import continues, sentence_spans
 from .annotate import write_trees
-from .base import ParserPipe, aligned_gold, aligned_tags, partial_span_tree, reference_spans, span_tree
+from .base import (ParserPipe, logger, aligned_gold, aligned_tags, partial_problem, partial_span_tree, reference_spans,
+                   span_tree)
 from .extensions import register_extensions, set_token_values
 
 ROOT_LABEL = "ROOT"
@@ -150,8 +155,20 @@ class GraphParser(ParserPipe):
         (matrix-tree theorem over the arc scores divided by ``prob_temperature``, which
         calibration fits on held-out data: ``spacy_hcparse.calibration``).
 
-    The saved ``cfg`` holds the labels only: the settings are the pipeline config's, so they can
-    be changed at load time without retraining.
+    The saved ``cfg`` holds the labels (and the tags of the auxiliary objectives) only: the
+    settings are the pipeline config's, so they can be changed at load time without retraining.
+
+    ``add_label`` works on a trained parser too (spaCy's parser does the same): the model's
+    label outputs grow (``models.graph_parser.resize_labels``), the existing labels keep their
+    weights and the new one starts at zero. Until training has seen it in a gold parse, a label
+    added that way is never predicted (``cfg["unseen_labels"]``, as spaCy's parser masks its
+    unseen classes): its zero score would otherwise beat the trained labels wherever all of
+    theirs are negative, changing the parses of a model that has not learned anything new.
+
+    ``rehearse`` (after ``nlp.resume_training()``) keeps a fine-tuned parser close to the model
+    it started from on unlabelled text. Training reads partial gold: heads and labels missing in
+    the reference (``Doc(heads=[..., None, ...], deps=[..., None, ...])``) are left out of the
+    loss, and the rest of the sentence is learned.
     """
 
     def __init__(
@@ -184,6 +201,7 @@ class GraphParser(ParserPipe):
         self.head_probs = head_probs
         self.prob_temperature = prob_temperature
         self.cfg: Dict = {"labels": []}
+        self._rehearsal_model = None
 
     # ----- set-up -------------------------------------------------------------------------
     def initialize(
@@ -209,6 +227,7 @@ class GraphParser(ParserPipe):
         for label in labels:
             self.add_label(label)
         self.model.set_dim("nO", len(self.labels))
+        self.cfg["unseen_labels"] = []  # every label gets fresh weights below
         self.cfg["tags"] = {attr: sorted({tag for eg in get_examples() for tag in aligned_tags(eg, attr) if tag})
                             for attr in self.model.attrs.get("tag_attrs", ())}
         for attr, tags in self.cfg["tags"].items():
@@ -301,6 +320,57 @@ class GraphParser(ParserPipe):
         losses[self.name] += loss
         return losses
 
+    def rehearse(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd=None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """An update toward the teacher's predictions on the examples' predicted docs (no gold
+        read), so that fine-tuning forgets less: heads, labels and sentence starts, soft targets
+        (``learning.rehearsal``). The teacher is the copy of the model ``nlp.resume_training()``
+        keeps; without one, the model as it is now (logged: take it before the first update).
+        The loss goes under the component's name in ``losses``."""
+        losses = {} if losses is None else losses
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, "GraphParser.rehearse")
+        docs = [eg.predicted for eg in examples]
+        if not any(len(doc) for doc in docs):
+            return losses
+        if self._rehearsal_model is None:
+            logger.warning("[%s] rehearse: no teacher yet, the model as it is now becomes it (call "
+                           "nlp.resume_training() before updating, so that the teacher is the trained model)",
+                           self.name)
+            self._rehearsal_model = deepcopy(self.model)
+        spans = [sentence_spans(doc, self.max_length) if doc.has_annotation("SENT_START") else None for doc in docs]
+        teacher = self._rehearsal_model.predict(GraphInput(docs, spans, factors=frozenset()))
+        teacher = teacher.to_numpy(self._rehearsal_model.ops)
+        heads = teacher_heads(teacher)
+        set_dropout_rate(self.model, drop)
+        scores, backprop = self.model.begin_update(GraphInput(docs, teacher.spans, heads, frozenset()))
+        loss, d_scores = rehearsal_loss(scores.to_numpy(self.model.ops), teacher, heads, self._teacher_labels)
+        backprop(d_scores)
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    @property
+    def _rehearsal_model(self) -> Optional[Model]:
+        """The teacher of ``rehearse``: a frozen copy of the model (spaCy's
+        ``Language.resume_training`` sets it on every component that has this attribute)."""
+        return self.__dict__.get("_teacher")
+
+    @_rehearsal_model.setter
+    def _rehearsal_model(self, model: Optional[Model]) -> None:
+        self._teacher = model
+        unseen = set(self.cfg.get("unseen_labels", ()))  # the teacher never learned those
+        known = [i for i, label in enumerate(self.labels) if label not in unseen]
+        self._teacher_labels = np.array(known, dtype=np.int64)
+
     def get_loss(self, examples: Iterable[Example], scores) -> Tuple[float, object]:
         """Not used: ``update`` computes the loss with the decoder in the loop."""
         raise NotImplementedError("hc_parser computes its loss inside update()")
@@ -313,13 +383,16 @@ class GraphParser(ParserPipe):
         tag_ids = {attr: {tag: i for i, tag in enumerate(tags)} for attr, tags in self.cfg.get("tags", {}).items()}
         spans, span_golds, starts, tags = [], [], [], {attr: [] for attr in tag_ids}
         for eg in examples:
-            doc_spans, doc_starts = reference_spans(eg, self.max_length)
             heads, deps, _ = aligned_gold(eg, projectivize=False)
-            absolute = np.array([-1 if h is None else h for h in heads], dtype=np.int64)
+            self._mark_seen(deps)
+            absolute = known_heads(heads, deps)
+            doc_spans, doc_starts = reference_spans(eg, self.max_length, absolute)
             for (start, end), chunk in zip(doc_spans, _chunks(doc_spans, doc_starts)):
                 gold = _span_gold(absolute, deps, start, end, label_ids, chunk)
                 if gold is None:
-                    self._report_unusable_gold(eg.predicted, start, end, heads, whole_sentence=not chunk)
+                    partial = (absolute[start:end] < 0).any()
+                    self._report_unusable_gold(eg.predicted, start, end, heads, whole_sentence=not chunk,
+                                               problem=_partial_gold_problem(absolute, start, end) if partial else None)
                 span_golds.append(gold)
             spans.append(doc_spans)
             starts.append(doc_starts)
@@ -346,6 +419,8 @@ class GraphParser(ParserPipe):
         label ids) has the same head and a label this parser knows."""
         scores = np.array(scores, dtype=np.float64)
         labels = self.labels
+        for label in self.cfg.get("unseen_labels", ()):
+            scores[:, labels.index(label)] = -np.inf
         root = labels.index(ROOT_LABEL) if ROOT_LABEL in labels else -1
         if root >= 0:
             is_root = heads[1:] == 0
@@ -358,6 +433,18 @@ class GraphParser(ParserPipe):
             keep = (doc_heads[1:] == heads[1:]) & (doc_labels >= 0) & ((doc_labels == root) == (heads[1:] == 0))
             best[keep] = doc_labels[keep]
         return best
+
+    def _grow_labels(self, label: str) -> None:
+        """The model's label outputs grow by one for ``label``, which stays unseen (never
+        predicted) until a gold parse in training has it."""
+        resize_labels(self.model, len(self.labels) + 1)
+        self.cfg.setdefault("unseen_labels", []).append(label)
+
+    def _mark_seen(self, labels: Iterable[str]) -> None:
+        unseen = self.cfg.get("unseen_labels")
+        if unseen:
+            seen = set(labels)
+            self.cfg["unseen_labels"] = [label for label in unseen if label not in seen]
 
     def _after_load(self, where: str) -> None:
         if self.model.has_dim("nO") and self.model.get_dim("nO") not in (None, len(self.labels)):
@@ -372,6 +459,28 @@ def _chunks(spans: List[Span], starts: np.ndarray) -> List[bool]:
     the gold sentence starts, 1 where one begins)."""
     begins = starts == 1
     return [not (begins[start] or start == 0) or (end < len(begins) and not begins[end]) for start, end in spans]
+
+
+def known_heads(heads: List[Optional[int]], deps: List[Optional[str]]) -> np.ndarray:
+    """Absolute gold heads (n,) from ``aligned_gold``'s, ``-1`` where unknown: a token that does
+    not align (None), or one whose head the reference leaves missing (spaCy stores a missing
+    head as the token heading itself with no label, ``Token.has_head()`` False)."""
+    return np.array([-1 if h is None or (h == i and not d) else h for i, (h, d) in enumerate(zip(heads, deps))],
+                    dtype=np.int64)
+
+
+def _partial_gold_problem(heads: np.ndarray, start: int, end: int) -> Tuple[str, int]:
+    """Why the known arcs of ``heads[start:end]`` (absolute, ``-1`` unknown) are not part of one
+    tree, and the logging level (a defect of the gold: a warning)."""
+    local = np.full(end - start + 1, -1, dtype=np.int64)
+    span = heads[start:end]
+    inside = (span >= start) & (span < end)
+    local[1:][inside] = span[inside] - start + 1
+    local[1:][span == np.arange(start, end)] = 0
+    outside = np.flatnonzero(~inside & (span >= 0))
+    if len(outside):
+        return f"the gold head of token {start + outside[0]} is outside its sentence", logging.WARNING
+    return f"gold heads are not one tree: {partial_problem(local)}", logging.WARNING
 
 
 def _span_gold(heads: np.ndarray, deps, start, end, label_ids, chunk: bool) -> Optional[SpanGold]:

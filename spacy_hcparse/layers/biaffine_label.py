@@ -135,6 +135,34 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
     return split_rows(S, counts), backprop
 
 
+def resized(model: Model, nO: int) -> Model:
+    """The scorer with ``nO`` labels (no fewer than it has): a new node sharing its projections,
+    each existing label's weights (its row of ``C``, its column of ``F``, ``Wd``, ``Wh``) copied,
+    so its scores do not change, and the added labels' weights zero, as ``init`` starts ``C``,
+    ``F``, ``Wd`` and ``Wh`` (label ``l``'s score reads only label ``l``'s weights). A new node
+    rather than the old one changed: an optimizer keeps its state per node and parameter, with
+    the old shapes."""
+    old = model.get_dim("nO")
+    if nO < old:
+        raise ValueError(f"biaffine_label: cannot shrink from {old} to {nO} labels")
+    axes = {"C": 0, "F": 1, "Wd": 1, "Wh": 1}  # the label axis of each label-dependent weight
+    params = {name: _padded(model, name, axes[name], nO) if name in axes else model.get_param(name)
+              for name in model.param_names}
+    return Model(model.name, forward, init=init, layers=model.layers, params=params,
+                 dims={**{name: model.get_dim(name) for name in model.dim_names}, "nO": nO},
+                 attrs=dict(model.attrs), ops=model.ops)
+
+
+def _padded(model: Model, name: str, axis: int, size: int):
+    """Parameter ``name`` with zeros appended along ``axis`` up to ``size``."""
+    value = model.get_param(name)
+    shape = list(value.shape)
+    shape[axis] = size
+    out = model.ops.alloc2f(*shape)
+    out[tuple(slice(0, n) for n in value.shape)] = value
+    return out
+
+
 def _rows(ops, parts: List[Floats2d], width: int) -> Floats2d:
     """The row blocks stacked into one (sum of rows, width) array (empty when there are none)."""
     return ops.xp.vstack(parts) if parts else ops.alloc2f(0, width)

@@ -93,6 +93,26 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
     return split_rows(S, [len(a) for a in arcs]), backprop
 
 
+def resized(model: Model, nO: int) -> Model:
+    """The scorer with ``nO`` labels (no fewer than it has): a new node sharing its projections,
+    each existing label's ``U_l`` (columns ``l*side .. (l+1)*side`` of ``U``) and ``F`` column
+    copied, so its scores do not change, and the added labels' zero, as ``init`` starts them.
+    A new node rather than the old one changed: an optimizer keeps its state per node and
+    parameter, with the old shapes."""
+    old = model.get_dim("nO")
+    if nO < old:
+        raise ValueError(f"full_label: cannot shrink from {old} to {nO} labels")
+    ops = model.ops
+    U, F = model.get_param("U"), model.get_param("F")
+    new_U = ops.alloc2f(U.shape[0], nO * U.shape[0])
+    new_U[:, : U.shape[1]] = U
+    new_F = ops.alloc2f(F.shape[0], nO)
+    new_F[:, : F.shape[1]] = F
+    return Model(model.name, forward, init=init, layers=model.layers, params={"U": new_U, "F": new_F},
+                 dims={**{name: model.get_dim(name) for name in model.dim_names}, "nO": nO},
+                 attrs=dict(model.attrs), ops=model.ops)
+
+
 class _Layout:
     """Where each arc sits in the batched product: its dependent's row among the dependents
     with arcs (``arc_dep``), its slot among that dependent's heads (``arc_slot``); per

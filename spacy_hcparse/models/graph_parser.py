@@ -18,6 +18,7 @@ from thinc.types import Floats2d
 
 from ..graph_scores import GraphInput, GraphScores, candidate_arcs, triples_of
 from ..layers.biaffine_arc import biaffine_arc
+from ..layers import biaffine_label as low_rank_labels, full_label as full_rank_labels
 from ..layers.biaffine_label import biaffine_label
 from ..layers.full_label import full_label
 from ..layers.sentence_encoder import sentence_encoder
@@ -175,6 +176,32 @@ def init(model: Model, X: Optional[GraphInput] = None, Y=None) -> Model:
         scorer.initialize(X=tokens)
     if model.has_ref("start_scorer"):
         model.get_ref("start_scorer").initialize(X=tokens)
+    return model
+
+
+# The label scorers by node name, and how each grows its label outputs.
+LABEL_RESIZERS = {"biaffine_label": low_rank_labels.resized, "full_label": full_rank_labels.resized}
+
+
+def resize_labels(model: Model, n_labels: int) -> Model:
+    """Give the model ``n_labels`` label outputs (labels are only added, at the end): every
+    existing label keeps its weights, so its scores on any input are unchanged, and the added
+    labels' weights start at zero (see the label scorers' ``resized``). Before initialization
+    only the dimension is set. Returns the model, changed in place (its label scorer is a new
+    node, sharing the old one's projections)."""
+    current = model.get_dim("nO") if model.has_dim("nO") else None
+    if current == n_labels:
+        return model
+    if current is not None and n_labels < current:
+        raise ValueError(f"cannot shrink the label outputs from {current} to {n_labels}")
+    scorer = model.get_ref("label_scorer")
+    if any(scorer.has_param(name) for name in scorer.param_names):
+        if scorer.name not in LABEL_RESIZERS:
+            raise ValueError(f"no way to resize the label scorer {scorer.name!r}")
+        model.replace_node(scorer, LABEL_RESIZERS[scorer.name](scorer, n_labels))
+    else:
+        scorer.set_dim("nO", n_labels, force=True)
+    model.set_dim("nO", n_labels, force=True)
     return model
 
 

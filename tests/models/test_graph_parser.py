@@ -7,7 +7,7 @@ from spacy.tokens import Doc
 from thinc.api import Model, NumpyOps, Ops, fix_random_seed
 
 from spacy_hcparse.graph_scores import GraphInput
-from spacy_hcparse.models.graph_parser import build_graph_parser_model, build_graph_parser_model_v4
+from spacy_hcparse.models.graph_parser import build_graph_parser_model, build_graph_parser_model_v4, resize_labels
 from spacy_hcparse.segment import sentence_spans
 from tests.strict_ops import DeviceArray, DeviceLeak, StrictOps, strict_xp, teach_thinc, to_ops
 from tests.treebank import SENTENCES, make_doc_with_sentences
@@ -191,3 +191,44 @@ def test_numpy_ops_results_are_numpy():
     assert isinstance(cpu.ops, NumpyOps)
     scores = cpu.predict(GraphInput(docs, spans))
     assert all(type(a) is np.ndarray for a in scores.arcs + scores.labels)
+
+
+@pytest.mark.parametrize("version,options", [("v1", {}), ("v4", {}), ("v4", {"label_rank": 4})])
+def test_resize_labels_keeps_every_other_score(version, options):
+    model = build(version, **options)
+    docs, spans = batch()
+    X = GraphInput(docs, spans)
+    model.initialize(X=X)
+    rng = np.random.default_rng(0)
+    scorer = model.get_ref("label_scorer")
+    for name in scorer.param_names:  # trained-like weights: zero-initialized ones too
+        scorer.set_param(name, (0.3 * rng.normal(size=scorer.get_param(name).shape)).astype("f"))
+    before = model.predict(X)
+    assert resize_labels(model, N_LABELS + 2) is model
+    assert model.get_dim("nO") == model.get_ref("label_scorer").get_dim("nO") == N_LABELS + 2
+    assert model.get_ref("label_scorer") is not scorer and model.get_ref("label_scorer") in model.layers
+    after = model.predict(X)
+    for field in ("arcs", "sib", "grand"):
+        assert all(np.array_equal(a, b) for a, b in zip(getattr(before, field), getattr(after, field))), field
+    for old, new in zip(before.labels, after.labels):
+        assert np.array_equal(new[:, :N_LABELS], old) and not new[:, N_LABELS:].any()
+    with pytest.raises(ValueError, match="shrink"):
+        resize_labels(model, N_LABELS)
+
+
+def test_resize_labels_before_initialization_sets_the_dimension():
+    model = build("v4")
+    resize_labels(model, N_LABELS + 1)
+    docs, spans = batch()
+    model.initialize(X=GraphInput(docs, spans))
+    assert all(s.shape[1] == N_LABELS + 1 for s in model.predict(GraphInput(docs, spans)).labels)
+
+
+def test_resize_labels_on_the_device():
+    cpu, device, docs, spans = pair("v4")
+    X = GraphInput(docs, spans)
+    resize_labels(cpu, N_LABELS + 1)
+    resize_labels(device, N_LABELS + 1)
+    assert isinstance(device.get_ref("label_scorer").get_param("U"), DeviceArray)
+    host = device.predict(X).to_numpy(device.ops)
+    assert all(close(a, b) for a, b in zip(host.labels, cpu.predict(X).labels))
