@@ -21,6 +21,7 @@ LEVELS = {
     "decoding": 1,
     "conllu": 1,
     "loggers": 1,
+    "readers": 1,
     "layers": 1,
     "learning": 2,
     "calibration": 2,
