@@ -8,7 +8,7 @@ sentences without boundaries, learns where sentences begin. (``gold_preproc = tr
 words too, but one doc per sentence: nothing to learn boundaries from.)
 """
 from pathlib import Path
-from typing import Callable, Iterator, Union
+from typing import Callable, Iterator, Optional, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -17,7 +17,7 @@ from spacy.util import registry
 
 
 @registry.readers("spacy_hcparse.GoldTokenDocs.v1")
-def gold_token_docs(path: Union[str, Path], max_length: int = 0, limit: int = 0,
+def gold_token_docs(path: Optional[Union[str, Path]], max_length: int = 0, limit: int = 0,
                     shuffle: bool = False) -> Callable[[Language], Iterator[Example]]:
     """Whole docs of ``path`` with the reference's words as the predicted tokens (see the module
     docstring); ``max_length``, ``limit`` and ``shuffle`` as in ``spacy.Corpus.v1``."""
