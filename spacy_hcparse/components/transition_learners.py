@@ -249,13 +249,13 @@ class NeuralLearner:
 
     @staticmethod
     def loss_normaliser(n_configurations: int) -> float:
-        """What the summed loss's gradient is divided by before it reaches the model: the number
-        of oracle configurations in the batch, so the model learns from the mean loss per move.
-
-        spaCy's parser and tagger sum instead (a normaliser of 1), so a tok2vec shared with them
-        gets a gradient 50-100x smaller in norm from this component than from theirs. This is the
-        one place that scale is set. The reported loss is the sum either way."""
-        return max(1, n_configurations)
+        """What the summed loss's gradient is divided by before it reaches the model: 1, as spaCy's
+        parser and tagger do (their losses are sums over moves and tokens), so a tok2vec shared
+        with them gets a gradient of comparable norm from this component
+        (``tests/components/test_shared_tok2vec.py``). This is the one place that scale is set;
+        the mean per configuration (``n_configurations``) made it 50-100x smaller. The reported
+        loss is the sum either way."""
+        return 1.0
 
     def finish_update(self, sgd) -> None:
         self.model.finish_update(sgd)
