@@ -69,7 +69,7 @@ def _moves(cfg: Dict) -> Tuple[int, int]:
 
 
 class PerceptronLearner:
-    """Averaged perceptron (``TransitionModel.v1``), trained online by ``update``: greedy with the
+    """Averaged perceptron (``TransitionModel.v1``/``.v2``), trained online by ``update``: greedy with the
     static oracle and the ultraconservative update, with error exploration (``train_explore``),
     or beam search with early update (``train_beam_width > 1``); ``sgd`` is not used. Spans with
     partial gold follow the dynamic oracle (``learning.perceptron``). The model's own tagger

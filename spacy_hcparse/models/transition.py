@@ -20,9 +20,10 @@
   (the move scores of the configurations whose slot words are ``rows``, and the sentence-start
   logits of each doc) and one backprop through the scorers and the Tok2Vec.
 
-Segmentation: a doc whose spans are None is cut where the model's sentences begin (a sentence
-longer than ``max_length`` in chunks that carry it on, ``segment.predicted_spans``); a model
-without a sentence scorer (``.v1``) cuts it into chunks of ``max_length`` words, each a sentence.
+Segmentation: a doc whose spans are None is cut where the model's sentences begin (never on a
+whitespace token: such a start moves to the next word; a sentence longer than ``max_length`` in
+chunks that carry it on, ``segment.predicted_spans``); a model without a sentence scorer
+(``.v1``) cuts it into chunks of ``max_length`` words, each a sentence.
 
 Token table of the neural model: all docs' token vectors one after another, then a zero row for
 empty slots and the root. Word ``m`` (1-based) of a span is row ``first + m``, with ``first`` from
@@ -35,7 +36,7 @@ from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 from numba import njit
-from spacy.attrs import LOWER, PREFIX, SHAPE, SUFFIX, TAG
+from spacy.attrs import IS_SPACE, LOWER, PREFIX, SHAPE, SUFFIX, TAG
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Linear, Maxout, Model, chain
@@ -76,7 +77,7 @@ def segment_docs(
             spans.append(list(doc_spans))
             sentences.append(None)
         elif doc_begins is not None and len(doc):
-            doc_begins = np.array(doc_begins, dtype=bool)
+            doc_begins = _past_whitespace(doc, np.array(doc_begins, dtype=bool))
             doc_begins[0] = True
             spans.append(predicted_spans(doc, doc_begins, max_length))
             sentences.append(np.flatnonzero(doc_begins).tolist())
@@ -84,6 +85,20 @@ def segment_docs(
             spans.append(chunked(doc, [(0, len(doc))] if len(doc) else [], max_length))
             sentences.append([start for start, _ in spans[-1]])
     return spans, sentences
+
+
+def _past_whitespace(doc: Doc, begins: np.ndarray) -> np.ndarray:
+    """``begins`` with every start on a whitespace token (spaCy makes one for newlines and extra
+    spaces) moved to the next token that is not whitespace, if any: whitespace ends the sentence
+    before it, as spaCy's parser attaches it."""
+    space = doc.to_array(IS_SPACE).astype(bool)
+    if not (begins & space).any():
+        return begins
+    words = np.flatnonzero(~space)
+    moved = np.searchsorted(words, np.flatnonzero(begins & space))
+    out = begins & ~space
+    out[words[moved[moved < len(words)]]] = True
+    return out
 
 
 # ----- averaged perceptron ----------------------------------------------------------------------

@@ -109,18 +109,24 @@ def test_training_forward_scores_and_backprop(version):
 
 
 def test_neural_model_segments_docs_without_spans():
-    model = neural_model(version=2)
     rng = np.random.default_rng(5)
-    docs = [rng.normal(size=(n, WIDTH)).astype("f") for n in (12, 7)]
-    logits = model.get_ref("start_scorer").predict(docs)
+    docs = random_docs([12, 7], 8)
+    vectors = {id(doc): rng.normal(size=(len(doc), WIDTH)).astype("f") for doc in docs}
+
+    def forward(model, X, is_train):
+        return [vectors[id(doc)] for doc in X], lambda d: d
+
+    model = build_neural_transition_model_v2(Model("tok2vec", forward, dims={"nO": WIDTH}), hidden_width=6,
+                                             maxout_pieces=3, dropout=0.0, sentence_width=4, nO=5, max_length=5)
+    model.get_ref("start_scorer").initialize(X=[np.zeros((3, WIDTH), dtype="f")])
+    model.get_ref("scorer").initialize(X=np.zeros((2, WIDTH * N_SLOTS), dtype="f"))
+    logits = model.get_ref("start_scorer").predict([vectors[id(docs[0])]])
     steps = model.predict(SpanBatch(docs, [None, [(0, 3), (3, 7)]]))
-    begins = np.asarray(logits[0]) > 0
-    begins[0] = True
-    assert steps.sentences[0] == np.flatnonzero(begins).tolist()
+    expected_spans, expected_sentences = segment_docs(docs[:1], [None], [np.asarray(logits[0]) > 0], 5)
+    assert steps.spans[0] == expected_spans[0] and steps.sentences[0] == expected_sentences[0]
     assert steps.sentences[1] is None and steps.spans[1] == [(0, 3), (3, 7)]
     assert steps.spans[0][0][0] == 0 and steps.spans[0][-1][1] == 12
     assert all(end - start <= 5 for start, end in steps.spans[0])  # max_length chunks
-    assert {start for start, _ in steps.spans[0]} >= set(steps.sentences[0])
     assert steps.sizes == [end - start for doc_spans in steps.spans for start, end in doc_spans]
 
 
@@ -177,3 +183,12 @@ def test_perceptron_v2_segments_with_its_sentence_classifier():
     parses = v1.predict(PerceptronInput(docs[:1], [None], np.zeros(0, dtype=np.int64), 0))
     assert [end - start for start, end in parses.spans[0]] == [4, 4, 3]
     assert parses.sentences[0] == [0, 4, 8]
+
+
+def test_whitespace_never_begins_a_sentence():
+    vocab = spacy.blank("en").vocab
+    doc = Doc(vocab, words=["Hi", ".", "\n\n", "Bye", ".", " ", "\n"], spaces=[False] * 7)
+    begins = np.array([True, False, True, False, False, True, False])
+    spans, sentences = segment_docs([doc], [None], [begins], 200)
+    assert sentences[0] == [0, 3]  # the start on "\n\n" moves to "Bye"; the one at the end has no word after it
+    assert spans[0] == [(0, 3), (3, 7)]
