@@ -38,6 +38,26 @@ def make_examples(nlp: Language, sentences=SENTENCES) -> List[Example]:
     return examples
 
 
+def make_doc_examples(nlp: Language, sentences=SENTENCES, per_doc: int = 3) -> List[Example]:
+    """Examples of multi-sentence docs: one per sentence, holding it and the ``per_doc - 1``
+    sentences after it (wrapping around), so every sentence begins a doc once and follows another
+    in the others. The reference has their trees and sentence starts, the predicted doc only the
+    words (raw text)."""
+    examples = []
+    for lo in range(len(sentences)):
+        group = [sentences[(lo + k) % len(sentences)] for k in range(per_doc)]
+        words, heads, deps, starts, offset = [], [], [], [], 0
+        for sent_words, sent_heads, sent_deps in group:
+            words += sent_words
+            heads += [offset + h - 1 if h else offset + i for i, h in enumerate(sent_heads)]
+            deps += sent_deps
+            starts += [i == 0 for i in range(len(sent_words))]
+            offset += len(sent_words)
+        reference = Doc(nlp.vocab, words=words, heads=heads, deps=deps, sent_starts=starts)
+        examples.append(Example(Doc(nlp.vocab, words=words), reference))
+    return examples
+
+
 def make_doc_with_sentences(nlp: Language, sentences=SENTENCES) -> Doc:
     """All sentences in one Doc with their sentence starts preset."""
     words = [w for s in sentences for w in s[0]]

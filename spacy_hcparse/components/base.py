@@ -206,23 +206,6 @@ def gold_problem(
     return "gold labels unknown to the component", logging.INFO
 
 
-def copy_gold_sentences(eg: Example) -> None:
-    """Give the predicted doc the reference's sentence starts, so each span has one gold tree.
-
-    Only when the predicted doc has no sentence or parse annotation of its own (the usual case in
-    training); tokens that do not align to the reference never start a sentence. One
-    ``Doc.from_array`` call, not a Python loop over tokens: this runs on every training example.
-    """
-    pred = eg.predicted
-    if len(pred) == 0 or pred.has_annotation("SENT_START") or pred.has_annotation("DEP"):
-        return
-    if not eg.reference.has_annotation("SENT_START"):
-        return
-    starts = np.array([1 if start else -1 for start in eg.get_aligned_sent_starts()], dtype=np.int64)
-    starts[0] = 1
-    pred.from_array([SENT_START], starts.astype(np.uint64).reshape(-1, 1))  # -1 wraps, as in to_array
-
-
 def reference_spans(eg: Example, max_length: int, heads: Optional[np.ndarray] = None) -> Tuple[List[Span], np.ndarray]:
     """The reference's sentences as spans of the predicted doc (chunked to ``max_length``), and
     the gold sentence starts of the predicted tokens (1 starts a sentence, 0 does not, -1

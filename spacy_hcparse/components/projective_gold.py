@@ -1,18 +1,20 @@
-"""Pseudo-projective gold for the transition parser: which labels it learns, and each span's
-gold tree as label ids.
+"""Pseudo-projective gold for the transition parser: which labels it learns, and each example's
+gold: the reference's sentences as spans of the predicted doc, their trees as label ids
+(``-1`` where a head or label is unknown), the sentence starts and the tags.
 
 spaCy's pseudo-projective transform (``Example.get_aligned_parse(projectivize=True)``) lifts
 non-projective arcs and decorates their labels ``head||dep``; decorated labels rarer than a
 cutoff in the training data are not learned and fall back to their plain label.
 """
 from collections import Counter
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.pipeline._parser_internals import nonproj
 from spacy.training import Example
 
-from .base import span_tree
+from ..segment import Span, continues
+from .base import aligned_gold, partial_span_tree, reference_spans
 
 DECORATION = nonproj.DELIMITER  # "||"
 ROOT_LABEL = "ROOT"  # the label of the root's dependent, and of nothing else
@@ -31,23 +33,59 @@ def lifted_labels(examples: Iterable[Example], cutoff: int) -> List[str]:
 
 
 def span_gold(
-    heads: np.ndarray, deps: Sequence[str], start: int, end: int, label_ids: Dict[str, int], root: int
+    heads: np.ndarray, deps: Sequence[str], start: int, end: int, label_ids: Dict[str, int], root: int,
+    chunk: bool = False,
 ) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     """Span-local projectivized gold (heads (n+1,), label ids (n,)) from absolute ``heads``
-    (``-1`` unknown), or None if the gold is not one tree inside the span (the oracle needs one)
-    or uses an unknown label. Decorated labels not kept at initialization fall back to their
+    (``-1`` unknown), ``-1`` where a head is unknown (or outside a ``chunk`` of a longer sentence)
+    and where a label is: one the component does not know, or ``ROOT`` on a word that does not
+    attach to the root. None if the known arcs cannot be part of one tree
+    (``base.partial_span_tree``). Decorated labels not kept at initialization fall back to their
     plain label; the root's dependent gets ``ROOT``."""
-    local = span_tree(heads, start, end)
+    local = partial_span_tree(heads, start, end, chunk)
     if local is None:
         return None
-    labels = np.empty(end - start, dtype=np.int64)
+    labels = np.full(end - start, -1, dtype=np.int64)
     for m in range(end - start):
+        if local[m + 1] < 0:
+            continue
         if local[m + 1] == 0:
             labels[m] = root
             continue
         dep = deps[start + m] or ""
         label = label_ids.get(dep, label_ids.get(dep.split(DECORATION)[0], -1))
-        if label < 0 or label == root:
-            return None
-        labels[m] = label
+        labels[m] = -1 if label == root else label
     return local, labels
+
+
+class ExampleGold(NamedTuple):
+    """An example's gold for the transition parser."""
+
+    spans: List[Span]  # the reference's sentences (chunked) whose gold can be part of one tree
+    trees: List[Tuple[np.ndarray, np.ndarray, np.ndarray]]  # per span: heads (n+1,), label ids (n,), tag ids (n+1,)
+    starts: np.ndarray  # (n_tokens,) sentence starts: 1, 0, or -1 unknown (always the first token)
+    skipped: List[Tuple[Span, bool]]  # spans whose gold cannot be one tree, and whether each is a chunk
+    heads: List[Optional[int]]  # the aligned absolute heads (for reports)
+
+
+def example_gold(eg: Example, max_length: int, label_ids: Dict[str, int], tag_ids: Dict[str, int]) -> ExampleGold:
+    """The gold the transition parser trains on from ``eg``: the reference's sentences whatever
+    the predicted doc carries (``base.reference_spans``), their projectivized trees
+    (``span_gold``; tag ids ``-1`` on the root row and where unknown), and the sentence starts,
+    the first token's left unknown (it always begins a sentence: nothing to learn there)."""
+    spans, starts = reference_spans(eg, max_length)
+    heads, deps, tags = aligned_gold(eg, projectivize=True, tags=bool(tag_ids))
+    tags = np.array([tag_ids.get(t, -1) if t else -1 for t in (tags or [None] * len(heads))], dtype=np.int64)
+    absolute = np.array([-1 if h is None else h for h in heads], dtype=np.int64)
+    joined = continues(spans, np.flatnonzero(starts == 1).tolist())
+    kept, trees, skipped = [], [], []
+    for i, (start, end) in enumerate(spans):
+        chunk = joined[i] or (i + 1 < len(joined) and joined[i + 1])
+        gold = span_gold(absolute, deps, start, end, label_ids, label_ids[ROOT_LABEL], chunk)
+        if gold is None:
+            skipped.append(((start, end), chunk))
+            continue
+        kept.append((start, end))
+        trees.append((*gold, np.concatenate([[-1], tags[start:end]])))
+    starts = np.concatenate([[-1], starts[1:]]).astype(np.int64) if len(starts) else starts
+    return ExampleGold(kept, trees, starts, skipped, heads)

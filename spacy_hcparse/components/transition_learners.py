@@ -6,32 +6,39 @@ calls only this interface:
 - ``uses_tags``: whether the component should collect the training data's tags at initialization.
 - ``initialize(sample)``: the model's dims beyond ``nO`` and its weights (``sample``: a few docs);
   forgets any training state.
-- ``parse(docs, spans) -> List[SpanTree]``: one tree per span, the spans of all docs in order.
-- ``update(docs, spans, golds, drop, sgd) -> float``: one training step on the spans' gold trees
-  (``golds``: ``SpanGold`` per span, in the same flat order); returns the loss to report.
+- ``parse(docs, spans) -> TransitionParses``: per doc the given spans, or None for the model to
+  segment the doc (its sentence classifier or scorer, when it has one); one tree per span parsed.
+- ``update(docs, spans, golds, starts, drop, sgd) -> float``: one training step on the spans'
+  gold trees (``golds``: ``SpanGold`` per span, in the same flat order; heads and labels may be
+  partial) and the docs' gold sentence starts (``starts``: per doc, 1 starts a sentence, 0 does
+  not, -1 unknown); returns the loss to report.
 - ``finish_update(sgd)``, ``before_save()`` (bring the model's weights up to date) and
   ``after_load()`` (forget training state that no longer matches the weights).
 
 Learners read the component's ``cfg`` (labels, tags and the search/training settings) at every
 call, so settings changed on the component apply at once; they never write it.
 """
-from typing import Dict, List, Sequence, Tuple, Type, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Type, Union
 
 import numpy as np
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 from thinc.api import Model, set_dropout_rate
 
-from ..learning.move_loss import valid_move_xent
-from ..learning.perceptron import AveragedPerceptron
+from ..learning.losses import binary_xent
+from ..learning.move_loss import correct_move_xent
+from ..learning.perceptron import AveragedPerceptron, is_partial
 from ..learning.perceptron_tagger import TaggerTrainer
 from ..models.transition import (
     PerceptronFeatures,
     PerceptronInput,
     SlotBatch,
+    SlotScores,
     SpanBatch,
     SpanRows,
     SpanTree,
+    TransitionParses,
+    doc_rows,
     first_rows,
     perceptron_features,
     perceptron_weights,
@@ -40,15 +47,20 @@ from ..models.transition import (
     span_rows,
 )
 from ..segment import Span, index_groups
-from ..transition.oracle import oracle_slots
+from ..transition.dynamic_oracle import zero_cost_path
+from ..transition.features import N_SLOTS
+from ..transition.moves import n_classes
+from ..transition.oracle import oracle_slots, path_slots
 from ..transition.search import greedy_batch
 from ..transition.tagging import fill_tags
 from .projective_gold import ROOT_LABEL
 
 WORDS_PER_GROUP = 4000  # words whose hidden layer the neural learner precomputes together (~86 MB)
 
-# (heads (n+1,), label ids (n,), tag ids per row (n+1,) with -1 on the root row and unknown tags)
+# (heads (n+1,), label ids (n,), tag ids per row (n+1,) with -1 on the root row and unknown tags);
+# a head or label of -1 is unknown (partial gold)
 SpanGold = Tuple[np.ndarray, np.ndarray, np.ndarray]
+Spans = Sequence[Optional[Sequence[Span]]]
 
 
 def _moves(cfg: Dict) -> Tuple[int, int]:
@@ -57,10 +69,12 @@ def _moves(cfg: Dict) -> Tuple[int, int]:
 
 
 class PerceptronLearner:
-    """Averaged perceptron (``TransitionModel.v1``), trained online by ``update``: greedy with the
+    """Averaged perceptron (``TransitionModel.v1``/``.v2``), trained online by ``update``: greedy with the
     static oracle and the ultraconservative update, with error exploration (``train_explore``),
-    or beam search with early update (``train_beam_width > 1``); ``sgd`` is not used. The
-    model's own tagger trains alongside when the component has tags.
+    or beam search with early update (``train_beam_width > 1``); ``sgd`` is not used. Spans with
+    partial gold follow the dynamic oracle (``learning.perceptron``). The model's own tagger
+    trains alongside when the component has tags, and its sentence classifier (``.v2``) on the
+    docs' gold sentence starts.
 
     Training changes copies of the weights (``AveragedPerceptron``, ``TaggerTrainer``, started
     from the model's weights at the first update); ``sync`` writes their averages into the model,
@@ -77,6 +91,7 @@ class PerceptronLearner:
     def _reset(self) -> None:
         self.parser = None  # AveragedPerceptron, from the first update on
         self.tagger = None  # TaggerTrainer, from the first update with tags to learn
+        self.sentences = None  # TaggerTrainer of the sentence classifier, from the first update
         self.stale = False  # updates not yet averaged into the model
 
     def initialize(self, sample: List[Doc]) -> None:
@@ -84,13 +99,16 @@ class PerceptronLearner:
         self.model.initialize(X=sample or None)
         self._reset()
 
-    def parse(self, docs: Sequence[Doc], spans: Sequence[Sequence[Span]]) -> List[SpanTree]:
+    def parse(self, docs: Sequence[Doc], spans: Spans) -> TransitionParses:
         self.sync()
         _, root = _moves(self.cfg)
-        rows = span_rows(docs, spans)
-        return self.model.predict(PerceptronInput(rows, self._tag_values(), root, int(self.cfg["beam_width"])))
+        return self.model.predict(PerceptronInput(list(docs), spans, self._tag_values(), root,
+                                                  int(self.cfg["beam_width"])))
 
-    def update(self, docs, spans, golds: List[SpanGold], drop: float, sgd) -> float:
+    def update(self, docs, spans, golds: List[SpanGold], starts: List[np.ndarray], drop: float, sgd) -> float:
+        self._train_sentences(docs, starts)
+        if not golds:
+            return 0.0
         if self.parser is None:
             self.parser = AveragedPerceptron.from_weights(perceptron_weights(self.model)[0])
         features = perceptron_features(self.model)
@@ -108,6 +126,18 @@ class PerceptronLearner:
         )
         self.stale = True
         return float(mistakes)
+
+    def _train_sentences(self, docs: Sequence[Doc], starts: List[np.ndarray]) -> None:
+        """One pass of the sentence classifier (if the model has one) over the whole docs."""
+        features = perceptron_features(self.model)
+        if features.sentence_templates is None or not any(len(doc) for doc in docs):
+            return
+        if self.sentences is None:
+            self.sentences = TaggerTrainer(perceptron_weights(self.model).sentences)
+        rows = doc_rows(docs)
+        gold = np.concatenate([np.concatenate([[-1], s]) for doc, s in zip(docs, starts) if len(doc)]).astype(np.int64)
+        self.sentences.tag(rows.attrs, rows.offsets, features.sentence_templates, features.sentence_mask, 2, gold)
+        self.stale = True
 
     def _training_tags(self, rows: SpanRows, features: PerceptronFeatures, gold_tags: np.ndarray) -> np.ndarray:
         """The attribute rows with the tagger's training tags in the tag column of untagged rows
@@ -127,9 +157,11 @@ class PerceptronLearner:
 
     def sync(self) -> None:
         """Write the averaged weights into the model if updates happened since the last time."""
-        if self.stale and self.parser is not None:
+        if self.stale:
+            parser = self.parser.average() if self.parser is not None else perceptron_weights(self.model).parser
             tagger = self.tagger.average() if self.tagger is not None else None
-            set_perceptron_weights(self.model, self.parser.average(), tagger)
+            sentences = self.sentences.average() if self.sentences is not None else None
+            set_perceptron_weights(self.model, parser, tagger, sentences)
             self.stale = False
 
     def finish_update(self, sgd) -> None:
@@ -143,10 +175,13 @@ class PerceptronLearner:
 
 
 class NeuralLearner:
-    """Neural scorer (``NeuralTransitionModel.v1``), trained with spaCy's optimizer on the static
-    oracle's configurations: softmax over the valid moves (``learning.move_loss``). Greedy
-    decoding; spans are parsed in groups of about ``WORDS_PER_GROUP`` words, which bounds the
-    step scorer's precomputed table by the group, not the batch."""
+    """Neural scorer (``NeuralTransitionModel.v1``/``.v2``), trained with spaCy's optimizer: softmax
+    over the valid moves (``learning.move_loss``) on the static oracle's configurations, or, for
+    spans with partial gold, on the dynamic oracle's ``zero_cost_path`` with every move that keeps
+    the known arcs reachable counted correct; plus, for ``.v2``, the sentence-start cross-entropy
+    on the docs' gold starts. Greedy decoding; spans are parsed in groups of about
+    ``WORDS_PER_GROUP`` words, which bounds the step scorer's precomputed table by the group, not
+    the batch."""
 
     uses_tags = False
 
@@ -157,45 +192,70 @@ class NeuralLearner:
     def initialize(self, sample: List[Doc]) -> None:
         self.model.initialize(X=sample or None)
 
-    def parse(self, docs: Sequence[Doc], spans: Sequence[Sequence[Span]]) -> List[SpanTree]:
+    def parse(self, docs: Sequence[Doc], spans: Spans) -> TransitionParses:
         n_labels, root = _moves(self.cfg)
         steps = self.model.predict(SpanBatch(list(docs), spans))
-        out: List[SpanTree] = []
+        trees: List[SpanTree] = []
         for lo, hi in index_groups(steps.sizes, WORDS_PER_GROUP):
             group = steps.group(lo, hi)
-            out.extend(greedy_batch(group.scores, group.firsts, group.null, steps.sizes[lo:hi], n_labels, root))
-        return out
+            trees.extend(greedy_batch(group.scores, group.firsts, group.null, steps.sizes[lo:hi], n_labels, root))
+        return TransitionParses(trees, steps.spans, steps.sentences)
 
-    def update(self, docs, spans, golds: List[SpanGold], drop: float, sgd) -> float:
+    def update(self, docs, spans, golds: List[SpanGold], starts: List[np.ndarray], drop: float, sgd) -> float:
         n_labels, root = _moves(self.cfg)
         null = sum(len(doc) for doc in docs)
-        rows, gold_classes, masks = [], [], []
+        rows, correct, masks = [], [], []
         for first, (heads, labels, _) in zip(first_rows(docs, spans), golds):
-            slots, seq, valid = oracle_slots(heads, labels, n_labels, root)
-            if len(seq):
-                rows.append(slot_rows(slots, first, null))
-                gold_classes.append(seq)
-                masks.append(valid)
-        if not rows:
+            span_slots, span_correct, valid = self._span_steps(heads, labels, n_labels, root)
+            rows.append(slot_rows(span_slots, first, null))
+            correct.append(span_correct)
+            masks.append(valid)
+        rows = np.concatenate(rows) if rows else np.zeros((0, N_SLOTS), dtype=np.int64)
+        learns_starts = self.model.has_ref("start_scorer")
+        if not len(rows) and not (learns_starts and any(len(doc) for doc in docs)):
             return 0.0
-        rows = np.concatenate(rows)
         set_dropout_rate(self.model, drop)
         scores, backprop = self.model.begin_update(SlotBatch(list(docs), rows))
-        loss, d_scores = valid_move_xent(scores, np.concatenate(gold_classes), np.concatenate(masks))
-        backprop((d_scores / self.loss_normaliser(len(rows))).astype("f"))
+        loss, d_moves = 0.0, np.zeros((0, n_classes(n_labels)))
+        if len(rows):
+            loss, d_moves = correct_move_xent(scores.moves, np.concatenate(correct), np.concatenate(masks))
+        d_starts = []
+        if learns_starts:
+            for logits, gold in zip(scores.starts, starts):
+                start_loss, d = binary_xent(np.asarray(self.model.ops.to_numpy(logits), dtype=np.float64), gold)
+                loss += start_loss
+                d_starts.append(d)
+        scale = 1.0 / self.loss_normaliser(len(rows))
+        backprop(SlotScores((d_moves * scale).astype("f"), [(d * scale).astype("f") for d in d_starts]))
         if sgd is not None:
             self.finish_update(sgd)
         return loss
 
     @staticmethod
-    def loss_normaliser(n_configurations: int) -> float:
-        """What the summed loss's gradient is divided by before it reaches the model: the number
-        of oracle configurations in the batch, so the model learns from the mean loss per move.
+    def _span_steps(heads, labels, n_labels: int, root: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The configurations a span trains on: their slot words ``(k, N_SLOTS)``, correct classes
+        and valid classes ``(k, n_classes)``. Static oracle for a whole gold tree (one correct
+        class each); for partial gold the dynamic oracle's path, without the configurations
+        where every valid move is correct (nothing to learn there)."""
+        if not is_partial(heads, labels):
+            slots, seq, valid = oracle_slots(heads, labels, n_labels, root)
+            correct = np.zeros(valid.shape, dtype=bool)
+            correct[np.arange(len(seq)), seq] = True
+            return slots, correct, valid
+        seq, correct = zero_cost_path(heads, labels, n_labels, root)
+        slots, valid = path_slots(seq, len(heads) - 1, n_labels, root)
+        keep = correct.any(axis=1) & (correct != valid).any(axis=1)
+        return slots[keep], correct[keep], valid[keep]
 
-        spaCy's parser and tagger sum instead (a normaliser of 1), so a tok2vec shared with them
-        gets a gradient 50-100x smaller in norm from this component than from theirs. This is the
-        one place that scale is set. The reported loss is the sum either way."""
-        return n_configurations
+    @staticmethod
+    def loss_normaliser(n_configurations: int) -> float:
+        """What the summed loss's gradient is divided by before it reaches the model: 1, as spaCy's
+        parser and tagger do (their losses are sums over moves and tokens), so a tok2vec shared
+        with them gets a gradient of comparable norm from this component
+        (``tests/components/test_shared_tok2vec.py``). This is the one place that scale is set;
+        the mean per configuration (``n_configurations``) made it 50-100x smaller. The reported
+        loss is the sum either way."""
+        return 1.0
 
     def finish_update(self, sgd) -> None:
         self.model.finish_update(sgd)

@@ -1,10 +1,18 @@
 """``hc_transition_parser``: arc-standard shift-reduce parser (averaged perceptron or neural).
 
-Data flows one way: Doc -> spans (``segment.sentence_spans``) -> the learner for the model's kind
+Data flows one way: Doc -> its sentences (``segment.sentence_spans``) when it has them, else the
+model segments it (its sentence classifier or scorer) -> the learner for the model's kind
 (``components.transition_learners``): word attribute rows -> the perceptron model's tagging and
 search, or token vectors -> the neural model's step scorer -> greedy search, valid moves only ->
-span trees (index 0 the root) -> ``write_trees`` -> ``nonproj.deprojectivize``. ``predict``
-returns the trees and leaves Docs alone; ``set_annotations`` writes them.
+span trees (index 0 the root) -> ``write_trees`` (the chunks of a sentence longer than
+``max_length`` joined into one tree) -> ``nonproj.deprojectivize``. ``predict`` returns the trees
+and leaves Docs alone; ``set_annotations`` writes them.
+
+Training learns from the reference's sentences (``base.reference_spans``), whatever sentences the
+predicted doc carries, and from their sentence starts. Gold that is only partly known (tokens
+that do not align with the reference, arcs leaving a chunk of a long sentence, labels the
+component does not know) is learned where it is known (the dynamic oracle's correct moves, see
+``transition_learners``); only gold that cannot be one tree is skipped, with a warning.
 
 Non-projective gold trees are lifted with spaCy's own pseudo-projective transform
 (``Example.get_aligned_parse(projectivize=True)``, labels decorated ``head||dep``); decorated
@@ -15,7 +23,7 @@ labels rarer than ``label_freq_cutoff`` in the training data fall back to their 
 hill climbing.
 """
 from itertools import islice
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.language import Language
@@ -26,23 +34,33 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..models.transition import SpanTree
-from ..segment import Span, sentence_spans
+from ..segment import Span, continues, sentence_spans
 from ..transition.moves import n_classes
 from .annotate import write_trees
-from .base import ParserPipe, aligned_gold, copy_gold_sentences
-from .projective_gold import DECORATION, ROOT_LABEL, lifted_labels, span_gold
+from .base import ParserPipe
+from .projective_gold import DECORATION, ROOT_LABEL, example_gold, lifted_labels
 from .transition_learners import LEARNERS, SpanGold, TransitionLearner
 
 FALLBACK_LABEL = "dep"  # words need a label other than ROOT to attach to each other
 
 DEFAULT_MODEL = """
 [model]
-@architectures = "spacy_hcparse.TransitionModel.v1"
+@architectures = "spacy_hcparse.TransitionModel.v2"
 templates = "zhang_nivre"
 n_buckets = 4194304
 tag_buckets = 1048576
 max_length = 200
+sentence_buckets = 1048576
 """
+
+
+class DocParses(NamedTuple):
+    """A doc's spans, their trees, and which spans carry on the sentence of the span before them
+    (what ``predict`` returns per doc)."""
+
+    spans: List[Span]
+    trees: List[SpanTree]
+    continues: List[bool]
 
 
 @Language.factory(
@@ -176,33 +194,45 @@ class TransitionParser(ParserPipe):
         self.learner.initialize([eg.predicted for eg in islice(get_examples(), 10)])
 
     # ----- prediction ---------------------------------------------------------------------
-    def predict(self, docs: Iterable[Doc]) -> List[List[SpanTree]]:
-        """One list of span trees per doc, one per span of ``sentence_spans(doc, max_length)``."""
+    def predict(self, docs: Iterable[Doc]) -> List[DocParses]:
+        """Per doc its spans (its sentences, or the model's when it has none; chunked to
+        ``max_length``), their trees, and which spans carry on a sentence."""
         docs = list(docs)
-        return self.parse_spans(docs, [sentence_spans(doc, self.max_length) for doc in docs])
+        given = [sentence_spans(doc, self.max_length) if doc.has_annotation("SENT_START") else None
+                 for doc in docs]
+        if not any(len(doc) for doc in docs):
+            return [DocParses([], [], []) for _ in docs]
+        parses = self.learner.parse(docs, given)
+        out, pos = [], 0
+        for doc, spans, sentences in zip(docs, parses.spans, parses.sentences):
+            begins = sentences if sentences is not None else [sent.start for sent in doc.sents] if len(doc) else []
+            out.append(DocParses(spans, parses.trees[pos : pos + len(spans)], continues(spans, begins)))
+            pos += len(spans)
+        return out
 
     def parse_spans(self, docs: Sequence[Doc], spans: Sequence[Sequence[Span]]) -> List[List[SpanTree]]:
         """Parse the given spans of each doc (projective trees, labels possibly decorated)."""
         if not any(spans):
             return [[] for _ in docs]
-        flat = self.learner.parse(docs, spans)
+        flat = self.learner.parse(docs, spans).trees
         out, pos = [], 0
         for doc_spans in spans:
             out.append(flat[pos : pos + len(doc_spans)])
             pos += len(doc_spans)
         return out
 
-    def set_annotations(self, docs: Iterable[Doc], parses: List[List[SpanTree]]) -> None:
-        for doc, doc_parses in zip(docs, parses):
-            spans = sentence_spans(doc, self.max_length)
+    def set_annotations(self, docs: Iterable[Doc], parses: List[DocParses]) -> None:
+        for doc, (spans, trees, joined) in zip(docs, parses):
             if spans:
-                self.write_parses(doc, spans, doc_parses)
+                self.write_parses(doc, spans, trees, joined)
 
-    def write_parses(self, doc: Doc, spans: Sequence[Span], parses: Sequence[SpanTree]) -> None:
-        """Write the trees of ``spans`` (from ``parse_spans``) into ``doc``, lifted arcs restored."""
+    def write_parses(self, doc: Doc, spans: Sequence[Span], parses: Sequence[SpanTree],
+                     joined: Optional[Sequence[bool]] = None) -> None:
+        """Write the trees of ``spans`` into ``doc``, lifted arcs restored; ``joined``: which spans
+        carry on the sentence of the span before them (default: as the doc's sentences say)."""
         labels = self.labels
         names = [[labels[i] for i in labels_ids] for _, labels_ids in parses]
-        write_trees(doc, spans, [heads for heads, _ in parses], names)
+        write_trees(doc, spans, [heads for heads, _ in parses], names, joined)
         if any(DECORATION in name for span_names in names for name in span_names):
             nonproj.deprojectivize(doc)
 
@@ -221,9 +251,9 @@ class TransitionParser(ParserPipe):
         validate_examples(examples, "TransitionParser.update")
         if ROOT_LABEL not in self.labels:
             raise ValueError(f"[{self.name}] update() before initialize(): the component has no labels yet")
-        docs, spans, golds = self._gold_spans(examples)
-        if any(spans):
-            losses[self.name] += self.learner.update(docs, spans, golds, drop, sgd)
+        docs, spans, golds, starts = self._gold(examples)
+        if any(len(doc) for doc in docs):
+            losses[self.name] += self.learner.update(docs, spans, golds, starts, drop, sgd)
         return losses
 
     def get_loss(self, examples: Iterable[Example], scores) -> Tuple[float, object]:
@@ -233,31 +263,22 @@ class TransitionParser(ParserPipe):
     def finish_update(self, sgd) -> None:
         self.learner.finish_update(sgd)
 
-    def _gold_spans(self, examples: List[Example]) -> Tuple[List[Doc], List[List[Span]], List[SpanGold]]:
-        """The predicted docs, per doc its spans with a usable projective gold tree, and those
-        trees, one ``SpanGold`` per span in order."""
+    def _gold(self, examples: List[Example]) -> Tuple[List[Doc], List[List[Span]], List[SpanGold], List[np.ndarray]]:
+        """The predicted docs, per doc its usable spans, their gold (one ``SpanGold`` per span in
+        order) and per doc its sentence starts (``projective_gold.example_gold``); spans whose gold
+        cannot be one tree are reported."""
         label_ids = {label: i for i, label in enumerate(self.labels)}
         tag_ids = {tag: i for i, tag in enumerate(self.cfg["tags"])}
-        root = label_ids[ROOT_LABEL]
-        docs, spans, golds = [], [], []
+        docs, spans, golds, starts = [], [], [], []
         for eg in examples:
-            doc = eg.predicted
-            copy_gold_sentences(eg)
-            heads, deps, tags = aligned_gold(eg, projectivize=True, tags=bool(tag_ids))
-            tags = tags if tag_ids else [None] * len(doc)
-            tags = np.array([tag_ids.get(t, -1) if t else -1 for t in tags], dtype=np.int64)
-            absolute = np.array([-1 if h is None else h for h in heads], dtype=np.int64)
-            doc_spans = []
-            for start, end in sentence_spans(doc, self.max_length):
-                gold = span_gold(absolute, deps, start, end, label_ids, root)
-                if gold is None:
-                    self._report_unusable_gold(doc, start, end, heads)
-                    continue
-                doc_spans.append((start, end))
-                golds.append((*gold, np.concatenate([[-1], tags[start:end]])))
-            docs.append(doc)
-            spans.append(doc_spans)
-        return docs, spans, golds
+            gold = example_gold(eg, self.max_length, label_ids, tag_ids)
+            for (start, end), chunk in gold.skipped:
+                self._report_unusable_gold(eg.predicted, start, end, gold.heads, whole_sentence=not chunk)
+            docs.append(eg.predicted)
+            spans.append(gold.spans)
+            golds.extend(gold.trees)
+            starts.append(gold.starts)
+        return docs, spans, golds, starts
 
     # ----- serialization ------------------------------------------------------------------
     def _before_save(self) -> None:

@@ -10,6 +10,11 @@ valid classes other than the gold one that score at least as high as gold. If it
 the features are added to the gold class's weights and ``1/|Psi|`` of them subtracted from each
 class in ``Psi``; the parser then follows the gold move (static oracle).
 
+Partial gold (heads or labels ``-1``: tokens that do not align with the reference, arcs that leave
+a chunk of a long sentence) cannot be walked by the static oracle; such spans are trained with
+the dynamic oracle from their first move on (``transition.dynamic_oracle``): every move that keeps
+the known arcs reachable is correct, so nothing is learned about the unknown ones.
+
 Averaging is lazy (Daume 2006): with ``c`` counting configurations, an update ``d`` at time ``c``
 also adds ``c * d`` to ``U``; the average of all weight vectors seen so far is ``W - U / c``.
 
@@ -19,7 +24,7 @@ weights a model keeps (``models.transition.set_perceptron_weights`` writes them 
 import numpy as np
 from numba import njit
 
-from ..transition.dynamic_oracle import optimal_classes
+from ..transition.dynamic_oracle import optimal_classes, zero_cost_path
 from ..transition.features import N_VALUES, fill_context, hash_features
 from ..transition.moves import apply, n_classes, valid_mask
 from ..transition.oracle import gold_child_counts, oracle_class, oracle_sequence
@@ -64,8 +69,9 @@ def train_spans(
     no mistake has been followed the static oracle's move is the one correct class; after one,
     the dynamic oracle's optimal classes are (``transition.dynamic_oracle``). Spans longer than
     ``max_length`` words are not explored (the dynamic oracle is cubic in the configuration's
-    size), and spans whose gold tree the static oracle cannot reach end where it fails. The
-    random draws are seeded from the averaging clock, so a run is reproducible."""
+    size), and spans whose gold tree the static oracle cannot reach end where it fails. Spans with
+    partial gold (``is_partial``) follow the dynamic oracle from the start, whatever their
+    length. The random draws are seeded from the averaging clock, so a run is reproducible."""
     np.random.seed(np.int64(counter[0]) % 2147483647)
     n_cls = n_classes(n_labels)
     ctx = np.empty(N_VALUES, dtype=np.int64)
@@ -81,7 +87,7 @@ def train_spans(
         labels = gold_labels[lo + 1 : hi]
         counts = gold_child_counts(heads)
         st = initial_state(hi - lo - 1)
-        on_path = True
+        on_path = not is_partial(heads, labels)
         explore_here = hi - lo - 1 <= max_length
         while not is_final(st):
             valid_mask(st, n_labels, root_label, valid)
@@ -112,6 +118,18 @@ def train_spans(
                 on_path = False
             apply(st, move, n_labels)
     return mistakes
+
+
+@njit(cache=True)
+def is_partial(gold_heads: np.ndarray, gold_labels: np.ndarray) -> bool:
+    """Whether a span's gold leaves some head (after the root row) or label unknown (``-1``)."""
+    for m in range(1, len(gold_heads)):
+        if gold_heads[m] < 0:
+            return True
+    for m in range(len(gold_labels)):
+        if gold_labels[m] < 0:
+            return True
+    return False
 
 
 @njit(cache=True)
@@ -177,7 +195,9 @@ def train_spans_beam(attrs, offsets, gold_heads, gold_labels, W, U, counter, tem
     """Beam-search training with early update (Collins & Roark 2004; Zhang & Clark 2008): when
     the oracle's configuration falls out of the beam, or the best final configuration is not the
     oracle's, the features of the oracle's moves so far are added and those of the best beam
-    item's moves subtracted. Returns the number of updates."""
+    item's moves subtracted. A span with partial gold takes the dynamic oracle's
+    ``zero_cost_path`` as its oracle sequence (its guesses for the unknown arcs are trained as if
+    they were gold). Returns the number of updates."""
     n_cls = n_classes(n_labels)
     ctx = np.empty(N_VALUES, dtype=np.int64)
     feats = np.empty(templates.shape[0], dtype=np.int64)
@@ -191,7 +211,10 @@ def train_spans_beam(attrs, offsets, gold_heads, gold_labels, W, U, counter, tem
         lo, hi = offsets[s], offsets[s + 1]
         n = hi - lo - 1
         span = attrs[lo:hi]
-        gold_seq = oracle_sequence(gold_heads[lo:hi], gold_labels[lo + 1 : hi], n_labels, root_label)
+        if is_partial(gold_heads[lo:hi], gold_labels[lo + 1 : hi]):
+            gold_seq, _ = zero_cost_path(gold_heads[lo:hi], gold_labels[lo + 1 : hi], n_labels, root_label)
+        else:
+            gold_seq = oracle_sequence(gold_heads[lo:hi], gold_labels[lo + 1 : hi], n_labels, root_label)
         if len(gold_seq) != 2 * n or n == 0:
             continue
         first = initial_state(n)

@@ -15,12 +15,18 @@ the units is reachable exactly when
 So the best reachable tree is a first-order Eisner parse over the units with arc weight 1 for
 gold arcs, and the second condition forbids right-complete spans ``[h, e]`` with
 ``h < e < top``. Heads use the package convention (``gold_heads[0] == -1``, index 0 the root).
+
+Partial gold: a word whose gold head is ``-1`` (unknown: a token that does not align with the
+reference, an arc leaving a chunk of a long sentence) has no gold arc to lose, and a gold label of
+``-1`` accepts any label; the loss counts the known arcs only. ``zero_cost_path`` walks such a
+gold from the start, so training can learn the moves it determines (every move that keeps the
+best reachable tree is correct) and nothing about the rest.
 """
 import numpy as np
 from numba import njit
 
-from .moves import LEFT, RIGHT, SHIFT, apply, class_of, is_valid, label_of, move_of
-from .state import HEAD, META, N, BUF, SP, STACK
+from .moves import LEFT, RIGHT, SHIFT, apply, class_of, is_valid, label_of, move_of, n_classes, valid_mask
+from .state import HEAD, META, N, BUF, SP, STACK, initial_state
 
 _NEG = -(1 << 30)
 
@@ -125,7 +131,8 @@ def move_values(st: np.ndarray, gold_heads: np.ndarray, n_labels: int, root_labe
 @njit(cache=True)
 def optimal_classes(st, gold_heads, gold_labels, n_labels, root_label, valid, out) -> None:
     """``out[c] = True`` for the valid classes that keep the best reachable tree's gold arcs (and,
-    for an arc that is gold, carry its gold label); ``gold_labels`` are ids for words ``1..n``."""
+    for an arc that is gold, carry its gold label, any label where that is ``-1``);
+    ``gold_labels`` are ids for words ``1..n``."""
     values = np.empty(3, dtype=np.int64)
     move_values(st, gold_heads, n_labels, root_label, values)
     best = max(values[SHIFT], max(values[LEFT], values[RIGHT]))
@@ -140,6 +147,35 @@ def optimal_classes(st, gold_heads, gold_labels, n_labels, root_label, valid, ou
         if move != SHIFT:
             j, i = st[STACK, sp - 1], st[STACK, sp - 2]
             head, dep = (j, i) if move == LEFT else (i, j)
-            if gold_heads[dep] == head and label_of(cls, n_labels) != gold_labels[dep - 1]:
+            gold_label = gold_labels[dep - 1]
+            if gold_heads[dep] == head and gold_label >= 0 and label_of(cls, n_labels) != gold_label:
                 continue
         out[cls] = True
+
+
+@njit(cache=True)
+def zero_cost_path(gold_heads, gold_labels, n_labels, root_label):
+    """A move sequence (2n,) from the start that keeps the best reachable tree at every step, and
+    the correct classes of each of its configurations ``(2n, n_classes)`` (``optimal_classes``).
+    At each step the path takes the first correct arc class (attaching eagerly), else a shift:
+    with full gold that builds the gold tree if it is projective; words of unknown head end up
+    attached somewhere, and nothing says where they belong."""
+    n = len(gold_heads) - 1
+    n_cls = n_classes(n_labels)
+    seq = np.empty(2 * n, dtype=np.int64)
+    correct = np.zeros((2 * n, n_cls), dtype=np.bool_)
+    valid = np.empty(n_cls, dtype=np.bool_)
+    st = initial_state(n)
+    for step in range(2 * n):
+        valid_mask(st, n_labels, root_label, valid)
+        optimal_classes(st, gold_heads, gold_labels, n_labels, root_label, valid, correct[step])
+        cls = -1
+        for c in range(1, n_cls):
+            if correct[step, c]:
+                cls = c
+                break
+        if cls < 0:
+            cls = 0
+        seq[step] = cls
+        apply(st, cls, n_labels)
+    return seq, correct

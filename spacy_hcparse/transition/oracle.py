@@ -78,15 +78,22 @@ def oracle_slots(gold_heads, gold_labels, n_labels, root_label):
     Empty arrays if the gold tree is not reachable."""
     n = len(gold_heads) - 1
     seq = oracle_sequence(gold_heads, gold_labels, n_labels, root_label)
-    n_cls = n_classes(n_labels)
     if len(seq) != 2 * n:
         return (np.empty((0, N_SLOTS), dtype=np.int64), np.empty(0, dtype=np.int64),
-                np.empty((0, n_cls), dtype=np.bool_))
-    slots = np.empty((2 * n, N_SLOTS), dtype=np.int64)
-    valid = np.empty((2 * n, n_cls), dtype=np.bool_)
+                np.empty((0, n_classes(n_labels)), dtype=np.bool_))
+    slots, valid = path_slots(seq, n, n_labels, root_label)
+    return slots, seq, valid
+
+
+@njit(cache=True)
+def path_slots(seq, n, n_labels, root_label):
+    """The slot words ``(len(seq), N_SLOTS)`` and valid-class masks ``(len(seq), n_classes)`` of
+    the configurations a move sequence passes through from the start of an ``n``-word span."""
+    slots = np.empty((len(seq), N_SLOTS), dtype=np.int64)
+    valid = np.empty((len(seq), n_classes(n_labels)), dtype=np.bool_)
     st = initial_state(n)
-    for step in range(2 * n):
+    for step in range(len(seq)):
         slot_words(st, slots[step])
         valid_mask(st, n_labels, root_label, valid[step])
         apply(st, seq[step], n_labels)
-    return slots, seq, valid
+    return slots, valid

@@ -47,7 +47,17 @@ EXTENDED_TEMPLATES = BASE_TEMPLATES + [
     "p1+0.shape", "p2+0.w", "p1+p2+0.suf", "-1.w+1.w", "-1.suf+0.w", "0.w+1.suf", "0.pre+0.suf",
     "-1.shape", "1.pre", "-2.shape", "2.shape", "-1.pre",
 ]
-TAGGER_TEMPLATE_SETS: Dict[str, List[str]] = {"base": BASE_TEMPLATES, "extended": EXTENDED_TEMPLATES}
+# sentence starts (two classes: 1 starts a sentence): the word, the one before it and the pair, as
+# forms and shapes (case lives in the shape and the prefix: forms are lowercase), and whether the
+# previous word was taken as a start
+SENTENCE_TEMPLATES = [
+    "bias", "0.w", "0.pre", "0.shape", "0.suf", "-1.w", "-1.suf", "-1.shape", "-2.w", "1.w", "1.shape", "p1",
+    "-1.w+0.w", "-1.w+0.shape", "-1.w+0.pre", "-1.shape+0.shape", "-2.w+-1.w", "-1.w+1.w",
+    "0.shape+1.shape", "-1.w+0.shape+1.shape", "-2.shape+-1.w+0.shape", "p1+0.shape", "p1+-1.w",
+]
+TAGGER_TEMPLATE_SETS: Dict[str, List[str]] = {
+    "base": BASE_TEMPLATES, "extended": EXTENDED_TEMPLATES, "sentence": SENTENCE_TEMPLATES,
+}
 
 
 def tagger_templates(name: str = "base") -> np.ndarray:

@@ -1,19 +1,25 @@
 """hc_transition_parser: learning the tiny treebank, odd docs, round trips, determinism,
-processes, the neural option and the hand-off to hc_parser."""
+processes, the neural option and the hand-off to hc_parser; raw text: sentence boundaries from
+both learners, preset ones kept, training from the reference's sentences whatever the predicted
+doc carries (an annotating senter, tokens that do not align)."""
+import logging
+
 import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Doc
+from spacy.training import Example
 
 from spacy_hcparse.components.transition_parser import initial_heads
 from spacy_hcparse.decoders import tree_problem
 from spacy_hcparse.models.transition import perceptron_weights
 from spacy_hcparse.segment import sentence_spans
-from tests.treebank import SENTENCES, make_doc_with_sentences, make_examples
+from tests.treebank import SENTENCES, make_doc_examples, make_doc_with_sentences, make_examples
 
 SMALL = {"n_buckets": 2**16}
 NEURAL = {
-    "@architectures": "spacy_hcparse.NeuralTransitionModel.v1",
+    "@architectures": "spacy_hcparse.NeuralTransitionModel.v2",
+    "sentence_width": 16,
     "hidden_width": 32,
     "maxout_pieces": 2,
     "max_length": 200,
@@ -37,10 +43,11 @@ def make_nlp(model=None, **config):
     return nlp
 
 
-def train_tiny(epochs=15, seed=0, model=None, **config):
+def train_tiny(epochs=15, seed=0, model=None, docs=True, **config):
+    """Trained on raw-text docs of three treebank sentences each (``docs``), or one per sentence."""
     spacy.util.fix_random_seed(seed)
     nlp = make_nlp(model, **config)
-    examples = make_examples(nlp)
+    examples = make_doc_examples(nlp) if docs else make_examples(nlp)
     optimizer = nlp.initialize(lambda: examples)
     for _ in range(epochs):
         nlp.update(examples, sgd=optimizer)
@@ -242,3 +249,119 @@ def test_error_exploration_is_deterministic_for_a_fixed_seed():
 def test_train_explore_is_a_probability():
     with pytest.raises(ValueError, match="train_explore"):
         make_nlp(train_explore=1.5)
+
+
+# ----- raw text: sentence boundaries, training from the reference's sentences ---------------------
+THREE_SENTENCES = "I saw it. Then I left the house. She reads old books."
+NEURAL_V1 = {**NEURAL, "@architectures": "spacy_hcparse.NeuralTransitionModel.v1"}
+del NEURAL_V1["sentence_width"]
+
+
+@pytest.fixture(scope="module")
+def trained_neural():
+    return train_tiny(epochs=100, model=NEURAL)
+
+
+@pytest.mark.parametrize("learner", ["perceptron", "neural"])
+def test_raw_text_gets_its_sentences(trained, trained_neural, learner):
+    nlp = trained if learner == "perceptron" else trained_neural
+    doc = nlp(THREE_SENTENCES)
+    assert [s.text for s in doc.sents] == ["I saw it.", "Then I left the house.", "She reads old books."]
+    assert_valid(doc)
+
+
+@pytest.mark.parametrize("learner", ["perceptron", "neural"])
+def test_preset_sentences_are_kept_by_both_learners(trained, trained_neural, learner):
+    nlp = trained if learner == "perceptron" else trained_neural
+    words = ["I", "saw", "it", ".", "Then", "I", "left", "the", "house", "."]
+    starts = [True, False, False, True, False, False, False, True, False, False]  # not where they belong
+    doc = nlp(Doc(nlp.vocab, words=words, sent_starts=starts))
+    assert [t.is_sent_start for t in doc] == starts
+    assert_valid(doc)
+
+
+@pytest.mark.parametrize("learner", ["perceptron", "neural"])
+def test_long_predicted_sentence_stays_one_tree(trained, trained_neural, learner):
+    """A predicted sentence longer than max_length is parsed in chunks joined under one root."""
+    nlp = trained if learner == "perceptron" else trained_neural
+    nlp.get_pipe("hc_transition_parser").model.attrs["max_length"] = 10
+    try:
+        doc = nlp(Doc(nlp.vocab, words=["x"] * 35))
+    finally:
+        nlp.get_pipe("hc_transition_parser").model.attrs["max_length"] = 200
+    assert_valid(doc)
+    assert len(list(doc.sents)) == 1
+    root = doc[:].root
+    assert sum(t.dep_ == "dep" for t in root.children) >= 3
+
+
+@pytest.mark.parametrize("model", [SMALL, NEURAL])
+def test_annotating_senter_skips_no_gold_sentence(model, caplog):
+    """An annotating senter gives the predicted docs other sentences than the reference's; the
+    parser still learns every reference sentence, and warns about none."""
+    spacy.util.fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("senter")
+    nlp.add_pipe("hc_transition_parser", config={"model": model, "label_freq_cutoff": 1})
+    examples = make_doc_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    caplog.set_level(logging.INFO, logger="spacy_hcparse")
+    differ = False
+    for _ in range(3):
+        nlp.update(examples, sgd=optimizer, annotates=["senter"])
+        differ |= any([t.is_sent_start for t in eg.predicted] != [t.is_sent_start for t in eg.reference]
+                      for eg in examples)
+    assert differ  # the senter's boundaries were not the reference's
+    parser = nlp.get_pipe("hc_transition_parser")
+    assert parser.reported_gold == 0, [r.getMessage() for r in caplog.records]
+    _, spans, golds, _ = parser._gold(examples)
+    assert [len(s) for s in spans] == [3] * len(SENTENCES)
+    assert all((heads[1:] >= 0).all() for heads, _, _ in golds)
+
+
+def merged_examples(nlp):
+    """Raw-text examples whose predicted tokens do not all align with the reference: the first
+    sentence's last word and its punctuation are one token ("eggs." for "eggs" "."), and the
+    doc's first word is split in two."""
+    out = []
+    for eg in make_doc_examples(nlp):
+        words = [t.text for t in eg.reference]
+        first_len = next(len(s[0]) for s in SENTENCES if words[: len(s[0])] == s[0])
+        pred_words = [words[0][:1], words[0][1:]] if len(words[0]) > 1 else [words[0]]
+        pred_words += words[1 : first_len - 2] + [words[first_len - 2] + words[first_len - 1]] + words[first_len:]
+        spaces = [False] if len(words[0]) > 1 else []
+        spaces += [True] * (len(pred_words) - len(spaces))
+        out.append(Example(Doc(nlp.vocab, words=pred_words, spaces=spaces), eg.reference))
+    return out
+
+
+@pytest.mark.parametrize("model", [SMALL, NEURAL])
+def test_unaligned_tokens_keep_their_sentence(model, caplog):
+    spacy.util.fix_random_seed(0)
+    nlp = make_nlp(model)
+    examples = merged_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    parser = nlp.get_pipe("hc_transition_parser")
+    _, spans, golds, _ = parser._gold(examples)
+    assert [len(s) for s in spans] == [3] * len(SENTENCES)  # no sentence dropped
+    assert sum((heads[1:] < 0).any() for heads, _, _ in golds) >= len(SENTENCES)  # partial ones among them
+    caplog.set_level(logging.INFO, logger="spacy_hcparse")
+    for _ in range(15 if model is SMALL else 60):
+        nlp.update(examples, sgd=optimizer)
+    assert parser.reported_gold == 0, [r.getMessage() for r in caplog.records]
+    correct = total = 0
+    for words, heads, _ in SENTENCES:
+        got, _ = parse_of(nlp(Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * (len(words) - 1))))
+        correct += sum(g == h for g, h in zip(got, heads))
+        total += len(heads)
+    assert correct / total >= 0.9
+
+
+@pytest.mark.parametrize("model", [{"@architectures": "spacy_hcparse.TransitionModel.v1", **SMALL}, NEURAL_V1])
+def test_v1_architectures_chunk_docs_without_boundaries(model):
+    nlp = train_tiny(epochs=3, model=model)
+    doc = nlp(THREE_SENTENCES)
+    assert len(list(doc.sents)) == 1  # no sentence scorer: one chunk, one sentence
+    assert_valid(doc)
+    doc = nlp(make_doc_with_sentences(nlp))
+    assert [t.is_sent_start for t in doc] == [i == 0 for s in SENTENCES for i in range(len(s[0]))]

@@ -1,25 +1,33 @@
 """The transition models as closed functions: the neural model's step scorer gives the scorer's own
-scores, its training forward the same scores and one backprop into the token vectors; the
-perceptron model parses attribute rows with the weights written into it."""
+scores, its training forward the same scores and one backprop into the token vectors (from the
+move scores and, for ``.v2``, the sentence-start logits); the perceptron model parses the spans
+of docs with the weights written into it, and segments docs without spans with its sentence
+classifier (``.v2``)."""
 import numpy as np
 import pytest
+import spacy
+from spacy.tokens import Doc
 from thinc.api import Model
 
 from spacy_hcparse.models.transition import (
     PerceptronInput,
     SlotBatch,
+    SlotScores,
     SpanBatch,
-    SpanRows,
     build_neural_transition_model,
+    build_neural_transition_model_v2,
     build_transition_model,
+    build_transition_model_v2,
+    doc_rows,
     first_rows,
     perceptron_weights,
+    segment_docs,
     set_perceptron_weights,
     slot_rows,
+    span_rows,
 )
-from spacy_hcparse.transition.features import N_SLOTS, token_attrs
+from spacy_hcparse.transition.features import N_SLOTS, get_templates
 from spacy_hcparse.transition.search import greedy_parse
-from spacy_hcparse.transition.features import get_templates
 
 WIDTH = 8
 
@@ -33,9 +41,14 @@ def identity_tok2vec(seen):
     return Model("tok2vec", forward, dims={"nO": WIDTH})
 
 
-def neural_model(seen=None):
-    model = build_neural_transition_model(identity_tok2vec([] if seen is None else seen), hidden_width=6,
-                                          maxout_pieces=3, dropout=0.0, nO=5)
+def neural_model(seen=None, version=1):
+    tok2vec = identity_tok2vec([] if seen is None else seen)
+    if version == 1:
+        model = build_neural_transition_model(tok2vec, hidden_width=6, maxout_pieces=3, dropout=0.0, nO=5)
+    else:
+        model = build_neural_transition_model_v2(tok2vec, hidden_width=6, maxout_pieces=3, dropout=0.0,
+                                                 sentence_width=4, nO=5, max_length=5)
+        model.get_ref("start_scorer").initialize(X=[np.zeros((3, WIDTH), dtype="f")])
     model.get_ref("scorer").initialize(X=np.zeros((2, WIDTH * N_SLOTS), dtype="f"))
     rng = np.random.default_rng(0)
     maxout = next(layer for layer in model.walk() if layer.name == "maxout")
@@ -62,34 +75,66 @@ def test_step_scorer_matches_the_scorer():
         np.testing.assert_allclose(got, np.asarray(expected), rtol=1e-4, atol=1e-4)
 
 
-def test_training_forward_scores_and_backprop():
+@pytest.mark.parametrize("version", [1, 2])
+def test_training_forward_scores_and_backprop(version):
     seen = []
-    model = neural_model(seen)
+    model = neural_model(seen, version)
     rng = np.random.default_rng(2)
     docs = [rng.normal(size=(n, WIDTH)).astype("f") for n in (4, 6)]
     rows = rng.integers(0, 11, size=(9, N_SLOTS))  # row 10 is the zero row
     scores, backprop = model.begin_update(SlotBatch(docs, rows))
-    np.testing.assert_allclose(scores, model.predict(SlotBatch(docs, rows)), rtol=1e-6)
-    d_scores = rng.normal(size=scores.shape).astype("f")
-    assert backprop(d_scores) == []
+    predicted = model.predict(SlotBatch(docs, rows))
+    np.testing.assert_allclose(scores.moves, predicted.moves, rtol=1e-6)
+    assert [len(s) for s in scores.starts] == ([0, 0] if version == 1 else [4, 6])
+    d_moves = rng.normal(size=scores.moves.shape).astype("f")
+    d_starts = [rng.normal(size=len(s)).astype("f") for s in scores.starts]
+    assert backprop(SlotScores(d_moves, d_starts)) == []
     (d_docs,) = seen
     assert [d.shape for d in d_docs] == [(4, WIDTH), (6, WIDTH)]
-    # the gradient of sum(scores * d_scores) with respect to one token vector, by finite differences
-    doc, token, eps = 1, 2, 1e-2
-    bumped = [d.copy() for d in docs]
-    bumped[doc][token] += eps * np.eye(WIDTH, dtype="f")[3]
-    lower = [d.copy() for d in docs]
-    lower[doc][token] -= eps * np.eye(WIDTH, dtype="f")[3]
-    numeric = ((model.predict(SlotBatch(bumped, rows)) - model.predict(SlotBatch(lower, rows))) * d_scores).sum() / (2 * eps)
-    assert d_docs[doc][token, 3] == pytest.approx(numeric, rel=0.05, abs=1e-3)
+
+    def objective(vectors):
+        out = model.predict(SlotBatch(vectors, rows))
+        return (out.moves * d_moves).sum() + sum((s * d).sum() for s, d in zip(out.starts, d_starts))
+
+    # the gradient of the objective with respect to token vectors, by finite differences (the
+    # token after doc 1's token 2 reads it as its left neighbour in the start scorer)
+    for doc, token, dim in [(1, 2, 3), (0, 0, 1), (1, 5, 0)]:
+        eps = 1e-2
+        bumped = [d.copy() for d in docs]
+        bumped[doc][token] += eps * np.eye(WIDTH, dtype="f")[dim]
+        lower = [d.copy() for d in docs]
+        lower[doc][token] -= eps * np.eye(WIDTH, dtype="f")[dim]
+        numeric = (objective(bumped) - objective(lower)) / (2 * eps)
+        assert d_docs[doc][token, dim] == pytest.approx(numeric, rel=0.05, abs=1e-3)
 
 
-def perceptron_input(lengths, seed, n_buckets, beam_width=1):
+def test_neural_model_segments_docs_without_spans():
+    rng = np.random.default_rng(5)
+    docs = random_docs([12, 7], 8)
+    vectors = {id(doc): rng.normal(size=(len(doc), WIDTH)).astype("f") for doc in docs}
+
+    def forward(model, X, is_train):
+        return [vectors[id(doc)] for doc in X], lambda d: d
+
+    model = build_neural_transition_model_v2(Model("tok2vec", forward, dims={"nO": WIDTH}), hidden_width=6,
+                                             maxout_pieces=3, dropout=0.0, sentence_width=4, nO=5, max_length=5)
+    model.get_ref("start_scorer").initialize(X=[np.zeros((3, WIDTH), dtype="f")])
+    model.get_ref("scorer").initialize(X=np.zeros((2, WIDTH * N_SLOTS), dtype="f"))
+    logits = model.get_ref("start_scorer").predict([vectors[id(docs[0])]])
+    steps = model.predict(SpanBatch(docs, [None, [(0, 3), (3, 7)]]))
+    expected_spans, expected_sentences = segment_docs(docs[:1], [None], [np.asarray(logits[0]) > 0], 5)
+    assert steps.spans[0] == expected_spans[0] and steps.sentences[0] == expected_sentences[0]
+    assert steps.sentences[1] is None and steps.spans[1] == [(0, 3), (3, 7)]
+    assert steps.spans[0][0][0] == 0 and steps.spans[0][-1][1] == 12
+    assert all(end - start <= 5 for start, end in steps.spans[0])  # max_length chunks
+    assert steps.sizes == [end - start for doc_spans in steps.spans for start, end in doc_spans]
+
+
+def random_docs(lengths, seed):
     rng = np.random.default_rng(seed)
-    attrs = np.concatenate([token_attrs(rng.integers(0, 2**62, size=(n, 5)), False) for n in lengths])
-    offsets = np.cumsum([0] + [n + 1 for n in lengths]).astype(np.int64)
-    rows = SpanRows(attrs, offsets, np.zeros(len(attrs), dtype=bool))
-    return PerceptronInput(rows, np.zeros(0, dtype=np.int64), 0, beam_width)
+    vocab = spacy.blank("en").vocab
+    words = ["a", "B", "cat", "Dogs", ".", "x1", "?", "Z"]
+    return [Doc(vocab, words=[str(w) for w in rng.choice(words, size=n)]) for n in lengths]
 
 
 def test_perceptron_model_parses_with_the_weights_written_into_it():
@@ -99,15 +144,51 @@ def test_perceptron_model_parses_with_the_weights_written_into_it():
     W = np.random.default_rng(3).normal(size=n_buckets + 1 + 2 * n_labels).astype("f")
     set_perceptron_weights(model, W)
     assert perceptron_weights(model)[0] is W or np.array_equal(perceptron_weights(model)[0], W)
-    X = perceptron_input([5, 0, 9], 4, n_buckets)
-    trees = model.predict(X)
-    heads = np.empty(len(X.rows.attrs), dtype=np.int64)
-    labels = np.empty(len(X.rows.attrs), dtype=np.int64)
-    greedy_parse(X.rows.attrs, X.rows.offsets, W, get_templates("zhang_nivre"), np.int64(n_buckets - 1), n_labels, 0,
+    docs = random_docs([5, 0, 9], 4)
+    spans = [[(0, 5)], [], [(0, 4), (4, 9)]]
+    X = PerceptronInput(docs, spans, np.zeros(0, dtype=np.int64), 0)
+    parses = model.predict(X)
+    rows = span_rows(docs, spans)
+    heads = np.empty(len(rows.attrs), dtype=np.int64)
+    labels = np.empty(len(rows.attrs), dtype=np.int64)
+    greedy_parse(rows.attrs, rows.offsets, W, get_templates("zhang_nivre"), np.int64(n_buckets - 1), n_labels, 0,
                  heads, labels)
-    assert [len(h) for h, _ in trees] == [6, 1, 10]
-    for (tree_heads, tree_labels), lo, hi in zip(trees, X.rows.offsets[:-1], X.rows.offsets[1:]):
+    assert parses.spans == spans and parses.sentences == [None, None, None]
+    assert [len(h) for h, _ in parses.trees] == [6, 5, 6]
+    for (tree_heads, tree_labels), lo, hi in zip(parses.trees, rows.offsets[:-1], rows.offsets[1:]):
         assert tree_heads.tolist() == heads[lo:hi].tolist() and tree_labels.tolist() == labels[lo + 1 : hi].tolist()
     _, backprop = model.begin_update(X)
     with pytest.raises(ValueError, match="no gradient"):
         backprop(None)
+
+
+def test_perceptron_v2_segments_with_its_sentence_classifier():
+    n_labels = 3
+    model = build_transition_model_v2(n_buckets=2**10, tag_buckets=2**8, sentence_buckets=2**8, max_length=4,
+                                      nO=1 + 2 * n_labels)
+    model.initialize()
+    sentences = np.random.default_rng(6).normal(size=2**8 + 2).astype("f")
+    set_perceptron_weights(model, perceptron_weights(model).parser, sentences=sentences)
+    docs = random_docs([11, 0, 6], 7)
+    parses = model.predict(PerceptronInput(docs, [None, None, [(0, 6)]], np.zeros(0, dtype=np.int64), 0))
+    rows = doc_rows(docs[:1])
+    classes = model.get_ref("sentence_tagger").predict((rows.attrs, rows.offsets))[1:] == 1
+    expected, _ = segment_docs(docs[:1], [None], [classes], 4)
+    assert parses.spans[0] == expected[0] and all(end - start <= 4 for start, end in parses.spans[0])
+    assert parses.sentences[0] == sorted({0, *np.flatnonzero(classes).tolist()})
+    assert parses.spans[1:] == [[], [(0, 6)]] and parses.sentences[1:] == [[], None]
+    # .v1 has no classifier: a doc without spans is cut into chunks of max_length words
+    v1 = build_transition_model(n_buckets=2**10, tag_buckets=2**8, max_length=4, nO=1 + 2 * n_labels)
+    v1.initialize()
+    parses = v1.predict(PerceptronInput(docs[:1], [None], np.zeros(0, dtype=np.int64), 0))
+    assert [end - start for start, end in parses.spans[0]] == [4, 4, 3]
+    assert parses.sentences[0] == [0, 4, 8]
+
+
+def test_whitespace_never_begins_a_sentence():
+    vocab = spacy.blank("en").vocab
+    doc = Doc(vocab, words=["Hi", ".", "\n\n", "Bye", ".", " ", "\n"], spaces=[False] * 7)
+    begins = np.array([True, False, True, False, False, True, False])
+    spans, sentences = segment_docs([doc], [None], [begins], 200)
+    assert sentences[0] == [0, 3]  # the start on "\n\n" moves to "Bye"; the one at the end has no word after it
+    assert spans[0] == [(0, 3), (3, 7)]
