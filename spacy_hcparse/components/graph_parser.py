@@ -36,18 +36,20 @@ ROOT_LABEL = "ROOT"
 
 DEFAULT_CONFIG = """
 [model]
-@architectures = "spacy_hcparse.GraphParserModel.v2"
+@architectures = "spacy_hcparse.GraphParserModel.v4"
 lstm_width = 0
 lstm_depth = 1
 max_length = 100
-arc_width = 256
+arc_width = 192
 label_width = 96
 label_rank = 128
-sibling_rank = 64
-grand_rank = 64
-dropout = 0.25
+sibling_rank = 48
+grand_rank = 48
+dropout = 0.1
 top_k = 6
 higher_order_max_length = 100
+sentence_width = 64
+tag_attrs = ["POS"]
 
 [model.tok2vec]
 @architectures = "spacy.HashEmbedCNN.v2"
@@ -60,11 +62,12 @@ maxout_pieces = 3
 subword_features = true
 
 [decoder]
-@misc = "spacy_hcparse.HillClimb.v1"
-max_restarts = 50
+@misc = "spacy_hcparse.HillClimb.v2"
+max_restarts = null
 min_restarts = 5
-converge = 3
-uniform_share = 0.0
+converge = 10
+uniform_share = 0.5
+temperature = 2.0
 time_limit = 0.5
 seed = 0
 
@@ -73,15 +76,12 @@ seed = 0
 hinge_weight = 1.0
 xent_weight = 1.0
 label_weight = 1.0
+per_word = false
+start_weight = 1.0
+tag_weight = 1.0
 
 [loss.decoder]
-@misc = "spacy_hcparse.HillClimb.v1"
-max_restarts = 6
-min_restarts = 2
-converge = 2
-uniform_share = 0.0
-time_limit = 0.5
-seed = 0
+@misc = "spacy_hcparse.Eisner.v1"
 """
 
 

@@ -31,7 +31,8 @@ def forward(model: Model, X: List[Floats2d], is_train: bool) -> Tuple[List[Float
     xp = model.ops.xp
     before = model.get_param("before")
     width = before.shape[0]
-    pairs = [xp.hstack((xp.vstack((before[None, :], x[:-1])), x)) for x in X]
+    # [:len(x)] keeps an empty doc's pairs empty (0, 2 * width) rather than one row of `before`
+    pairs = [xp.hstack((xp.vstack((before[None, :], x[:-1]))[: len(x)], x)) for x in X]
     logits, bp_mlp = model.layers[0](pairs, is_train)
 
     def backprop(d_logits: List[Floats1d]) -> List[Floats2d]:

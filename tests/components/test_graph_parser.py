@@ -172,7 +172,7 @@ def test_empty_and_mixed_batches(trained):
 def test_to_bytes_round_trip(trained):
     doc1 = trained(make_doc_with_sentences(trained))
     nlp2 = spacy.blank("en")
-    nlp2.add_pipe("hc_parser", config={"model": TINY_MODEL})
+    nlp2.add_pipe("hc_parser", config=trained.config["components"]["hc_parser"])
     nlp2.from_bytes(trained.to_bytes())
     doc2 = nlp2(make_doc_with_sentences(nlp2))
     assert [t.head.i for t in doc1] == [t.head.i for t in doc2]
