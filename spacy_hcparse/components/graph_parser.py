@@ -81,7 +81,13 @@ start_weight = 1.0
 tag_weight = 1.0
 
 [loss.decoder]
-@misc = "spacy_hcparse.Eisner.v1"
+@misc = "spacy_hcparse.HillClimb.v1"
+max_restarts = 6
+min_restarts = 2
+converge = 2
+uniform_share = 0.0
+time_limit = 0.5
+seed = 0
 """
 
 
