@@ -1,10 +1,11 @@
 """Local optima of first-order hill climbing on the trained hc_parser's arc scores, by length.
 
-    python scripts/analyze.py MODEL GOLD.conllu OUTPUT.json [--limit 500] [--max-count 10000]
+    python scripts/analyze.py MODEL GOLD.conllu OUTPUT.json [--limit 500] [--max-count 10000] [--any-root]
 
 For each gold sentence (gold words, one Doc each) the model's (n+1, n+1) arc block is taken from
 the component's ``score_spans`` and ``spacy_hcparse.decoders.count_local_optima`` counts the single-root trees
-that no single head change improves. Counts are capped at ``--max-count`` (read "at least").
+that no single head change improves (``--any-root``: Zhang et al.'s 2014 definition instead, any
+number of words on the root). Counts are capped at ``--max-count`` (read "at least").
 """
 import argparse
 import json
@@ -31,6 +32,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=500)
     parser.add_argument("--max-count", type=int, default=10000)
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--any-root", action="store_true", help="Zhang et al.'s definition: any number of root children")
     args = parser.parse_args()
     if not (args.model / "model-best").exists() and not (args.model / "config.cfg").exists():
         msg.fail(f"no trained hc_parser pipeline at {args.model}", exits=1)
@@ -43,7 +45,8 @@ def main() -> None:
         docs = [input_doc(nlp, s) for s in gold[start : start + args.batch_size]]
         spans = [sentence_spans(doc, pipe.max_length) for doc in docs]
         for arc in pipe.score_spans(docs, spans, factors=frozenset()).arcs:
-            counts.setdefault(arc.shape[0] - 1, []).append(count_local_optima(arc, max_count=args.max_count))
+            counts.setdefault(arc.shape[0] - 1, []).append(count_local_optima(arc, max_count=args.max_count,
+                                                                         single_root=not args.any_root))
     rows = []
     for lo, hi in BUCKETS:
         values = [c for n, cs in counts.items() if lo <= n <= hi for c in cs]
@@ -58,6 +61,7 @@ def main() -> None:
                 "capped": int(sum(v >= args.max_count for v in values)),
             })
     result = {"model": str(model_dir), "gold": str(args.gold), "sentences": len(gold), "max_count": args.max_count,
+              "single_root": not args.any_root,
               "by_length": rows}
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2) + "\n")

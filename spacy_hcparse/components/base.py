@@ -31,7 +31,7 @@ class ParserPipe(TrainablePipe):
     Saving stamps ``cfg`` with ``hcparse_version`` and ``model_format``. Settings named in
     ``SETTINGS`` (the factory's search and training options) keep the values the component was
     built with when a saved ``cfg`` is loaded: the pipeline's config is where a user sets them
-    (``spacy.load(path, config={"components": {"hc_parser": {"decoder": "dual"}}})``), and the
+    (``spacy.load(path, config={"components": {"hc_parser": {"decoder": {"@misc": "spacy_hcparse.Dual.v1"}}}})``), and the
     saved ``cfg`` holds what was learned (labels, tags). Loading checks that the
     ``cfg`` and ``model`` files exist and parse, that the format matches ``MODEL_FORMAT``, and
     wraps any other failure in a ``ValueError`` naming the component and the file; then it calls
