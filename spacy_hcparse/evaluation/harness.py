@@ -116,8 +116,10 @@ def search_statistics(results: Mapping[str, Sequence], full: Sequence[str], tole
     stats: Dict = {"spans": n, "proven_share": float(proven.mean()) if n else None, "decoders": {}}
     for name in names:
         scores = np.array([r.score for r in results[name]], dtype=np.float64)
-        gaps = optimum[proven] - scores[proven] if name in full else np.zeros(0)
-        exact = gaps <= tolerance * np.maximum(1.0, np.abs(optimum[proven]))
+        gaps = exact = np.zeros(0)
+        if name in full:
+            gaps = optimum[proven] - scores[proven]
+            exact = gaps <= tolerance * np.maximum(1.0, np.abs(optimum[proven]))
         restarts = [r.restarts for r in results[name]]
         stats["decoders"][name] = {
             "certified_share": float(np.mean([bool(r.certified) for r in results[name]])) if n else None,
