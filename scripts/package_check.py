@@ -1,5 +1,6 @@
-"""Build the two wheels that ship a trained hc_parser pipeline, install them into a clean venv from
-local wheels only, and parse a sentence there.
+"""Build the two wheels that ship a trained pipeline with hc_parser (the raw-text pipeline: tok2vec,
+morphologizer and hc_parser; or hc_parser alone), install them into a clean venv from local wheels
+only, and parse a sentence there.
 
     python scripts/package_check.py MODEL OUTPUT_DIR --name NAME [--version 0.1.0] [--source .]
 
@@ -55,7 +56,8 @@ hcparse = sys.modules.get("spacy_hcparse")  # imported by spacy.load through the
 factories = sorted(e.name for e in entry_points(group="spacy_factories") if e.name.startswith("hc_"))
 print(json.dumps({"python": sys.executable, "package": sys.argv[1], "pipeline": nlp.pipe_names,
                   "entry_points": factories, "module": type(nlp.get_pipe(nlp.pipe_names[-1])).__module__,
-                  "parse": [[t.text, t.dep_, t.head.i] for t in doc],
+                  "parse": [[t.text, t.dep_, t.head.i] for t in doc], "pos": [t.pos_ for t in doc],
+                  "sentences": [s.text for s in doc.sents] if doc.has_annotation("DEP") else [],
                   "prefix": sys.prefix, "sys_path": sys.path, "user_site": site.ENABLE_USER_SITE,
                   "spacy_file": spacy.__file__, "spacy_hcparse_file": hcparse.__file__ if hcparse else None,
                   "spacy_hcparse_version": version("spacy-hcparse")}))
@@ -151,6 +153,8 @@ def check_result(result: Dict, source: Path) -> List[str]:
         problems.append(f"the package does not require spacy-hcparse: {result['requirements']}")
     if "hc_parser" not in result["entry_points"]:
         problems.append("no hc_parser entry point in group spacy_factories")
+    if "hc_parser" not in result["pipeline"]:
+        problems.append(f"the pipeline has no hc_parser: {result['pipeline']}")
     if not result["module"].startswith("spacy_hcparse."):
         problems.append(f"the last pipe comes from {result['module']}, not spacy_hcparse")
     if not result["parse"]:

@@ -2,17 +2,20 @@
 
     python scripts/report.py metrics/RUN reports [--corpus corpus/RUN]
 
-Reads ``metrics/RUN/<parser>.json`` from evaluate.py (and ``local_optima.json`` from analyze.py if
-present). The main table is on test: parser, UAS and LAS (UD-style: punctuation counted, subtypes
-dropped; spaCy-scorer values beside them), words/sec and the ratio to spaCy's parser.
+Reads ``metrics/RUN/<parser>.json`` from evaluate.py (and ``local_optima.json`` from analyze.py,
+``raw_text.json`` from evaluate_raw.py, if present). The main table is on test: parser, UAS and LAS
+on gold tokens (UD-style: punctuation counted, subtypes dropped; spaCy-scorer values beside them),
+words/sec and the ratio to spaCy's parser. Beside it, per split, the raw-text pipelines' CoNLL 2018
+F1 (Tokens, Sentences, Words, UPOS, UAS, LAS, CLAS), words/sec and the ratio to spaCy's pipeline.
 """
 import argparse
 import json
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 PARSERS = ("hc_parser", "hc_transition_parser", "spacy_parser")
 PEER = "spacy_parser"
+RAW_METRICS = ("Tokens", "Sentences", "Words", "UPOS", "UAS", "LAS", "CLAS")
 DECODER_CLASSES = {"hill_climb": "HillClimb", "dual": "Dual", "mst": "MST", "eisner": "Eisner"}
 
 
@@ -29,7 +32,9 @@ def main() -> None:
     png = args.reports / f"{run}.png"
     plot(results, png, run)
     optima = args.metrics / "local_optima.json"
-    text = render(run, results, data, json.loads(optima.read_text()) if optima.exists() else None, png.name)
+    raw = args.metrics / "raw_text.json"
+    text = render(run, results, data, json.loads(optima.read_text()) if optima.exists() else None, png.name,
+                  json.loads(raw.read_text()) if raw.exists() else None)
     (args.reports / f"{run}.md").write_text(text)
     print(text)
 
@@ -63,7 +68,30 @@ def table(results: List[Dict], split: str) -> List[str]:
     return lines
 
 
-def render(run: str, results: List[Dict], data: Dict, optima, png: str) -> str:
+def raw_table(raw: Dict, split: str) -> List[str]:
+    """The raw-text table of one split: CoNLL 2018 F1 per pipeline, words/sec, ratio to spaCy's pipeline."""
+    lines = ["| pipeline | " + " | ".join(RAW_METRICS) + " | words/sec | ratio to spaCy |",
+             "| --- |" + " ---: |" * (len(RAW_METRICS) + 2)]
+    for name, entry in raw["pipelines"].items():
+        s = entry["splits"].get(split)
+        if s is None:
+            continue
+        ratio = "n/a" if s.get("ratio_to_spacy") is None else f"{s['ratio_to_spacy']:.2f}"
+        cells = " | ".join(_pct(s["scores"][m]["f1"]) for m in RAW_METRICS)
+        lines.append(f"| {name} | {cells} | {s['words_per_sec']:,.0f} | {ratio} |")
+    return lines
+
+
+def raw_note(raw: Dict) -> str:
+    group = raw.get("group") or "a gold document's"
+    return (f"Raw text (CoNLL 2018 F1): the pipelines (tokenizer, their own sentence boundaries, tags and parse) "
+            f"parse the gold files' text in documents of {group} sentences and are scored with the CoNLL 2018 "
+            "shared task evaluation (`spacy_hcparse.evaluation.conll18`; `metrics/<run>/raw_text.json` has every "
+            "metric). Words/sec: gold words per second of `nlp.pipe`, median of the repeats; the ratio is to "
+            "spaCy's pipeline (`spacy_pipeline`) on the same text.")
+
+
+def render(run: str, results: List[Dict], data: Dict, optima, png: str, raw: Optional[Dict] = None) -> str:
     out = [f"# {run}", ""]
     if data.get("source") == "sample" or any(r.get("data_source") == "sample" for r in results):
         out += ["> **SAMPLE DATA, NOT A UD TREEBANK.** " + (data.get("source_note") or "The sample treebank in assets/sample/ was used.")
@@ -83,13 +111,21 @@ def render(run: str, results: List[Dict], data: Dict, optima, png: str) -> str:
         "median of the repeats; the ratio is to spaCy's parser on the same machine.",
         "",
     ]
+    if raw:
+        out += [raw_note(raw), ""]
     splits = []
     for r in results:
         for s in r.get("splits", {}):
             if s not in splits:
                 splits.append(s)
+    for entry in (raw or {}).get("pipelines", {}).values():
+        splits += [s for s in entry["splits"] if s not in splits]
     for split in sorted(splits, key=lambda s: s != "test"):
-        out += [f"## {split}", ""] + table(results, split) + [""]
+        out += [f"## {split}", ""]
+        if any(split in r.get("splits", {}) for r in results):
+            out += ["Gold tokens and sentences:", ""] + table(results, split) + [""]
+        if raw and any(split in e["splits"] for e in raw["pipelines"].values()):
+            out += ["Raw text (CoNLL 2018 F1):", ""] + raw_table(raw, split) + [""]
     hc = next((r for r in results if r["parser"] == "hc_parser" and "splits" in r), None)
     if hc:
         split = main_split(hc)

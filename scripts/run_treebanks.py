@@ -1,6 +1,6 @@
 """Run the per-treebank workflow for a profile: the `smoke` run or every treebank in the mirror.
 
-    python scripts/run_treebanks.py smoke          # EWT subset, tiny configs (CI), then package
+    python scripts/run_treebanks.py smoke          # `all` on an EWT subset, tiny configs (CI), then package
     python scripts/run_treebanks.py multilingual   # every treebank under $HCPARSE_UD_DIR
         [--profile full|small|smoke] [--only UD_Danish-DDT,...] [--rerun]
 
@@ -28,10 +28,12 @@ SMOKE = {
     "train_limit": 300, "eval_limit": 100, "max_steps": 0, "eval_frequency": 100, "repeats": 3,
     "graph_config": "configs/smoke_graph.cfg", "spacy_config": "configs/smoke_spacy.cfg",
     "transition_steps": 300, "analyze_limit": 100,
+    "pipeline_config": "configs/smoke_pipeline.cfg", "spacy_pipeline_config": "configs/smoke_spacy_pipeline.cfg",
 }
 FULL = {"train_limit": 0, "eval_limit": 0, "max_steps": 0, "eval_frequency": 0, "repeats": 3,
         "graph_config": "configs/ewt_fast.cfg", "spacy_config": "configs/spacy_parser.cfg",
-        "transition_steps": 0, "analyze_limit": 500}
+        "transition_steps": 0, "analyze_limit": 500,
+        "pipeline_config": "configs/ewt_pipeline.cfg", "spacy_pipeline_config": "configs/spacy_pipeline.cfg"}
 SMALL = {**FULL, "graph_config": "configs/ud_fast.cfg", "max_steps": 2000, "eval_frequency": 250}
 PROFILES = {"full": FULL, "small": SMALL, "smoke": SMOKE}
 ENGLISH = ("UD_English-EWT", "en", "en_ewt")

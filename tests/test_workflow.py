@@ -7,8 +7,43 @@ import sys
 from pathlib import Path
 
 import pytest
+import srsly
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from run_treebanks import PROFILES  # noqa: E402
+
+
+def project():
+    return srsly.read_yaml(ROOT / "project.yml")
+
+
+def test_workflows_name_defined_commands_and_profiles_set_known_vars():
+    config = project()
+    commands = {c["name"] for c in config["commands"]}
+    for name, steps in config["workflows"].items():
+        assert set(steps) <= commands, (name, set(steps) - commands)
+    for name, profile in PROFILES.items():
+        assert set(profile) <= set(config["vars"]), (name, set(profile) - set(config["vars"]))
+        for key, value in profile.items():
+            if key.endswith("_config"):
+                assert (ROOT / value).is_file(), (name, key, value)
+
+
+def test_all_trains_evaluates_and_packages_the_raw_text_pipelines():
+    config = project()
+    steps = config["workflows"]["all"]
+    order = ["train-pipeline", "train-spacy-pipeline", "evaluate-raw", "report", "package"]
+    assert all(s in steps for s in order) and [steps.index(s) for s in order] == sorted(steps.index(s) for s in order)
+    commands = {c["name"]: c for c in config["commands"]}
+    assert "${vars.pipeline_config}" in commands["train-pipeline"]["script"][0]
+    assert "${vars.spacy_pipeline_config}" in commands["train-spacy-pipeline"]["script"][0]
+    assert commands["evaluate-raw"]["outputs"] == ["metrics/${vars.run}/raw_text.json"]
+    assert config["vars"]["package_model"] == "hc_pipeline"
+    assert "training/${vars.run}/${vars.package_model}/model-best" in commands["package"]["deps"]
+    # The `treebank` workflow (multilingual) trains no pipeline, so nothing it runs may depend on one.
+    for step in config["workflows"]["treebank"]:
+        assert not any("pipeline/" in d for d in commands[step].get("deps", [])), step
 
 
 @pytest.mark.slow
@@ -29,11 +64,22 @@ def test_smoke_workflow_on_sample(tmp_path):
         assert metrics["parser"] == parser and metrics["data_source"] == "sample"
         assert 0.0 <= metrics["splits"]["test"]["ud_las"] <= 1.0
     assert "search" in json.loads((tmp_path / f"metrics/{run}/hc_parser.json").read_text())["splits"]["test"]
+    raw = json.loads((tmp_path / f"metrics/{run}/raw_text.json").read_text())
+    assert raw["group"] == 10 and raw["data_source"] == "sample"
+    assert raw["pipelines"]["hc_pipeline"]["pipeline"] == ["tok2vec", "morphologizer", "hc_parser"]
+    assert raw["pipelines"]["spacy_pipeline"]["pipeline"] == ["tok2vec", "morphologizer", "parser"]
+    for entry in raw["pipelines"].values():
+        test = entry["splits"]["test"]
+        assert {"Tokens", "Sentences", "Words", "UPOS", "UAS", "LAS", "CLAS"} <= set(test["scores"])
+        assert 0.0 <= test["scores"]["LAS"]["f1"] <= test["scores"]["UAS"]["f1"] <= 1.0
+        assert test["words_per_sec"] > 0 and test["ratio_to_spacy"] > 0
     report = (tmp_path / f"reports/{run}.md").read_text()
     assert "SAMPLE DATA, NOT A UD TREEBANK" in report and "| spacy_parser |" in report
+    assert "Raw text (CoNLL 2018 F1):" in report and "| hc_pipeline |" in report and "| spacy_pipeline |" in report
     assert (tmp_path / f"reports/{run}.png").stat().st_size > 1000
     check = json.loads((tmp_path / f"packages/{run}/check.json").read_text())
     assert "hc_parser" in check["entry_points"] and check["parse"]
+    assert check["pipeline"] == ["tok2vec", "morphologizer", "hc_parser"] and len(check["pos"]) == len(check["parse"])
     assert not check["system_site_packages"] and check["spacy_hcparse_from_venv"]
     wheels = sorted(p.name for p in (tmp_path / f"packages/{run}/dist").glob("*.whl"))
     assert [w.split("-")[0] for w in wheels] == ["en_hcparse", "spacy_hcparse"]

@@ -1,0 +1,112 @@
+"""Evaluate a run's raw-text pipelines from the text of its gold files: metrics/RUN/raw_text.json.
+
+    python scripts/evaluate_raw.py corpus/RUN training/RUN metrics/RUN [--group 10] [--repeats 3]
+        [--pipelines hc_pipeline,spacy_pipeline]
+
+Each pipeline (``training/RUN/<name>/model-best``) parses the text of the run's gold dev and test
+files (``corpus/RUN/<split>.conllu``, test only when dev was the training set) as a user would:
+``nlp.pipe`` on documents of ``--group`` consecutive sentences (the ``# text`` lines; 10, as
+``spacy convert -n 10`` made the training docs), so spaCy's tokenizer, the pipeline's own
+sentence boundaries, tags and parse are all scored. Scoring and timing are
+``spacy_hcparse.evaluation.harness.evaluate_raw`` (the CoNLL 2018 shared task evaluation; words/sec
+is gold words per second of ``nlp.pipe``, median of ``--repeats``); the system CoNLL-U goes to
+``training/RUN/<name>/output/<split>.raw.conllu``.
+
+``raw_text.json``: per pipeline and split, every CoNLL 2018 metric (precision, recall, F1, aligned
+accuracy), the speeds, ``ratio_to_spacy`` (words/sec over the peer ``spacy_pipeline``'s, same split)
+and the head repairs made to write one tree per sentence. A pipeline without a trained model is an
+error.
+"""
+import argparse
+import json
+import platform
+from pathlib import Path
+from typing import Dict, List
+
+import spacy
+from wasabi import msg
+
+from spacy_hcparse.evaluation.conll18 import read_treebank
+from spacy_hcparse.evaluation.harness import evaluate_raw
+from spacy_hcparse.evaluation.raw_text import raw_documents, sentence_texts
+
+PIPELINES = ("hc_pipeline", "spacy_pipeline")
+PEER = "spacy_pipeline"
+TABLE = ("Tokens", "Sentences", "Words", "UPOS", "UAS", "LAS", "CLAS")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("training", type=Path)
+    parser.add_argument("output", type=Path)
+    parser.add_argument("--group", type=int, default=10, help="sentences per document (0: per gold document)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--pipelines", default=",".join(PIPELINES))
+    args = parser.parse_args()
+    data = json.loads((args.corpus / "data.json").read_text())
+    result = {"treebank": data["treebank"], "data_source": data["source"], "train_on": data["train_on"],
+              "group": args.group, "repeats": args.repeats, "batch_size": args.batch_size,
+              "machine": platform.processor() or platform.machine(), "splits": {}, "pipelines": {}}
+    inputs = {}
+    for split in data["eval_splits"]:
+        gold = read_treebank(args.corpus / f"{split}.conllu")
+        docs = raw_documents(gold, args.group)
+        inputs[split] = (gold, docs)
+        result["splits"][split] = {"sentences": len(gold.sentences), "words": sum(d.n_words for d in docs),
+                                   "documents": len(docs), "texts_rebuilt": sentence_texts(gold)[1]}
+    for name in args.pipelines.split(","):
+        result["pipelines"][name] = evaluate_pipeline(name, args.training / name, inputs, args)
+    add_ratios(result["pipelines"])
+    args.output.mkdir(parents=True, exist_ok=True)
+    path = args.output / "raw_text.json"
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    for split in inputs:
+        print("\n".join(table_lines(result["pipelines"], split)))
+    msg.good(f"wrote {path}")
+
+
+def evaluate_pipeline(name: str, train_dir: Path, inputs: Dict, args) -> Dict:
+    model = train_dir / "model-best"
+    if not model.exists():
+        msg.fail(f"{name}: no trained pipeline at {model}", exits=1)
+    nlp = spacy.load(model)
+    out_dir = train_dir / "output"
+    out_dir.mkdir(exist_ok=True)
+    entry = {"model": str(model), "pipeline": nlp.pipe_names, "splits": {}}
+    for split, (gold, docs) in inputs.items():
+        msg.info(f"{name} on {split} (raw text, {len(docs)} documents)")
+        scores = evaluate_raw(nlp, gold, docs, out_dir / f"{split}.raw.conllu", repeats=args.repeats,
+                              batch_size=args.batch_size)
+        if scores["repairs"]:
+            msg.warn(f"{name}/{split}: heads repaired to write one tree per sentence: {scores['repairs']}")
+        entry["splits"][split] = scores
+    return entry
+
+
+def add_ratios(pipelines: Dict) -> None:
+    """``ratio_to_spacy`` on every split: words/sec over the peer's on the same split (None without it)."""
+    peer = pipelines.get(PEER, {}).get("splits", {})
+    for entry in pipelines.values():
+        for split, scores in entry["splits"].items():
+            peer_wps = peer.get(split, {}).get("words_per_sec")
+            scores["ratio_to_spacy"] = scores["words_per_sec"] / peer_wps if peer_wps else None
+
+
+def table_lines(pipelines: Dict, split: str) -> List[str]:
+    """The console table of one split: CoNLL 2018 F1 (%), words/sec, ratio to the peer."""
+    lines = [f"{split}: CoNLL 2018 F1 (%) from raw text",
+             f"{'pipeline':<16}" + "".join(f"{m:>10}" for m in TABLE) + f"{'words/s':>10}{'x spaCy':>9}"]
+    for name, entry in pipelines.items():
+        s = entry["splits"].get(split)
+        if s is None:
+            continue
+        ratio = "n/a" if s["ratio_to_spacy"] is None else f"{s['ratio_to_spacy']:.2f}"
+        lines.append(f"{name:<16}" + "".join(f"{100 * s['scores'][m]['f1']:10.2f}" for m in TABLE)
+                     + f"{s['words_per_sec']:10.0f}{ratio:>9}")
+    return lines
+
+
+if __name__ == "__main__":
+    main()
