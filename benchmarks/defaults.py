@@ -12,12 +12,13 @@ with a fixed seed, no dropout override: each component's defaults). Both are the
         --dev corpus/UD_English-EWT/dev.conllu
 """
 import argparse
+import json
 import random
 import tempfile
 import time
 from itertools import islice
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 import spacy
 from spacy.language import Language
@@ -42,10 +43,11 @@ def gold_examples(nlp: Language, path: Path, limit: int) -> List[Example]:
     return examples
 
 
-def train(factory: str, lang: str, train_path: Path, limit: int, epochs: int, batch_size: int, seed: int) -> Language:
+def train(factory: str, lang: str, train_path: Path, limit: int, epochs: int, batch_size: int, seed: int,
+          config: Optional[dict] = None) -> Language:
     spacy.util.fix_random_seed(seed)
     nlp = spacy.blank(lang)
-    nlp.add_pipe(factory)
+    nlp.add_pipe(factory, config=config or {})
     examples = gold_examples(nlp, train_path, limit)
     optimizer = nlp.initialize(lambda: examples)
     rng = random.Random(seed)
@@ -68,12 +70,15 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hc-config", type=json.loads, default=None,
+                        help='JSON overrides of hc_parser\'s config, e.g. \'{"decoder": {"@misc": "spacy_hcparse.Eisner.v1"}}\'')
     args = parser.parse_args()
 
     out = Path(tempfile.mkdtemp(prefix="defaults-"))
     rows = []
     for factory in ("parser", "hc_parser"):
-        nlp = train(factory, args.lang, args.train, args.train_sentences, args.epochs, args.batch_size, args.seed)
+        config = args.hc_config if factory == "hc_parser" else None
+        nlp = train(factory, args.lang, args.train, args.train_sentences, args.epochs, args.batch_size, args.seed, config)
         scores, _ = evaluate_gold(nlp, args.dev, out / f"{factory}.conllu", repeats=args.repeats)
         rows.append((factory, scores))
     peer = rows[0][1]["words_per_sec"]

@@ -62,14 +62,7 @@ maxout_pieces = 3
 subword_features = true
 
 [decoder]
-@misc = "spacy_hcparse.HillClimb.v2"
-max_restarts = null
-min_restarts = 5
-converge = 10
-uniform_share = 0.5
-temperature = 2.0
-time_limit = 0.5
-seed = 0
+@misc = "spacy_hcparse.Eisner.v1"
 
 [loss]
 @misc = "spacy_hcparse.GraphLoss.v1"

@@ -36,7 +36,7 @@ def test_parser_with_lstm_learns_tiny_treebank():
     nlp = spacy.blank("en")
     model = {"tok2vec": {"width": 32, "depth": 2, "embed_size": 500}, "lstm_width": 16,
              "arc_width": 32, "label_width": 16, "sibling_rank": 8, "grand_rank": 8}
-    nlp.add_pipe("hc_parser", config={"model": model})
+    nlp.add_pipe("hc_parser", config={"model": model, "decoder": {"@misc": "spacy_hcparse.HillClimb.v1"}})
     examples = make_examples(nlp)
     optimizer = nlp.initialize(lambda: examples)
     for _ in range(60):
