@@ -65,6 +65,14 @@ class Eisner:
         return DecodeResult(heads, tree_score(heads, arc, sib), False, float("nan"), 0, False)
 
 
+def _start_if_better(start, arc, sib, grand):
+    """``start`` (heads, e.g. an earlier parser's tree) when it scores higher than the first-order
+    MST tree, else None: the searches then start from the MST tree themselves."""
+    if start is not None and tree_score(start, arc, sib, grand) > tree_score(decode_mst(arc), arc, sib, grand):
+        return start
+    return None
+
+
 class HillClimb:
     """Randomized greedy hill climbing over arc, sibling and grandparent factors.
 
@@ -82,11 +90,9 @@ class HillClimb:
     def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
         if sib is None and grand is None:
             return MST()(arc)
-        init = decode_mst(arc)
-        if start is not None and tree_score(start, arc, sib, grand) > tree_score(init, arc, sib, grand):
-            init = start
-        res = decode_hill_climb(arc, sib, grand, seed=self.seed, time_limit=self.time_limit, init=init,
-                                **self.options)
+        init = _start_if_better(start, arc, sib, grand)
+        res = decode_hill_climb(arc, sib, grand, seed=self.seed, time_limit=self.time_limit,
+                                init=decode_mst(arc) if init is None else init, **self.options)
         return DecodeResult(res.heads, res.score, False, float("nan"), res.restarts, res.time_capped)
 
 
@@ -123,9 +129,7 @@ class Certified:
     def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
         if sib is None and grand is None:
             return MST()(arc)
-        init = None
-        if start is not None and tree_score(start, arc, sib, grand) > tree_score(decode_mst(arc), arc, sib, grand):
-            init = start
+        init = _start_if_better(start, arc, sib, grand)
         res = decode_certified(arc, sib, grand, seed=self.seed, time_limit=self.time_limit, init=init, **self.options)
         return DecodeResult(res.heads, res.score, bool(res.certified), float(res.upper_bound), res.restarts,
                             res.time_capped)
