@@ -1,9 +1,11 @@
 """Fit hc_parser's head-probability temperature on held-out gold data and report calibration.
 
-    python scripts/calibrate.py MODEL DEV.conllu OUTPUT.json [--test TEST.conllu] [--write]
+    python scripts/calibrate.py MODEL DEV.conllu OUTPUT.json [--test TEST.conllu] [--write] [--objective ece|nll]
 
-The temperature maximizing the dev gold heads' marginal log-likelihood (``spacy_hcparse.
-calibration.fit_temperature``); the reliability table and expected calibration error of the
+The temperature minimizing the expected calibration error of the chosen heads' probabilities on
+dev (``--objective ece``, the default: ``spacy_hcparse.calibration.fit_temperature_ece``) or
+maximizing the dev gold heads' marginal log-likelihood (``nll``: ``fit_temperature``); the
+reliability table and expected calibration error of the
 chosen heads' probabilities (``token._.hc_head_prob``) at temperature 1 and at the fitted one, on
 dev (where it was fitted) and, with ``--test``, on test (held out). ``--write`` stores the
 temperature in MODEL's config (``[components.hc_parser] prob_temperature``), so the pipeline
@@ -16,7 +18,7 @@ from pathlib import Path
 import spacy
 from wasabi import msg
 
-from spacy_hcparse.calibration import calibration_report, fit_temperature
+from spacy_hcparse.calibration import calibration_report, fit_temperature, fit_temperature_ece
 from spacy_hcparse.evaluation.harness import head_scores
 
 
@@ -27,11 +29,12 @@ def main() -> None:
     parser.add_argument("output", type=Path)
     parser.add_argument("--test", type=Path, default=None)
     parser.add_argument("--write", action="store_true", help="store the temperature in MODEL's config")
+    parser.add_argument("--objective", choices=("ece", "nll"), default="ece")
     args = parser.parse_args()
     nlp = spacy.load(args.model, config={"components": {"hc_parser": {"prob_temperature": 1.0}}})
     dev = head_scores(nlp, args.dev)
-    temperature = fit_temperature(dev[0], dev[1])
-    result = {"model": str(args.model), "temperature": temperature,
+    temperature = fit_temperature_ece(*dev) if args.objective == "ece" else fit_temperature(dev[0], dev[1])
+    result = {"model": str(args.model), "objective": args.objective, "temperature": temperature,
               "dev": {"uncalibrated": calibration_report(*dev, 1.0), "calibrated": calibration_report(*dev, temperature)}}
     if args.test:
         test = head_scores(nlp, args.test)

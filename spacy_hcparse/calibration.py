@@ -3,9 +3,12 @@
 ``token._.hc_head_prob`` is the marginal probability of the chosen head under the first-order
 tree distribution of the arc scores divided by a temperature ``T`` (``prob_temperature``).
 Trained scores are sharper than the evidence (a head scored 0.95 is right less often than 95% of
-the time), so ``T`` is fitted on held-out gold data by maximizing the gold heads' marginal
-log-likelihood (temperature scaling, Guo et al. 2017), a one-parameter fit that does not change
-which head is best.
+the time), so ``T`` is fitted on held-out gold data (temperature scaling, Guo et al. 2017), a one-parameter
+fit that does not change which head is best: by maximizing the gold heads' marginal
+log-likelihood (``fit_temperature``), or by minimizing the ECE of the chosen heads' probabilities
+(``fit_temperature_ece``). The two differ when the decoder is not the first-order model: a
+decoder with sibling factors picks heads that are right more often than their first-order
+marginals say, which the likelihood fit (over all heads) does not see.
 
 Calibration is reported as a reliability table over ``bins`` equal-width probability bins and
 the expected calibration error ``ECE = sum_b (n_b / N) |accuracy_b - confidence_b|`` over words,
@@ -86,6 +89,15 @@ def head_confidence(arcs: Sequence[np.ndarray], golds: Sequence[np.ndarray], cho
         correct.append(heads[words] == gold[words])
     empty = np.zeros(0)
     return np.concatenate(confidence or [empty]), np.concatenate(correct or [empty]).astype(bool)
+
+
+def fit_temperature_ece(arcs, golds, chosen, low: float = 0.25, high: float = 8.0, points: int = 41,
+                        bins: int = 10) -> float:
+    """The temperature on a grid of ``points`` log-spaced values in ``[low, high]`` with the lowest
+    ECE of the chosen heads' probabilities (a grid: the ECE is not unimodal in ``T``)."""
+    grid = np.exp(np.linspace(np.log(low), np.log(high), points))
+    eces = [reliability(*head_confidence(arcs, golds, chosen, t), bins)[1] for t in grid]
+    return float(grid[int(np.argmin(eces))])
 
 
 def calibration_report(arcs, golds, chosen, temperature: float, bins: int = 10) -> Dict:

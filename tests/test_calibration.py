@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from spacy_hcparse.calibration import fit_temperature, head_nll, reliability
+from spacy_hcparse.calibration import fit_temperature, fit_temperature_ece, head_confidence, head_nll, reliability
+from spacy_hcparse.decoders import decode_mst
 from tests.decoders.brute import all_trees, reference_score
 
 
@@ -33,3 +34,18 @@ def test_reliability_table_and_ece():
     filled = [r for r in rows if r["words"]]
     assert [(r["low"], r["words"], r["accuracy"]) for r in filled] == [(0.5, 2, 0.5), (0.9, 2, 0.5)]
     assert reliability([1.0, 0.0], [True, False])[1] == 0.0
+
+
+def test_ece_fit_lowers_the_chosen_heads_calibration_error():
+    rng = np.random.default_rng(1)
+    arcs, golds = [], []
+    for _ in range(60):
+        logits = rng.normal(size=(5, 5)) * 1.5
+        for tree in sampled_trees(logits, 5, rng):
+            arcs.append(2.5 * logits)
+            golds.append(np.asarray(tree))
+    chosen = [decode_mst(arc) for arc in arcs]
+    fitted = fit_temperature_ece(arcs, golds, chosen)
+    before = reliability(*head_confidence(arcs, golds, chosen, 1.0))[1]
+    after = reliability(*head_confidence(arcs, golds, chosen, fitted))[1]
+    assert fitted > 1.0 and after < before
