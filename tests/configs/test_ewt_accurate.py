@@ -41,5 +41,6 @@ def test_assembles_and_reparses(tmp_path):
     assert parser.model.to_bytes() == trained.model.to_bytes()
     for words, _, _ in SENTENCES:
         doc = loaded(spacy.tokens.Doc(loaded.vocab, words=words))
-        heads = np.array([-1] + [0 if t.head.i == t.i else t.head.i + 1 for t in doc])
-        assert not tree_problem(heads)
+        for sent in doc.sents:  # the briefly trained models may split the doc: a tree per sentence
+            heads = np.array([-1] + [0 if t.head.i == t.i else t.head.i - sent.start + 1 for t in sent])
+            assert not tree_problem(heads)
