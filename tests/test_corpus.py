@@ -279,7 +279,10 @@ def test_an_interrupted_pool_stops_at_once(parser_model, tmp_path):
     command = [sys.executable, "-m", "spacy_hcparse", "parse", str(parser_model), str(tree),
                "--output-dir", str(out), "--quiet", "--n-process", "2"]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True,
+                            # a job started in the background inherits SIGINT ignored, and Python then
+                            # keeps ignoring it: give the run the default disposition Ctrl-C has
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 180
     while len(list(out.glob(".*.partial"))) < 2 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
