@@ -13,7 +13,7 @@ from spacy_hcparse.components.base import partial_sentences
 
 from spacy_hcparse.segment import sentence_spans
 from tests.components.test_graph_parser import NONPROJECTIVE, TINY_MODEL, parse_of, train_tiny
-from tests.treebank import SENTENCES, make_doc_with_sentences, make_examples
+from tests.treebank import SENTENCES, make_doc_examples, make_doc_with_sentences, make_examples
 
 V4 = "spacy_hcparse.GraphParserModel.v4"
 # sentences with a label the tiny treebank lacks
@@ -283,3 +283,40 @@ def test_cycle_among_known_heads_is_reported_and_skipped(caplog):
     assert gold.spans[0] is None and all(g is not None for g in gold.spans[1:])
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "cycle" in warnings[0] and "alpha beta gamma delta epsilon" in warnings[0], warnings
+
+
+# ----- sentences on raw text ------------------------------------------------------------------
+def test_sentences_found_in_raw_text():
+    """Trained on docs of three sentences (words only on the predicted side), the default model
+    segments an unseen ordering of treebank sentences into those sentences, one root each."""
+    spacy.util.fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("hc_parser", config={"model": TINY_MODEL})
+    examples = make_doc_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(40):
+        nlp.update(examples, sgd=optimizer, drop=0.0)
+    chosen = [SENTENCES[i] for i in (0, len(SENTENCES) - 2, 2)]  # never in this order in training
+    doc = nlp(Doc(nlp.vocab, words=[w for words, _, _ in chosen for w in words]))
+    assert [len(sent) for sent in doc.sents] == [len(words) for words, _, _ in chosen]
+    for sent in doc.sents:
+        assert sum(t.head.i == t.i for t in sent) == 1
+
+
+def test_annotating_senter_skips_no_gold_sentence(caplog):
+    """An annotating senter gives the predicted docs other boundaries than the reference's: every
+    reference sentence is still learned, with no warning."""
+    spacy.util.fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("senter")
+    parser = nlp.add_pipe("hc_parser", config={"model": TINY_MODEL})
+    examples = make_doc_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    caplog.set_level(logging.INFO, logger="spacy_hcparse")
+    differ = False
+    for _ in range(3):
+        nlp.update(examples, sgd=optimizer, annotates=["senter"])
+        differ |= any([t.is_sent_start for t in eg.predicted] != [t.is_sent_start for t in eg.reference]
+                      for eg in examples)
+    assert differ
+    assert parser.reported_gold == 0, [r.getMessage() for r in caplog.records]
