@@ -26,20 +26,18 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from spacy_hcparse.conllu import read_conllu
-from spacy_hcparse.evaluation import evaluate_gold
+from spacy_hcparse.evaluation import evaluate_gold, gold_doc
 
 
 def gold_examples(nlp: Language, path: Path, limit: int) -> List[Example]:
-    """One Example per gold sentence: gold words, UPOS, heads (absolute, a root points at itself)
-    and labels (the reference holds what the treebank has; each component learns what it uses)."""
+    """One Example per gold sentence: the harness's reference Doc (gold words, heads, labels)
+    with the treebank's UPOS added (each component learns what it uses), and the bare words."""
     examples = []
     for sentence in islice(read_conllu(path), limit):
-        words = [w.form for w in sentence.words]
-        heads = [w.head - 1 if w.head else i for i, w in enumerate(sentence.words)]
-        deps = ["ROOT" if w.head == 0 else w.deprel for w in sentence.words]
-        pos = [w.upos for w in sentence.words]
-        reference = Doc(nlp.vocab, words=words, heads=heads, deps=deps, pos=pos)
-        examples.append(Example(Doc(nlp.vocab, words=words), reference))
+        reference = gold_doc(nlp, sentence)
+        for token, word in zip(reference, sentence.words):
+            token.pos_ = word.upos
+        examples.append(Example(Doc(nlp.vocab, words=[t.text for t in reference]), reference))
     return examples
 
 

@@ -274,7 +274,7 @@ def test_an_interrupted_pool_stops_at_once(parser_model, tmp_path):
     tree, out = tmp_path / "in", tmp_path / "out"
     tree.mkdir()
     for i in range(6):
-        (tree / f"f{i}.txt").write_text("\n".join(TEXTS * 18000) + "\n")  # 936,000 words
+        (tree / f"f{i}.txt").write_text("\n".join(TEXTS * 6000) + "\n")  # 312,000 words
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     command = [sys.executable, "-m", "spacy_hcparse", "parse", str(parser_model), str(tree),
                "--output-dir", str(out), "--quiet", "--n-process", "2"]
@@ -283,14 +283,9 @@ def test_an_interrupted_pool_stops_at_once(parser_model, tmp_path):
                             # a job started in the background inherits SIGINT ignored, and Python then
                             # keeps ignoring it: give the run the default disposition Ctrl-C has
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.time() + 180
+    deadline = time.time() + 120
     while len(list(out.glob(".*.partial"))) < 2 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
-    if proc.poll() is not None or list(out.glob("*.conllu")):
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        pytest.skip("inconclusive: a file was finished before both workers were parsing (a loaded machine)")
     os.killpg(proc.pid, signal.SIGINT)
     interrupted = time.time()
     try:

@@ -63,3 +63,14 @@ def make_doc_with_sentences(nlp: Language, sentences=SENTENCES) -> Doc:
     words = [w for s in sentences for w in s[0]]
     starts = [i == 0 for s in sentences for i in range(len(s[0]))]
     return Doc(nlp.vocab, words=words, sent_starts=starts)
+
+
+def update_with_annotating_senter(nlp: Language, examples: List[Example], optimizer, steps: int = 3) -> bool:
+    """``steps`` updates of a pipeline with a ``senter`` annotating the predicted docs; whether
+    its sentence boundaries ever differed from the reference's."""
+    differ = False
+    for _ in range(steps):
+        nlp.update(examples, sgd=optimizer, annotates=["senter"])
+        differ |= any([t.is_sent_start for t in eg.predicted] != [t.is_sent_start for t in eg.reference]
+                      for eg in examples)
+    return differ
