@@ -10,7 +10,10 @@ line), the matching
 ``.spacy`` files made by ``spacy convert --converter conllu`` (gold syntactic words: multiword
 tokens are split as in the CoNLL-U word lines, which is what the evaluation aligns to; gold
 sentence boundaries), and ``data.json`` describing the run's data. Without a train file, dev is
-the training set (and the dev corpus for model selection) and only test is evaluated.
+split: every ``--heldout``-th dev sentence (default 10th) is held out as the dev corpus for model
+selection and the rest is the training set; only test is evaluated. (Selecting checkpoints on the
+training sentences themselves picks the most overfitted one, which costs most where a treebank has
+a few hundred sentences.)
 """
 import argparse
 import json
@@ -33,32 +36,42 @@ def main() -> None:
     parser.add_argument("--train-limit", type=int, default=0, help="first N training sentences (0: all)")
     parser.add_argument("--eval-limit", type=int, default=0, help="first N dev/test sentences (0: all)")
     parser.add_argument("--n-sents", type=int, default=10, help="sentences per Doc in the .spacy files")
+    parser.add_argument("--heldout", type=int, default=10,
+                        help="without a train file: every Nth dev sentence is the dev corpus, the rest trains")
     args = parser.parse_args()
     source = json.loads((args.assets / "source.json").read_text())
     files = source["files"]
     args.output.mkdir(parents=True, exist_ok=True)
     train_on = "train" if files.get("train") else "dev"
-    plan = {"train": (files[train_on], args.train_limit), "dev": (files["dev"], args.eval_limit if train_on == "train" else args.train_limit),
+    plan = {"train": (files[train_on], args.train_limit), "dev": (files["dev"], args.eval_limit),
             "test": (files["test"], args.eval_limit)}
-    counts, dropped = {}, {}
+    counts, dropped, splits = {}, {}, {}
     for split, (path, limit) in plan.items():
         try:
             blocks, bad = valid_blocks(Path(path))
         except ConlluError as err:
             print(f"error: cannot convert {split}: {err}", file=sys.stderr, flush=True)  # unwrapped: file:line
             sys.exit(1)
+        splits[split] = (blocks, limit)
+        dropped[split] = bad
+    if train_on == "dev":
+        train, heldout = split_heldout(splits["dev"][0], args.heldout)
+        splits["train"] = (train, args.train_limit)
+        splits["dev"] = (heldout, 0)
+        dropped["train"] = []  # the dev file's dropped sentences are listed once, under dev
+    for split, (blocks, limit) in splits.items():
         if limit:
             blocks = blocks[:limit]
         out = args.output / f"{split}.conllu"
         out.write_text("".join(b + "\n" for b in blocks), encoding="utf8")
         counts[split] = {"sentences": len(blocks), "words": sum(len(s.words) for s in read_conllu(out))}
-        dropped[split] = bad
         spacy_convert(out, args.output, args.n_sents)
     info = {
         "treebank": source["treebank"],
         "source": source["source"],
         "source_note": source.get("note", ""),
         "train_on": train_on,
+        "dev_heldout": f"every {args.heldout}th sentence of the dev file (the rest trains)" if train_on == "dev" else None,
         "eval_splits": ["dev", "test"] if train_on == "train" else ["test"],
         "train_limit": args.train_limit,
         "eval_limit": args.eval_limit,
@@ -68,7 +81,8 @@ def main() -> None:
     }
     (args.output / "data.json").write_text(json.dumps(info, indent=2) + "\n")
     if train_on == "dev":
-        msg.warn(f"{source['treebank']} has no train file: training on dev, evaluating on test only")
+        msg.warn(f"{source['treebank']} has no train file: training on dev (every {args.heldout}th sentence held "
+                 "out for model selection), evaluating on test only")
     for split, bad in dropped.items():
         if bad:  # one unwrapped line per sentence, so the file:line and sent_id can be grepped
             msg.warn(f"{split}: {len(bad)} sentences are not trees and were dropped")
@@ -97,6 +111,15 @@ def valid_blocks(path: Path) -> Tuple[List[str], List[str]]:
     if lines and first in keep:
         blocks.append("\n".join(lines) + "\n")
     return blocks, skipped
+
+
+def split_heldout(blocks: List[str], every: int) -> Tuple[List[str], List[str]]:
+    """(training blocks, held-out blocks): every ``every``-th block (the 10th, 20th, ...) is held
+    out, spread over the file so it covers its documents and genres."""
+    if every < 2:
+        raise ValueError(f"--heldout must be >= 2, got {every}")
+    heldout = [b for i, b in enumerate(blocks, start=1) if i % every == 0]
+    return [b for i, b in enumerate(blocks, start=1) if i % every], heldout
 
 
 def spacy_convert(path: Path, output: Path, n_sents: int) -> None:

@@ -100,7 +100,7 @@ def render(run: str, results: List[Dict], data: Dict, optima, png: str, raw: Opt
         counts = ", ".join(f"{k} {v['sentences']} sentences / {v['words']} words" for k, v in data["counts"].items())
         out += [f"Data: {data['treebank']} from {data['source']} ({counts})."]
         if data["train_on"] == "dev":
-            out += ["**No train file in this treebank: the parsers were trained on dev and are evaluated on test only.**"]
+            out += ["**No train file in this treebank: the parsers were trained on nine tenths of dev (every 10th sentence held out to select checkpoints) and are evaluated on test only.**"]
         if data.get("train_limit") or data.get("eval_limit"):
             out += [f"Subset: first {data.get('train_limit') or 'all'} training and {data.get('eval_limit') or 'all'} evaluation sentences."]
         out += [""]

@@ -7,7 +7,9 @@
 The multilingual run uses the `small` profile unless told otherwise: the same configs with a
 fixed budget of 2,000 steps for the graph parser and spaCy's parser alike, because most mirror
 treebanks train on their dev file (a few hundred sentences), where 8,000+ steps only overfit and
-cost 40 minutes per treebank. A treebank whose metrics and report already exist (e.g. EWT from
+cost 40 minutes per treebank; within it each parser keeps its best checkpoint on held-out
+sentences (every 10th dev sentence, scripts/convert.py), so a small treebank stops where it
+starts to overfit. A treebank whose metrics and report already exist (e.g. EWT from
 `spacy project run all`) is reused as it is, unless --rerun is given.
 
 Each treebank runs ``spacy project run treebank`` with its own variables (treebank, lang, file
@@ -103,8 +105,8 @@ def write_summary(runs, path: Path, profile_name: str, profile: dict) -> None:
              "words/sec median of 3 and the ratio to spaCy's parser. Per-treebank reports: reports/<treebank>.md.", "",
              f"Profile `{profile_name}`: {profile['graph_config']} and {profile['spacy_config']} with {budget} "
              "for both; treebanks reused from an earlier run (EWT from `spacy project run all`) keep their own budget. "
-             "A treebank trained on dev selects its best model on that same dev file, so its figures are "
-             "for a model tuned on its training data; its test split is untouched.", "",
+             "A treebank without a train file trains on nine tenths of its dev file and selects its "
+             "checkpoints (and hc_parser's decoder) on the other tenth; its test split is untouched.", "",
              "| treebank | trained on | parser | UAS | LAS | words/sec | ratio to spaCy |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
     for run in runs:

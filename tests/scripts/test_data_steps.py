@@ -43,7 +43,12 @@ def test_mirror_without_train_trains_on_dev(project):
     run(["scripts/convert.py", "assets/ud/UD_Test-Tiny", "corpus/tiny", "--eval-limit", "5"], project)
     data = json.loads((project / "corpus/tiny/data.json").read_text())
     assert data["source"] == "mirror" and data["train_on"] == "dev" and data["eval_splits"] == ["test"]
-    assert data["counts"]["train"]["sentences"] == 12 and data["counts"]["test"]["sentences"] == 5
+    # Every 10th dev sentence is held out for model selection, never trained on.
+    assert data["counts"]["train"]["sentences"] == 11 and data["counts"]["dev"]["sentences"] == 1
+    assert data["counts"]["test"]["sentences"] == 5
+    ids = {s: {line for line in (project / f"corpus/tiny/{s}.conllu").read_text().splitlines()
+               if line.startswith("# sent_id")} for s in ("train", "dev")}
+    assert len(ids["dev"]) == 1 and not ids["train"] & ids["dev"]
     assert all((project / f"corpus/tiny/{s}.spacy").exists() for s in ("train", "dev", "test"))
 
 
