@@ -49,13 +49,16 @@ class GraphInput(NamedTuple):
     known arcs (``-1``: unknown) stay candidates whatever their score (gold trees in training,
     an earlier parser's tree when reparsing), or None; only with given spans. ``factors``: the
     higher-order factor types to score (``"sib"``, ``"grand"``), those the decoder or the loss
-    reads.
+    reads. ``starts``: score sentence starts at prediction also for docs whose spans are given
+    (a rehearsal teacher's soft targets); in training they are always scored, and at prediction
+    otherwise only for docs the model segments.
     """
 
     docs: list
     spans: List[Optional[List[Span]]]
     keep: Optional[List[Optional[np.ndarray]]] = None
     factors: FrozenSet[str] = FACTORS
+    starts: bool = False
 
 
 @dataclass

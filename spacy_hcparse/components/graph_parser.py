@@ -345,7 +345,7 @@ class GraphParser(ParserPipe):
                            self.name)
             self._rehearsal_model = deepcopy(self.model)
         spans = [sentence_spans(doc, self.max_length) if doc.has_annotation("SENT_START") else None for doc in docs]
-        teacher = self._rehearsal_model.predict(GraphInput(docs, spans, factors=frozenset()))
+        teacher = self._rehearsal_model.predict(GraphInput(docs, spans, factors=frozenset(), starts=True))
         teacher = teacher.to_numpy(self._rehearsal_model.ops)
         heads = teacher_heads(teacher)
         set_dropout_rate(self.model, drop)

@@ -213,8 +213,11 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
     """
     ops = model.ops
     tokvecs, bp_tok2vec = _run(model.get_ref("tok2vec"), X.docs, is_train)
-    starts, bp_starts = _run(model.get_ref("start_scorer"), tokvecs, is_train) if model.has_ref("start_scorer") \
-        else ([ops.alloc1f(0) for _ in X.docs], None)
+    # At prediction the start scorer runs only where a doc has no sentences given (or when asked):
+    # its logits would be discarded (the loss reads them in training, given sentences or not).
+    segment = is_train or X.starts or any(given is None for given in X.spans)
+    starts, bp_starts = _run(model.get_ref("start_scorer"), tokvecs, is_train) \
+        if model.has_ref("start_scorer") and segment else ([ops.alloc1f(0) for _ in X.docs], None)
     spans, sentences = _spans(model, X, starts)
     tag_attrs = model.attrs["tag_attrs"] if is_train else ()
     tags, bp_tags = {}, {}

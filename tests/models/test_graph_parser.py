@@ -232,3 +232,16 @@ def test_resize_labels_on_the_device():
     assert isinstance(device.get_ref("label_scorer").get_param("U"), DeviceArray)
     host = device.predict(X).to_numpy(device.ops)
     assert all(close(a, b) for a, b in zip(host.labels, cpu.predict(X).labels))
+
+
+def test_sentence_starts_are_scored_where_read():
+    """At prediction the start scorer runs only for a batch with a doc to segment, or when asked
+    (a rehearsal teacher); the parses of given sentences do not change either way."""
+    cpu, _, docs, spans = pair("v4")
+    given = cpu.predict(GraphInput(docs[:2], spans[:2]))
+    assert [len(s) for s in given.starts] == [0, 0]
+    asked = cpu.predict(GraphInput(docs[:2], spans[:2], starts=True))
+    assert [len(s) for s in asked.starts] == [len(d) for d in docs[:2]]
+    assert all(close(a, b) for a, b in zip(given.arcs, asked.arcs))
+    mixed = cpu.predict(GraphInput(docs, spans))
+    assert [len(s) for s in mixed.starts] == [len(d) for d in docs]
