@@ -3,7 +3,8 @@
 Measured with ``spacy_hcparse.evaluation.harness`` (the workflow's evaluation uses the same
 functions): gold tokens, one Doc per gold sentence with its start preset, spaCy's parser scorer
 (``dep_uas``/``dep_las``, punctuation dropped) and the UD-style ``ud_uas``/``ud_las``, words/sec of
-``nlp.pipe`` in one process (median of ``--repeats`` runs) and its ratio to the peer's.
+``nlp.pipe`` in one process (median of ``--repeats`` runs, the pipelines taking turns run by run)
+and its ratio to the peer's (the median of the per-round ratios).
 ``--decoders`` also runs every listed decoder with each ``hc_parser`` model's weights and prints
 the search statistics.
 
@@ -13,12 +14,13 @@ the search statistics.
 """
 import argparse
 import json
+import statistics
 import tempfile
 from pathlib import Path
 
 import spacy
 
-from spacy_hcparse.evaluation import compare_decoders, evaluate_gold
+from spacy_hcparse.evaluation import compare_decoders, evaluate_gold, interleaved_speeds, speed_ratio
 from spacy_hcparse.evaluation.harness import DECODERS
 
 
@@ -28,7 +30,7 @@ def main() -> None:
     parser.add_argument("--peer", type=Path, required=True, help="spaCy pipeline with the built-in parser")
     parser.add_argument("--model", action="append", default=[], help="NAME=PATH of a pipeline to compare")
     parser.add_argument("--decoders", default="", help="decoders to run with each hc_parser model's weights")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per pipeline, in turns")
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--limit", type=int, default=0, help="first N sentences only")
     parser.add_argument("--json", type=Path, default=None)
@@ -36,21 +38,25 @@ def main() -> None:
 
     out = Path(tempfile.mkdtemp(prefix="parser_vs_spacy-"))
     specs = [("spacy_parser", args.peer)] + [tuple(spec.split("=", 1)) for spec in args.model]
-    rows, decoders = [], {}
+    rows, decoders, pipelines = [], {}, {}
     for name, path in specs:
-        nlp = spacy.load(path)
-        scores, _ = evaluate_gold(nlp, args.gold, out / f"{name}.conllu", repeats=args.repeats,
+        nlp = pipelines[name] = spacy.load(path)
+        scores, _ = evaluate_gold(nlp, args.gold, out / f"{name}.conllu", repeats=1,
                                   batch_size=args.batch_size, limit=args.limit, progress=name)
         rows.append({"parser": name, **{k: scores[k] for k in ("dep_uas", "dep_las", "ud_uas", "ud_las", "words", "words_per_sec")}})
         if args.decoders and "hc_parser" in nlp.pipe_names:
             chosen = {d: DECODERS[d] for d in args.decoders.split(",")}
             decoders[name] = compare_decoders(path, args.gold, out / name, decoders=chosen, batch_size=args.batch_size,
                                               limit=args.limit, progress=True)
+    speeds = interleaved_speeds(pipelines, args.gold, repeats=args.repeats, batch_size=args.batch_size, limit=args.limit)
+    for row in rows:
+        row["words_per_sec_runs"] = speeds[row["parser"]]
+        row["words_per_sec"] = statistics.median(speeds[row["parser"]])
+        row["ratio"] = speed_ratio(speeds[row["parser"]], speeds["spacy_parser"])
     peer_wps = rows[0]["words_per_sec"]
     print(f"{args.gold.name}: {rows[0]['words']} words; gold tokens and sentences; outputs in {out}")
     print(f"{'parser':<20} {'UAS':>7} {'LAS':>7} {'ud_uas':>7} {'ud_las':>7} {'words/s':>9} {'x spaCy':>8}")
     for row in rows:
-        row["ratio"] = row["words_per_sec"] / peer_wps
         print(f"{row['parser']:<20} {100 * row['dep_uas']:7.2f} {100 * row['dep_las']:7.2f} {100 * row['ud_uas']:7.2f} "
               f"{100 * row['ud_las']:7.2f} {row['words_per_sec']:9.0f} {row['ratio']:8.2f}")
     for name, comparison in decoders.items():

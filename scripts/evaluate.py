@@ -5,20 +5,22 @@
 Measured with ``spacy_hcparse.evaluation.harness`` (the definitions of every figure are there):
 per parser and split (dev and test, or test only when dev was the training set) ``dep_uas``/
 ``dep_las``, ``ud_uas``/``ud_las`` and the other UD metrics from the CoNLL-U the parser wrote
-(``training/RUN/<parser>/output/<split>.conllu``), and words/sec; for ``hc_parser`` also every
+(``training/RUN/<parser>/output/<split>.conllu``), and words/sec (``--repeats`` runs per parser,
+the parsers taking turns run by run, ``harness.interleaved_speeds``); for ``hc_parser`` also every
 decoder with the same weights and the search statistics (``harness.search_statistics``).
 Writes ``metrics/RUN/<parser>.json``. A parser without a trained model is an error.
 """
 import argparse
 import json
 import platform
+import statistics
 from pathlib import Path
 from typing import Dict
 
 import spacy
 from wasabi import msg
 
-from spacy_hcparse.evaluation import compare_decoders, evaluate_gold
+from spacy_hcparse.evaluation import compare_decoders, evaluate_gold, interleaved_speeds
 
 PARSERS = ("hc_parser", "hc_transition_parser", "spacy_parser")
 
@@ -34,27 +36,43 @@ def main() -> None:
     args = parser.parse_args()
     data = json.loads((args.corpus / "data.json").read_text())
     args.output.mkdir(parents=True, exist_ok=True)
-    for name in args.parsers.split(","):
-        result = evaluate_parser(name, args.training / name, args.corpus, data, args.repeats, args.batch_size)
+    names = args.parsers.split(",")
+    results = {name: evaluate_parser(name, args.training / name, args.corpus, data, args.batch_size) for name in names}
+    add_speeds(results, args.corpus, data, args.repeats, args.batch_size)
+    for name, result in results.items():
         path = args.output / f"{name}.json"
         path.write_text(json.dumps(result, indent=2) + "\n")
         msg.good(f"wrote {path}")
 
 
-def evaluate_parser(name: str, train_dir: Path, corpus: Path, data: Dict, repeats: int, batch_size: int) -> Dict:
+def add_speeds(results: Dict[str, Dict], corpus: Path, data: Dict, repeats: int, batch_size: int) -> None:
+    """Per split, every parser's words/sec from runs taken in turns (median, and the runs)."""
+    pipelines = {name: spacy.load(result["model"]) for name, result in results.items()}
+    for split in data["eval_splits"]:
+        msg.info(f"words/sec on {split}: {repeats} runs per parser, in turns")
+        speeds = interleaved_speeds(pipelines, corpus / f"{split}.conllu", repeats=repeats, batch_size=batch_size)
+        for name, runs in speeds.items():
+            scores = results[name]["splits"][split]
+            scores["words_per_sec"], scores["words_per_sec_runs"] = statistics.median(runs), runs
+            msg.text(f"  {name}: {scores['words_per_sec']:,.0f} words/s")
+            results[name]["repeats"] = repeats
+
+
+def evaluate_parser(name: str, train_dir: Path, corpus: Path, data: Dict, batch_size: int) -> Dict:
+    """Scores of one parser per split (words/sec from one run; ``add_speeds`` replaces them)."""
     result = {"parser": name, "treebank": data["treebank"], "data_source": data["source"], "train_on": data["train_on"]}
     model = train_dir / "model-best"
     if not model.exists():
         msg.fail(f"{name}: no trained model at {model}", exits=1)
     nlp = spacy.load(model)
     result.update({"model": str(model), "pipeline": nlp.pipe_names, "machine": platform.processor() or platform.machine(),
-                   "repeats": repeats, "splits": {}})
+                   "splits": {}})
     out_dir = train_dir / "output"
     out_dir.mkdir(exist_ok=True)
     for split in data["eval_splits"]:
         gold_path = corpus / f"{split}.conllu"
         msg.info(f"{name} on {split}")
-        scores, _ = evaluate_gold(nlp, gold_path, out_dir / f"{split}.conllu", repeats=repeats, batch_size=batch_size,
+        scores, _ = evaluate_gold(nlp, gold_path, out_dir / f"{split}.conllu", repeats=1, batch_size=batch_size,
                                   progress=f"{name}/{split}")
         if "hc_parser" in nlp.pipe_names:
             scores["search"] = compare_decoders(model, gold_path, out_dir, batch_size=batch_size, progress=True)

@@ -2,7 +2,8 @@
 report uses (``harness``), and the scorer ``spacy evaluate`` and ``spacy train`` call
 (``scorer``). Two evaluations, two names: spaCy's ``dep_uas``/``dep_las`` drop punctuation;
 ``ud_uas``/``ud_las`` count it and compare labels without their subtypes."""
-from .harness import compare_decoders, evaluate_gold, parse_timed, search_statistics, span_results
+from .harness import (compare_decoders, evaluate_gold, interleaved_speeds, parse_timed, search_statistics,
+                      span_results, speed_ratio)
 from .ud import (
     doc_rows, gold_doc, input_doc, nonprojective_arcs, parse_system, read_system, score_conllu, score_sentences,
     sentence_conllu, ud_label,

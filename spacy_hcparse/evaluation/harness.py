@@ -8,7 +8,9 @@ the README's tables all call these functions, so each figure has one definition:
 - ``dep_uas``/``dep_las``: spaCy's parser scorer (what ``spacy train`` reports: punctuation
   dropped); ``ud_uas``/``ud_las`` and the rest of ``evaluation.ud`` from the CoNLL-U written
   (punctuation counted, label subtypes dropped);
-- words/sec: ``nlp.pipe`` in this process, median of ``repeats`` runs on fresh Docs;
+- words/sec: ``nlp.pipe`` in this process, median of ``repeats`` runs on fresh Docs; to compare
+  pipelines, ``interleaved_speeds`` runs them in turns and ``speed_ratio`` takes the median of
+  the per-round ratios;
 - search statistics of ``hc_parser`` (``search_statistics``), from the decoders' own results
   (``GraphParser.predict``), over every span, never a subset.
 
@@ -59,6 +61,28 @@ def parse_timed(nlp: Language, make_inputs, n_words: int, repeats: int = 3, batc
         docs = list(stream)
         speeds.append(n_words / max(time.perf_counter() - start, 1e-9))
     return docs, statistics.median(speeds), speeds
+
+
+def interleaved_speeds(pipelines: Mapping[str, Language], gold_path: PathLike, *, repeats: int = 5,
+                       batch_size: int = 256, limit: int = 0) -> Dict[str, List[float]]:
+    """Words/sec of each pipeline on the gold file's words (one Doc per sentence, as
+    ``evaluate_gold``), the pipelines taking turns run by run (A B C, A B C, ...), so that a slow
+    spell of a shared machine falls on all of them instead of on whichever ran then. Per pipeline,
+    its ``repeats`` speeds in round order: ``speed_ratio`` pairs them round by round."""
+    gold = list(read_conllu(gold_path))[: limit or None]
+    n_words = sum(len(s.words) for s in gold)
+    speeds: Dict[str, List[float]] = {name: [] for name in pipelines}
+    for name, nlp in pipelines.items():  # warm-up, untimed: numba's cache loads, first allocations
+        list(nlp.pipe([input_doc(nlp, s) for s in gold[:50]], batch_size=batch_size))
+    for _ in range(max(1, repeats)):
+        for name, nlp in pipelines.items():
+            speeds[name].append(parse_timed(nlp, lambda: [input_doc(nlp, s) for s in gold], n_words, 1, batch_size)[1])
+    return speeds
+
+
+def speed_ratio(speeds: Sequence[float], peer: Sequence[float]) -> float:
+    """The median over rounds of ``speeds[r] / peer[r]`` (runs of ``interleaved_speeds``)."""
+    return float(statistics.median(a / b for a, b in zip(speeds, peer)))
 
 
 def evaluate_gold(nlp: Language, gold_path: PathLike, system_path: PathLike, *, repeats: int = 3,

@@ -26,3 +26,33 @@ def test_search_statistics_compares_full_decoders_only_on_proven_spans():
     mst = stats["decoders"]["mst"]  # not on the full objective: certified, but never compared
     assert mst["certified_share"] == pytest.approx(2 / 3)
     assert mst["exact_share_of_proven"] is None and mst["mean_gap_on_proven"] is None
+
+
+def test_interleaved_speeds_take_turns_and_ratio_pairs_rounds(monkeypatch):
+    """Each pipeline parses the whole file once per round, in turns; the ratio is the median of
+    the per-round ratios, so a slow round slows both sides of its ratio."""
+    from pathlib import Path
+
+    import spacy
+
+    from spacy_hcparse.evaluation import harness
+
+    gold = Path(__file__).resolve().parents[2] / "assets" / "sample" / "sample-ud-dev.conllu"
+    order = []
+
+    def fake_parse_timed(nlp, make_inputs, n_words, repeats=3, batch_size=256, progress=None):
+        docs = make_inputs()
+        order.append(nlp.meta["name"])
+        return docs, float(len(docs)), [float(len(docs))]
+
+    monkeypatch.setattr(harness, "parse_timed", fake_parse_timed)
+    pipelines = {}
+    for name in ("peer", "mine"):
+        nlp = spacy.blank("en")
+        nlp.meta["name"] = name
+        pipelines[name] = nlp
+    speeds = harness.interleaved_speeds(pipelines, gold, repeats=3)
+    assert order == ["peer", "mine"] * 3
+    assert speeds["peer"] == speeds["mine"] and len(speeds["peer"]) == 3
+    assert harness.speed_ratio([2.0, 1.0, 4.0], [1.0, 1.0, 1.0]) == 2.0
+    assert harness.speed_ratio([10.0, 5.0, 2.0], [10.0, 5.0, 2.0]) == 1.0
