@@ -43,7 +43,7 @@ def main() -> None:
         nlp = pipelines[name] = spacy.load(path)
         scores, _ = evaluate_gold(nlp, args.gold, out / f"{name}.conllu", repeats=1,
                                   batch_size=args.batch_size, limit=args.limit, progress=name)
-        rows.append({"parser": name, **{k: scores[k] for k in ("dep_uas", "dep_las", "ud_uas", "ud_las", "words", "words_per_sec")}})
+        rows.append({"parser": name, **{k: scores[k] for k in ("dep_uas", "dep_las", "ud_uas", "ud_las", "words")}})
         if args.decoders and "hc_parser" in nlp.pipe_names:
             chosen = {d: DECODERS[d] for d in args.decoders.split(",")}
             decoders[name] = compare_decoders(path, args.gold, out / name, decoders=chosen, batch_size=args.batch_size,

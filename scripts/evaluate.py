@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Dict
 
 import spacy
+from spacy.language import Language
 from wasabi import msg
 
 from spacy_hcparse.evaluation import compare_decoders, evaluate_gold, interleaved_speeds
@@ -36,18 +37,30 @@ def main() -> None:
     args = parser.parse_args()
     data = json.loads((args.corpus / "data.json").read_text())
     args.output.mkdir(parents=True, exist_ok=True)
-    names = args.parsers.split(",")
-    results = {name: evaluate_parser(name, args.training / name, args.corpus, data, args.batch_size) for name in names}
-    add_speeds(results, args.corpus, data, args.repeats, args.batch_size)
+    models = {name: trained_model(name, args.training / name) for name in args.parsers.split(",")}
+    pipelines = {name: spacy.load(model) for name, model in models.items()}
+    results = {name: evaluate_parser(name, pipelines[name], models[name], args.corpus, data, args.batch_size)
+               for name in models}
+    add_speeds(results, pipelines, args.corpus, data, args.repeats, args.batch_size)
     for name, result in results.items():
         path = args.output / f"{name}.json"
         path.write_text(json.dumps(result, indent=2) + "\n")
         msg.good(f"wrote {path}")
 
 
-def add_speeds(results: Dict[str, Dict], corpus: Path, data: Dict, repeats: int, batch_size: int) -> None:
+def trained_model(name: str, train_dir: Path) -> Path:
+    """``train_dir/model-best``; a missing one stops the step with the parser named."""
+    model = train_dir / "model-best"
+    if not model.exists():
+        msg.fail(f"{name}: no trained model at {model}", exits=1)
+    return model
+
+
+def add_speeds(results: Dict[str, Dict], pipelines: Dict[str, Language], corpus: Path, data: Dict, repeats: int,
+               batch_size: int) -> None:
     """Per split, every parser's words/sec from runs taken in turns (median, and the runs)."""
-    pipelines = {name: spacy.load(result["model"]) for name, result in results.items()}
+    for result in results.values():
+        result["repeats"] = repeats
     for split in data["eval_splits"]:
         msg.info(f"words/sec on {split}: {repeats} runs per parser, in turns")
         speeds = interleaved_speeds(pipelines, corpus / f"{split}.conllu", repeats=repeats, batch_size=batch_size)
@@ -55,19 +68,15 @@ def add_speeds(results: Dict[str, Dict], corpus: Path, data: Dict, repeats: int,
             scores = results[name]["splits"][split]
             scores["words_per_sec"], scores["words_per_sec_runs"] = statistics.median(runs), runs
             msg.text(f"  {name}: {scores['words_per_sec']:,.0f} words/s")
-            results[name]["repeats"] = repeats
 
 
-def evaluate_parser(name: str, train_dir: Path, corpus: Path, data: Dict, batch_size: int) -> Dict:
-    """Scores of one parser per split (words/sec from one run; ``add_speeds`` replaces them)."""
+def evaluate_parser(name: str, nlp: Language, model: Path, corpus: Path, data: Dict, batch_size: int) -> Dict:
+    """Scores of one parser (``nlp``, loaded from ``model``) per split (words/sec from one run;
+    ``add_speeds`` replaces them)."""
     result = {"parser": name, "treebank": data["treebank"], "data_source": data["source"], "train_on": data["train_on"]}
-    model = train_dir / "model-best"
-    if not model.exists():
-        msg.fail(f"{name}: no trained model at {model}", exits=1)
-    nlp = spacy.load(model)
     result.update({"model": str(model), "pipeline": nlp.pipe_names, "machine": platform.processor() or platform.machine(),
                    "splits": {}})
-    out_dir = train_dir / "output"
+    out_dir = model.parent / "output"
     out_dir.mkdir(exist_ok=True)
     for split in data["eval_splits"]:
         gold_path = corpus / f"{split}.conllu"

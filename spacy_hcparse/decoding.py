@@ -65,12 +65,14 @@ class Eisner:
         return DecodeResult(heads, tree_score(heads, arc, sib), False, float("nan"), 0, False)
 
 
-def _start_if_better(start, arc, sib, grand):
+def _start_if_better(start, arc, sib, grand, mst=None):
     """``start`` (heads, e.g. an earlier parser's tree) when it scores higher than the first-order
-    MST tree, else None: the searches then start from the MST tree themselves."""
-    if start is not None and tree_score(start, arc, sib, grand) > tree_score(decode_mst(arc), arc, sib, grand):
-        return start
-    return None
+    MST tree (``mst`` where the caller has it), else None: the searches then start from the MST
+    tree themselves."""
+    if start is None:
+        return None
+    mst = decode_mst(arc) if mst is None else mst
+    return start if tree_score(start, arc, sib, grand) > tree_score(mst, arc, sib, grand) else None
 
 
 class HillClimb:
@@ -90,9 +92,10 @@ class HillClimb:
     def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
         if sib is None and grand is None:
             return MST()(arc)
-        init = _start_if_better(start, arc, sib, grand)
+        mst = decode_mst(arc)
+        init = _start_if_better(start, arc, sib, grand, mst)
         res = decode_hill_climb(arc, sib, grand, seed=self.seed, time_limit=self.time_limit,
-                                init=decode_mst(arc) if init is None else init, **self.options)
+                                init=mst if init is None else init, **self.options)
         return DecodeResult(res.heads, res.score, False, float("nan"), res.restarts, res.time_capped)
 
 
