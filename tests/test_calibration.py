@@ -15,14 +15,21 @@ def sampled_trees(logits, count, rng):
     return [trees[i] for i in rng.choice(len(trees), size=count, p=probs)]
 
 
-def test_fitted_temperature_undoes_sharpened_scores():
-    rng = np.random.default_rng(0)
+def sharpened_data(seed):
+    """Gold trees sampled from 60 random 4-word arc distributions, five per distribution, with
+    the arc scores the model gives: the true logits times 2.5 (2.5 times too sure of itself)."""
+    rng = np.random.default_rng(seed)
     arcs, golds = [], []
     for _ in range(60):
         logits = rng.normal(size=(5, 5)) * 1.5
         for tree in sampled_trees(logits, 5, rng):
-            arcs.append(2.5 * logits)  # the model is 2.5 times too sure of itself
+            arcs.append(2.5 * logits)
             golds.append(np.asarray(tree))
+    return arcs, golds
+
+
+def test_fitted_temperature_undoes_sharpened_scores():
+    arcs, golds = sharpened_data(0)
     fitted = fit_temperature(arcs, golds)
     assert fitted == pytest.approx(2.5, rel=0.2)
     assert head_nll(arcs, golds, fitted) < head_nll(arcs, golds, 1.0)
@@ -37,13 +44,7 @@ def test_reliability_table_and_ece():
 
 
 def test_ece_fit_lowers_the_chosen_heads_calibration_error():
-    rng = np.random.default_rng(1)
-    arcs, golds = [], []
-    for _ in range(60):
-        logits = rng.normal(size=(5, 5)) * 1.5
-        for tree in sampled_trees(logits, 5, rng):
-            arcs.append(2.5 * logits)
-            golds.append(np.asarray(tree))
+    arcs, golds = sharpened_data(1)
     chosen = [decode_mst(arc) for arc in arcs]
     fitted = fit_temperature_ece(arcs, golds, chosen)
     before = reliability(*head_confidence(arcs, golds, chosen, 1.0))[1]

@@ -1,8 +1,11 @@
-"""harness.search_statistics on hand-made decoder results."""
+"""harness.search_statistics on hand-made decoder results; interleaved timing with a stand-in for parse_timed."""
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import spacy
 
+from spacy_hcparse.evaluation import harness
 from spacy_hcparse.evaluation.harness import search_statistics
 
 
@@ -31,12 +34,6 @@ def test_search_statistics_compares_full_decoders_only_on_proven_spans():
 def test_interleaved_speeds_take_turns_and_ratio_pairs_rounds(monkeypatch):
     """Each pipeline parses the whole file once per round, in turns; the ratio is the median of
     the per-round ratios, so a slow round slows both sides of its ratio."""
-    from pathlib import Path
-
-    import spacy
-
-    from spacy_hcparse.evaluation import harness
-
     gold = Path(__file__).resolve().parents[2] / "assets" / "sample" / "sample-ud-dev.conllu"
     order = []
 
