@@ -5,15 +5,18 @@
 
 Progress: the run's config is trained with its logger wrapped in ``spacy_hcparse.JsonlLogger.v1``
 (``OUTPUT/train.cfg``), which writes one flushed JSON line per evaluation to ``OUTPUT/log.jsonl``;
-every checkpoint spaCy saves (``OUTPUT/model-last``, at each evaluation) is recorded from that
-file in ``OUTPUT/progress.json`` (epoch and step). ``--resume`` continues a
-run that was stopped half way: the pipeline's components are sourced from the last checkpoint
-(``[components.NAME] source = ...``, which keeps the weights and labels and calls
-``resume_training``), and the run gets the remaining steps (``--max-steps``, when given, is the
-total including the steps already done) or epochs. The optimizer's moments, the learning-rate
-schedule and the order of the training batches start over; the weights do not. The checkpoint is
-copied to ``OUTPUT/resume-checkpoint`` first (spaCy clears ``model-last`` when a run starts), and
-the previous ``model-best`` is kept unless the resumed run beats it.
+each evaluation's ``model-last`` is also copied, by renames only, to ``OUTPUT/checkpoint-last`` (the
+logger's ``checkpoint``), whose ``checkpoint.json`` names its epoch and step: spaCy rewrites
+``model-last`` in place, so a run killed while saving leaves it half written, but the copy is always
+complete. ``OUTPUT/progress.json`` follows the run (epoch and step, for people and tools).
+``--resume`` continues a run that was stopped half way: the last checkpoint becomes
+``OUTPUT/resume-checkpoint`` (with its step counted from the start of the first run), the
+pipeline's components are sourced from it (``[components.NAME] source = ...``, which keeps the
+weights and labels and calls ``resume_training``), and the run gets the remaining steps
+(``--max-steps``, when given, is the total including the steps already done) or epochs. The
+optimizer's moments, the learning-rate schedule and the order of the training batches start over;
+the weights do not. The previous ``model-best`` is kept unless the resumed run beats it. A
+finished run deletes its checkpoints (``model-last`` is the same model).
 
 A missing config file or a factory no installed package registers is an error (exit status 1):
 a broken install must not look like a finished run. ``--max-steps`` and ``--eval-frequency``
@@ -33,8 +36,11 @@ from typing import Dict, List, Optional
 
 from wasabi import msg
 
+from spacy_hcparse.loggers import STEP_FILE, complete_checkpoint, save_checkpoint
+
 PROGRESS = "progress.json"
 CHECKPOINT = "resume-checkpoint"
+SNAPSHOT = "checkpoint-last"
 PREVIOUS_BEST = "model-best-before-resume"
 LOG = "log.jsonl"
 
@@ -62,7 +68,7 @@ def main() -> None:
     parser.add_argument("--lang", required=True)
     parser.add_argument("--max-steps", type=int, default=0)
     parser.add_argument("--eval-frequency", type=int, default=0)
-    parser.add_argument("--resume", action="store_true", help="continue a stopped run from OUTPUT/model-last")
+    parser.add_argument("--resume", action="store_true", help="continue a stopped run from its last checkpoint")
     args = parser.parse_args(argv)
     if not args.config.exists():
         msg.fail(f"config {args.config} does not exist", exits=1)
@@ -84,6 +90,7 @@ def main() -> None:
         if args.max_steps > 0:
             overrides += step_overrides(training, args.max_steps)
         (args.output / LOG).unlink(missing_ok=True)
+        _remove_checkpoints(args.output)
     args.output.mkdir(parents=True, exist_ok=True)
     config = logged_config(config, args.output)
     cmd = [
@@ -96,7 +103,7 @@ def main() -> None:
     cmd += extra
     msg.info(" ".join(cmd))
     progress = {"factory": args.factory, "config": str(args.config), "max_steps": target_steps,
-                "epoch": offset["epoch"], "step": offset["step"], "finished": False,
+                "epoch": offset["epoch"], "step": offset["step"], "offset": offset, "finished": False,
                 "resumed": _read_progress(args.output).get("resumed", 0) + 1 if args.resume else 0}
     _write_progress(args.output, progress)
     code = run_logged(cmd, args.output, progress, offset)
@@ -106,6 +113,7 @@ def main() -> None:
             _keep_better_best(args.output, training["score_weights"])
         progress["finished"] = True
         _write_progress(args.output, progress)
+        _remove_checkpoints(args.output)
     sys.exit(code)
 
 
@@ -122,7 +130,7 @@ def run_logged(cmd, output: Path, progress: Dict, offset: Dict) -> int:
         sys.stdout.write(line)
         sys.stdout.flush()
         rows, seen = read_new_rows(log, seen)
-        if rows:  # each row is logged right after model-last was saved
+        if rows:  # the logger writes a row before its console line
             progress["epoch"] = offset["epoch"] + int(rows[-1]["epoch"])
             progress["step"] = offset["step"] + int(rows[-1]["step"])
             _write_progress(output, progress)
@@ -151,7 +159,7 @@ def logged_config(config: Path, output: Path) -> Path:
     if inner.get("@loggers") == "spacy_hcparse.JsonlLogger.v1":
         inner = inner.get("logger") or {"@loggers": "spacy.ConsoleLogger.v1", "progress_bar": False}
     cfg["training"]["logger"] = {"@loggers": "spacy_hcparse.JsonlLogger.v1", "path": str(output / LOG),
-                                 "logger": inner}
+                                 "logger": inner, "checkpoint": str(output / SNAPSHOT)}
     path = output / "train.cfg"
     path.write_text(cfg.to_str(), encoding="utf8")
     return path
@@ -164,20 +172,13 @@ def plan_resume(output: Path, config: Path, target_steps: int, training: Dict):
     if progress.get("finished"):
         msg.good(f"{output}: the run finished at step {progress.get('step')}; nothing to resume")
         return None
-    last, saved = output / "model-last", output / CHECKPOINT
-    if _is_pipeline(last):
-        if saved.exists():
-            shutil.rmtree(saved)
-        shutil.copytree(last, saved)
-    elif not _is_pipeline(saved):
-        msg.fail(f"cannot resume: no checkpoint in {last} (or {saved})", exits=1)
+    offset = checkpoint_for_resume(output, progress)
+    if offset is None:
+        msg.fail(f"cannot resume: no complete checkpoint in {output / SNAPSHOT} (or {output / CHECKPOINT})", exits=1)
     if (output / "model-best").exists():
         if (output / PREVIOUS_BEST).exists():
             shutil.rmtree(output / PREVIOUS_BEST)
         shutil.copytree(output / "model-best", output / PREVIOUS_BEST)
-    offset = {"epoch": int(progress.get("epoch", 0)), "step": int(progress.get("step", 0))}
-    if not progress:
-        msg.warn(f"{output}/{PROGRESS} is missing: the step count is unknown, running the full schedule again")
     overrides = []
     if target_steps > 0:
         remaining = target_steps - offset["step"]
@@ -188,9 +189,44 @@ def plan_resume(output: Path, config: Path, target_steps: int, training: Dict):
     elif training["max_epochs"] > 0:  # the interrupted epoch is run again
         overrides += ["--training.max_epochs", str(max(1, training["max_epochs"] - offset["epoch"]))]
     resumed = output / "resume.cfg"
+    saved = output / CHECKPOINT
     resumed.write_text(resume_config(config, saved), encoding="utf8")
     msg.info(f"resuming from step {offset['step']} (epoch {offset['epoch']}) with the weights in {saved}")
     return resumed, offset, overrides
+
+
+def checkpoint_for_resume(output: Path, progress: Dict) -> Optional[Dict[str, int]]:
+    """Make the stopped run's last checkpoint ``OUTPUT/resume-checkpoint`` and return its epoch and
+    step counted from the start of the first run; None when there is none.
+
+    The logger's checkpoint counts from the start of the run that wrote it (``progress['offset']``);
+    ``resume-checkpoint`` keeps the count from the first run in its ``checkpoint.json``, so a resumed
+    run stopped before its first evaluation resumes from it again. Each step here can be repeated
+    after a kill at any point.
+    """
+    snapshot, saved = complete_checkpoint(output / SNAPSHOT), output / CHECKPOINT
+    if snapshot is not None:
+        local, base = _checkpoint_step(snapshot), progress.get("offset", {"epoch": 0, "step": 0})
+        save_checkpoint(snapshot, saved, base["epoch"] + local["epoch"], base["step"] + local["step"])
+        for path in (output / SNAPSHOT, output / (SNAPSHOT + ".old")):
+            shutil.rmtree(path, ignore_errors=True)
+    found = complete_checkpoint(saved)
+    if found is None:
+        return None
+    if found != saved:  # a kill came between the renames of save_checkpoint
+        found.rename(saved)
+    return _checkpoint_step(saved)
+
+
+def _checkpoint_step(path: Path) -> Dict[str, int]:
+    found = json.loads((path / STEP_FILE).read_text())
+    return {"epoch": int(found["epoch"]), "step": int(found["step"])}
+
+
+def _remove_checkpoints(output: Path) -> None:
+    for name in (SNAPSHOT, CHECKPOINT):
+        for suffix in ("", ".old", ".tmp"):
+            shutil.rmtree(output / (name + suffix), ignore_errors=True)
 
 
 def step_overrides(training: Dict, steps: int) -> List[str]:
@@ -293,7 +329,7 @@ def _training_settings(config: Path) -> Dict:
 
 def _warn_if_stopped(output: Path) -> None:
     progress = _read_progress(output)
-    if progress and not progress.get("finished") and _is_pipeline(output / "model-last"):
+    if progress and not progress.get("finished") and complete_checkpoint(output / SNAPSHOT) is not None:
         msg.warn(f"{output} holds a run stopped at step {progress.get('step')}: starting over "
                  f"(pass --resume to continue it instead)")
 

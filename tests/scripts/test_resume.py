@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import train as train_script  # noqa: E402
 
+from spacy_hcparse.loggers import complete_checkpoint, save_checkpoint  # noqa: E402
+
 SMALL = ["--", "--components.hc_transition_parser.model.n_buckets", "65536",
          "--components.hc_transition_parser.model.tag_buckets", "4096", "--training.max_epochs", "0"]
 
@@ -67,8 +69,42 @@ def test_logged_config_wraps_the_configs_logger(tmp_path):
     logger = spacy.util.load_config(path, interpolate=False)["training"]["logger"]
     assert logger["@loggers"] == "spacy_hcparse.JsonlLogger.v1" and logger["path"] == str(tmp_path / "log.jsonl")
     assert logger["logger"]["@loggers"] == "spacy.ConsoleLogger.v1"
+    assert logger["checkpoint"] == str(tmp_path / "checkpoint-last")
     again = spacy.util.load_config(train_script.logged_config(path, tmp_path), interpolate=False)["training"]["logger"]
     assert again == logger  # wrapping is not repeated
+
+
+def fake_pipeline(path: Path, weight: str) -> Path:
+    path.mkdir(parents=True)
+    (path / "config.cfg").write_text("")
+    (path / "meta.json").write_text(json.dumps({"weight": weight}))
+    return path
+
+
+def test_checkpoint_is_replaced_by_renames_only(tmp_path):
+    target = tmp_path / "checkpoint-last"
+    save_checkpoint(fake_pipeline(tmp_path / "a", "a"), target, 0, 5)
+    save_checkpoint(fake_pipeline(tmp_path / "b", "b"), target, 1, 10)
+    assert json.loads((target / "checkpoint.json").read_text()) == {"epoch": 1, "step": 10}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b", "checkpoint-last"]
+    target.rename(tmp_path / "checkpoint-last.old")  # a kill between the two renames
+    assert complete_checkpoint(target) == tmp_path / "checkpoint-last.old"
+    fake_pipeline(tmp_path / "checkpoint-last.tmp", "half written")  # no checkpoint.json: never complete
+    assert complete_checkpoint(tmp_path / "nothing") is None
+
+
+def test_resume_counts_steps_from_the_first_run(tmp_path):
+    out = tmp_path / "out"
+    save_checkpoint(fake_pipeline(tmp_path / "m", "m"), out / "checkpoint-last", 2, 30)
+    progress = {"offset": {"epoch": 1, "step": 100}}
+    assert train_script.checkpoint_for_resume(out, progress) == {"epoch": 3, "step": 130}
+    assert not (out / "checkpoint-last").exists()
+    # a resumed run stopped before its first evaluation resumes from the same checkpoint
+    assert train_script.checkpoint_for_resume(out, {"offset": {"epoch": 3, "step": 130}}) == {"epoch": 3, "step": 130}
+    (out / "resume-checkpoint").rename(out / "resume-checkpoint.old")
+    assert train_script.checkpoint_for_resume(out, {}) == {"epoch": 3, "step": 130}
+    assert (out / "resume-checkpoint" / "meta.json").is_file()
+    assert train_script.checkpoint_for_resume(tmp_path / "empty", {}) is None
 
 
 def first_uas(rows) -> float:
@@ -97,9 +133,12 @@ def test_killed_run_resumes_from_last_checkpoint(corpus, tmp_path):
     proc.wait()
     log.close()
     first_rows, seen = train_script.read_new_rows(out / "log.jsonl", 0)
-    stopped = json.loads((out / "progress.json").read_text())
-    assert not stopped["finished"] and stopped["step"] >= 10
-    before = spacy.load(out / "model-last").get_pipe("hc_transition_parser").model.get_ref("linear").get_param("W").copy()
+    assert not json.loads((out / "progress.json").read_text())["finished"]
+    # the kill may have come while spaCy rewrote model-last; the logger's checkpoint is complete
+    checkpoint = complete_checkpoint(out / "checkpoint-last")
+    stopped = json.loads((checkpoint / "checkpoint.json").read_text())
+    assert stopped["step"] >= 10
+    before = spacy.load(checkpoint).get_pipe("hc_transition_parser").model.get_ref("linear").get_param("W").copy()
     assert before.any()
     total = stopped["step"] + 15
     result = subprocess.run(train_cmd(corpus, out, "--max-steps", str(total), "--resume"), cwd=corpus, env=env(),
@@ -117,6 +156,7 @@ def test_killed_run_resumes_from_last_checkpoint(corpus, tmp_path):
     nlp = spacy.load(out / "model-best")
     assert len(nlp("The old farmer sold three goats.")) == 7
     assert (out / "model-last").exists() and not (out / "model-best-before-resume").exists()
+    assert not (out / "checkpoint-last").exists() and not (out / "resume-checkpoint").exists()  # finished
     # running --resume again has nothing left to do
     again = subprocess.run(train_cmd(corpus, out, "--max-steps", str(total), "--resume"), cwd=corpus, env=env(),
                            capture_output=True, text=True)
