@@ -6,7 +6,8 @@ on the first ``--train-sentences`` sentences of ``--train`` (one Doc per gold se
 tokens) and updated for ``--epochs`` epochs in batches of ``--batch-size`` sentences (shuffled
 with a fixed seed, no dropout override: each component's defaults). Both are then scored on
 ``--dev`` with the harness of ``parser_vs_spacy.py`` (gold tokens and sentences, spaCy's
-``dep_uas``/``dep_las``, words/sec of ``nlp.pipe`` and the ratio to spaCy's).
+``dep_uas``/``dep_las``; words/sec of ``nlp.pipe`` with the two taking turns for ``--repeats``
+rounds, and the ratio to spaCy's: the median of the per-round ratios).
 
     OMP_NUM_THREADS=1 python benchmarks/defaults.py --train corpus/UD_English-EWT/train.conllu \\
         --dev corpus/UD_English-EWT/dev.conllu
@@ -14,6 +15,7 @@ with a fixed seed, no dropout override: each component's defaults). Both are the
 import argparse
 import json
 import random
+import statistics
 import tempfile
 import time
 from itertools import islice
@@ -26,7 +28,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from spacy_hcparse.conllu import read_conllu
-from spacy_hcparse.evaluation import evaluate_gold, gold_doc
+from spacy_hcparse.evaluation import evaluate_gold, gold_doc, interleaved_speeds, speed_ratio
 
 
 def gold_examples(nlp: Language, path: Path, limit: int) -> List[Example]:
@@ -73,18 +75,18 @@ def main() -> None:
     args = parser.parse_args()
 
     out = Path(tempfile.mkdtemp(prefix="defaults-"))
-    rows = []
+    pipelines, scores = {}, {}
     for factory in ("parser", "hc_parser"):
         config = args.hc_config if factory == "hc_parser" else None
-        nlp = train(factory, args.lang, args.train, args.train_sentences, args.epochs, args.batch_size, args.seed, config)
-        scores, _ = evaluate_gold(nlp, args.dev, out / f"{factory}.conllu", repeats=args.repeats)
-        rows.append((factory, scores))
-    peer = rows[0][1]["words_per_sec"]
+        pipelines[factory] = train(factory, args.lang, args.train, args.train_sentences, args.epochs, args.batch_size,
+                                   args.seed, config)
+        scores[factory], _ = evaluate_gold(pipelines[factory], args.dev, out / f"{factory}.conllu", repeats=1)
+    speeds = interleaved_speeds(pipelines, args.dev, repeats=args.repeats)
     print(f"{args.train_sentences} training sentences, {args.epochs} epochs; scored on {args.dev.name}")
     print(f"{'factory':<10} {'UAS':>7} {'LAS':>7} {'words/s':>9} {'x spaCy':>8}")
-    for factory, s in rows:
-        print(f"{factory:<10} {100 * s['dep_uas']:7.2f} {100 * s['dep_las']:7.2f} {s['words_per_sec']:9.0f} "
-              f"{s['words_per_sec'] / peer:8.2f}")
+    for factory, s in scores.items():
+        print(f"{factory:<10} {100 * s['dep_uas']:7.2f} {100 * s['dep_las']:7.2f} "
+              f"{statistics.median(speeds[factory]):9.0f} {speed_ratio(speeds[factory], speeds['parser']):8.2f}")
 
 
 if __name__ == "__main__":

@@ -7,10 +7,11 @@ Docs are written as system CoNLL-U (``spacy_hcparse.evaluation.system_output``) 
 file with the CoNLL 2018 shared task evaluation (``spacy_hcparse.evaluation.conll18``): F1 of Tokens,
 Sentences, Words, UPOS, UAS and LAS in the table, every metric in ``--json``.
 
-Speed is gold syntactic words per second of ``nlp.pipe`` over all documents, the median of
-``--repeats`` timed runs after one untimed call on the first document, and its ratio to the peer's.
-Pipelines run one after the other in one process; set ``OMP_NUM_THREADS=1`` (and leave the machine
-otherwise idle) for comparable speeds.
+Speed is gold syntactic words per second of ``nlp.pipe`` over all documents: the pipelines take
+turns for ``--repeats`` rounds after an untimed warm-up (``harness.interleaved_raw_speeds``, so a
+slow spell of a shared machine falls on all of them); words/sec is the median of the rounds, the
+ratio to the peer the median of the per-round ratios. Set ``OMP_NUM_THREADS=1`` for comparable
+speeds.
 
 A pipeline is a path to a saved spaCy pipeline, or ``blank:LANG``: ``spacy.blank(LANG)`` with a
 ``sentencizer`` (tokens and sentences only, no parse: every word attaches to the sentence's first).
@@ -21,6 +22,7 @@ A pipeline is a path to a saved spaCy pipeline, or ``blank:LANG``: ``spacy.blank
 import argparse
 import json
 import os
+import statistics
 import tempfile
 from pathlib import Path
 from typing import Dict
@@ -29,7 +31,7 @@ import spacy
 from spacy.language import Language
 
 from spacy_hcparse.evaluation.conll18 import read_treebank
-from spacy_hcparse.evaluation.harness import evaluate_raw
+from spacy_hcparse.evaluation.harness import evaluate_raw, interleaved_raw_speeds, speed_ratio
 from spacy_hcparse.evaluation.raw_text import raw_documents, sentence_texts
 
 TABLE = ("Tokens", "Sentences", "Words", "UPOS", "UAS", "LAS")
@@ -43,14 +45,13 @@ def load_pipeline(spec: str) -> Language:
     return spacy.load(spec)
 
 
-def run_pipeline(name: str, spec: str, gold, docs, args) -> Dict:
-    nlp = load_pipeline(spec)
-    result = evaluate_raw(nlp, gold, docs, args.out_dir / f"{name}.conllu", repeats=args.repeats,
-                          batch_size=args.batch_size)
+def run_pipeline(name: str, spec: str, nlp: Language, gold, docs, args) -> Dict:
+    """The CoNLL 2018 scores of one pipeline (one untimed parse; speeds come from the turns)."""
+    result = evaluate_raw(nlp, gold, docs, args.out_dir / f"{name}.conllu", repeats=1, batch_size=args.batch_size)
     if result["repairs"]:
         print(f"warning: {name}: heads repaired to write one tree per sentence: {result['repairs']}")
-    return {"pipeline": name, "path": spec, "components": nlp.pipe_names, "wps": result["words_per_sec"],
-            "speeds": result["words_per_sec_runs"], "system_file": result["system_output"], "scores": result["scores"]}
+    return {"pipeline": name, "path": spec, "components": nlp.pipe_names, "system_file": result["system_output"],
+            "scores": result["scores"]}
 
 
 def main() -> None:
@@ -77,15 +78,19 @@ def main() -> None:
     rebuilt = sentence_texts(gold)[1]
     n_words = sum(d.n_words for d in docs)
     specs = [("peer", args.peer)] + [tuple(m.split("=", 1)) for m in args.model]
-    rows = [run_pipeline(name, spec, gold, docs, args) for name, spec in specs]
-    peer_wps = rows[0]["wps"]
+    pipelines = {name: load_pipeline(spec) for name, spec in specs}
+    rows = [run_pipeline(name, spec, pipelines[name], gold, docs, args) for name, spec in specs]
+    speeds = interleaved_raw_speeds(pipelines, docs, repeats=args.repeats, batch_size=args.batch_size)
     for row in rows:
-        row["ratio"] = row["wps"] / peer_wps
+        row["speeds"] = speeds[row["pipeline"]]
+        row["wps"] = statistics.median(row["speeds"])
+        row["ratio"] = speed_ratio(row["speeds"], speeds["peer"])
 
     print(f"{args.gold.name}: {len(gold.sentences)} sentences, {len(gold.tokens)} tokens, {n_words} words; "
           f"raw text in {len(docs)} documents of {args.group or 'a gold document'} sentences"
           + (f" ({rebuilt} sentence texts rebuilt from tokens)" if rebuilt else ""))
-    print("CoNLL 2018 F1 (%); words/s: gold words per second of nlp.pipe, median of", args.repeats)
+    print(f"CoNLL 2018 F1 (%); words/s: gold words per second of nlp.pipe, median of {args.repeats} rounds "
+          f"taken in turns; x peer: median of the per-round ratios")
     header = f"{'pipeline':<12}" + "".join(f"{m:>10}" for m in TABLE) + f"{'words/s':>10}{'x peer':>8}"
     print(header)
     for row in rows:

@@ -7,19 +7,22 @@ Each pipeline (``training/RUN/<name>/model-best``) parses the text of the run's 
 files (``corpus/RUN/<split>.conllu``, test only when dev was the training set) as a user would:
 ``nlp.pipe`` on documents of ``--group`` consecutive sentences (the ``# text`` lines; 10, as
 ``spacy convert -n 10`` made the training docs), so spaCy's tokenizer, the pipeline's own
-sentence boundaries, tags and parse are all scored. Scoring and timing are
-``spacy_hcparse.evaluation.harness.evaluate_raw`` (the CoNLL 2018 shared task evaluation; words/sec
-is gold words per second of ``nlp.pipe``, median of ``--repeats``); the system CoNLL-U goes to
-``training/RUN/<name>/output/<split>.raw.conllu``.
+sentence boundaries, tags and parse are all scored. Scoring is
+``spacy_hcparse.evaluation.harness.evaluate_raw`` (the CoNLL 2018 shared task evaluation); the
+system CoNLL-U goes to ``training/RUN/<name>/output/<split>.raw.conllu``. Speed: gold words per
+second of ``nlp.pipe``, the pipelines taking turns for ``--repeats`` rounds
+(``harness.interleaved_raw_speeds``): words/sec is each one's median, ``ratio_to_spacy`` the median
+of its per-round ratios to the peer's.
 
 ``raw_text.json``: per pipeline and split, every CoNLL 2018 metric (precision, recall, F1, aligned
-accuracy), the speeds, ``ratio_to_spacy`` (words/sec over the peer ``spacy_pipeline``'s, same split)
-and the head repairs made to write one tree per sentence. A pipeline without a trained model is an
-error.
+accuracy), the speeds, ``ratio_to_spacy`` (against the peer ``spacy_pipeline``, same split) and
+the head repairs made to write one tree per sentence. A pipeline without a trained model is an
+error (checked before any is evaluated).
 """
 import argparse
 import json
 import platform
+import statistics
 from pathlib import Path
 from typing import Dict, List
 
@@ -27,7 +30,7 @@ import spacy
 from wasabi import msg
 
 from spacy_hcparse.evaluation.conll18 import read_treebank
-from spacy_hcparse.evaluation.harness import evaluate_raw
+from spacy_hcparse.evaluation.harness import evaluate_raw, interleaved_raw_speeds, speed_ratio
 from spacy_hcparse.evaluation.raw_text import raw_documents, sentence_texts
 
 PIPELINES = ("hc_pipeline", "spacy_pipeline")
@@ -56,9 +59,17 @@ def main() -> None:
         inputs[split] = (gold, docs)
         result["splits"][split] = {"sentences": len(gold.sentences), "words": sum(d.n_words for d in docs),
                                    "documents": len(docs), "texts_rebuilt": sentence_texts(gold)[1]}
-    for name in args.pipelines.split(","):
-        result["pipelines"][name] = evaluate_pipeline(name, args.training / name, inputs, args)
-    add_ratios(result["pipelines"])
+    names = args.pipelines.split(",")
+    for name in names:
+        if not (args.training / name / "model-best").exists():
+            msg.fail(f"{name}: no trained pipeline at {args.training / name / 'model-best'}", exits=1)
+    pipelines = {name: spacy.load(args.training / name / "model-best") for name in names}
+    for name, nlp in pipelines.items():
+        result["pipelines"][name] = evaluate_pipeline(name, nlp, args.training / name, inputs)
+    for split, (_, docs) in inputs.items():
+        msg.info(f"timing on {split}: {args.repeats} rounds, the pipelines taking turns")
+        speeds = interleaved_raw_speeds(pipelines, docs, repeats=args.repeats, batch_size=args.batch_size)
+        add_speeds(result["pipelines"], split, speeds)
     args.output.mkdir(parents=True, exist_ok=True)
     path = args.output / "raw_text.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
@@ -67,31 +78,27 @@ def main() -> None:
     msg.good(f"wrote {path}")
 
 
-def evaluate_pipeline(name: str, train_dir: Path, inputs: Dict, args) -> Dict:
-    model = train_dir / "model-best"
-    if not model.exists():
-        msg.fail(f"{name}: no trained pipeline at {model}", exits=1)
-    nlp = spacy.load(model)
+def evaluate_pipeline(name: str, nlp, train_dir: Path, inputs: Dict) -> Dict:
+    """Every CoNLL 2018 score of one pipeline on each split (one untimed parse)."""
     out_dir = train_dir / "output"
     out_dir.mkdir(exist_ok=True)
-    entry = {"model": str(model), "pipeline": nlp.pipe_names, "splits": {}}
+    entry = {"model": str(train_dir / "model-best"), "pipeline": nlp.pipe_names, "splits": {}}
     for split, (gold, docs) in inputs.items():
         msg.info(f"{name} on {split} (raw text, {len(docs)} documents)")
-        scores = evaluate_raw(nlp, gold, docs, out_dir / f"{split}.raw.conllu", repeats=args.repeats,
-                              batch_size=args.batch_size)
+        scores = evaluate_raw(nlp, gold, docs, out_dir / f"{split}.raw.conllu", repeats=1)
         if scores["repairs"]:
             msg.warn(f"{name}/{split}: heads repaired to write one tree per sentence: {scores['repairs']}")
         entry["splits"][split] = scores
     return entry
 
 
-def add_ratios(pipelines: Dict) -> None:
-    """``ratio_to_spacy`` on every split: words/sec over the peer's on the same split (None without it)."""
-    peer = pipelines.get(PEER, {}).get("splits", {})
-    for entry in pipelines.values():
-        for split, scores in entry["splits"].items():
-            peer_wps = peer.get(split, {}).get("words_per_sec")
-            scores["ratio_to_spacy"] = scores["words_per_sec"] / peer_wps if peer_wps else None
+def add_speeds(pipelines: Dict, split: str, speeds: Dict[str, List[float]]) -> None:
+    """Words/sec (median of the rounds) and ``ratio_to_spacy`` (median per-round ratio to the
+    peer's; None without the peer) of every pipeline on ``split``."""
+    for name, runs in speeds.items():
+        scores = pipelines[name]["splits"][split]
+        scores["words_per_sec"], scores["words_per_sec_runs"] = statistics.median(runs), runs
+        scores["ratio_to_spacy"] = speed_ratio(runs, speeds[PEER]) if PEER in speeds else None
 
 
 def table_lines(pipelines: Dict, split: str) -> List[str]:

@@ -20,7 +20,7 @@ user would), not by editing a loaded component.
 import statistics
 import time
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import spacy
@@ -71,17 +71,35 @@ def interleaved_speeds(pipelines: Mapping[str, Language], gold_path: PathLike, *
     its ``repeats`` speeds in round order: ``speed_ratio`` pairs them round by round."""
     gold = list(read_conllu(gold_path))[: limit or None]
     n_words = sum(len(s.words) for s in gold)
+    return _take_turns(pipelines, lambda nlp, n=None: [input_doc(nlp, s) for s in gold[:n]], n_words, repeats,
+                       batch_size)
+
+
+def interleaved_raw_speeds(pipelines: Mapping[str, Language], documents, *, repeats: int = 5,
+                           batch_size: int = 64) -> Dict[str, List[float]]:
+    """``interleaved_speeds`` on raw text: gold words per second of ``nlp.pipe`` on the texts of
+    ``documents`` (``raw_text.RawDocument``s, as ``evaluate_raw``), the pipelines taking turns."""
+    texts = [d.text for d in documents]
+    n_words = sum(d.n_words for d in documents)
+    return _take_turns(pipelines, lambda nlp, n=None: texts[:n], n_words, repeats, batch_size)
+
+
+def _take_turns(pipelines: Mapping[str, Language], make_inputs: Callable[..., list], n_words: int, repeats: int,
+                batch_size: int) -> Dict[str, List[float]]:
+    """One untimed warm-up each (numba's cache loads, first allocations), then ``repeats`` rounds
+    in which every pipeline parses ``make_inputs(nlp)`` once."""
     speeds: Dict[str, List[float]] = {name: [] for name in pipelines}
-    for name, nlp in pipelines.items():  # warm-up, untimed: numba's cache loads, first allocations
-        list(nlp.pipe([input_doc(nlp, s) for s in gold[:50]], batch_size=batch_size))
+    for nlp in pipelines.values():
+        list(nlp.pipe(make_inputs(nlp, 50), batch_size=batch_size))
     for _ in range(max(1, repeats)):
         for name, nlp in pipelines.items():
-            speeds[name].append(parse_timed(nlp, lambda: [input_doc(nlp, s) for s in gold], n_words, 1, batch_size)[1])
+            speeds[name].append(parse_timed(nlp, lambda: make_inputs(nlp), n_words, 1, batch_size)[1])
     return speeds
 
 
 def speed_ratio(speeds: Sequence[float], peer: Sequence[float]) -> float:
-    """The median over rounds of ``speeds[r] / peer[r]`` (runs of ``interleaved_speeds``)."""
+    """The median over rounds of ``speeds[r] / peer[r]`` (runs of ``interleaved_speeds`` or
+    ``interleaved_raw_speeds``)."""
     return float(statistics.median(a / b for a, b in zip(speeds, peer)))
 
 

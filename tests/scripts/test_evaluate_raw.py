@@ -75,10 +75,19 @@ def test_a_missing_pipeline_is_an_error(run_dirs):
     assert not (run_dirs / "metrics-missing" / "raw_text.json").exists()
 
 
-def test_add_ratios_without_the_peer_is_none():
+def test_speeds_are_medians_and_ratios_pair_rounds():
     module = load_script("evaluate_raw")
-    pipelines = {"hc_pipeline": {"splits": {"test": {"words_per_sec": 10.0}}}}
-    module.add_ratios(pipelines)
+    pipelines = {name: {"splits": {"test": {}}} for name in ("hc_pipeline", "spacy_pipeline")}
+    module.add_speeds(pipelines, "test", {"hc_pipeline": [2.0, 9.0, 4.0], "spacy_pipeline": [1.0, 10.0, 2.0]})
+    hc = pipelines["hc_pipeline"]["splits"]["test"]
+    assert hc["words_per_sec"] == 4.0 and hc["words_per_sec_runs"] == [2.0, 9.0, 4.0]
+    assert hc["ratio_to_spacy"] == 2.0  # the median of 2.0, 0.9 and 2.0: a slow round slows both sides
+
+
+def test_ratio_without_the_peer_is_none():
+    module = load_script("evaluate_raw")
+    pipelines = {"hc_pipeline": {"splits": {"test": {}}}}
+    module.add_speeds(pipelines, "test", {"hc_pipeline": [10.0]})
     assert pipelines["hc_pipeline"]["splits"]["test"]["ratio_to_spacy"] is None
 
 
