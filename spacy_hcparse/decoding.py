@@ -75,65 +75,61 @@ def _start_if_better(start, arc, sib, grand, mst=None):
     return start if tree_score(start, arc, sib, grand) > tree_score(mst, arc, sib, grand) else None
 
 
-class HillClimb:
+class _Search:
+    """A search over arc, sibling and grandparent factors: ``options`` (``seed``, ``time_limit``
+    in seconds per sentence, default ``DEFAULT_TIME_LIMIT``) go to its decoder function unchanged.
+    A span without higher-order factors gets the exact first-order MST instead."""
+
+    factors = ALL_FACTORS
+    DEFAULT_TIME_LIMIT: Optional[float] = 0.5
+
+    def __init__(self, **options) -> None:
+        self.options = {"time_limit": self.DEFAULT_TIME_LIMIT, **options}
+
+    def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
+        if sib is None and grand is None:
+            return MST()(arc)
+        return self.search(arc, sib, grand, start)
+
+    def search(self, arc, sib, grand, start) -> DecodeResult:
+        raise NotImplementedError
+
+
+class HillClimb(_Search):
     """Randomized greedy hill climbing over arc, sibling and grandparent factors.
 
     The first start is the first-order MST tree, or ``start`` (e.g. an earlier parser's tree)
     when that scores higher; ``options`` go to ``decode_hill_climb``.
     """
 
-    factors = ALL_FACTORS
-
-    def __init__(self, *, seed: int = 0, time_limit: Optional[float] = 0.5, **options) -> None:
-        self.seed = seed
-        self.time_limit = time_limit
-        self.options = options
-
-    def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
-        if sib is None and grand is None:
-            return MST()(arc)
+    def search(self, arc, sib, grand, start) -> DecodeResult:
         mst = decode_mst(arc)
         init = _start_if_better(start, arc, sib, grand, mst)
-        res = decode_hill_climb(arc, sib, grand, seed=self.seed, time_limit=self.time_limit,
-                                init=mst if init is None else init, **self.options)
+        res = decode_hill_climb(arc, sib, grand, init=mst if init is None else init, **self.options)
         return DecodeResult(res.heads, res.score, False, float("nan"), res.restarts, res.time_capped)
 
 
-class Dual:
-    """Dual decomposition (head automata + spanning tree); certifies the trees it proves optimal."""
+class Dual(_Search):
+    """Dual decomposition (head automata + spanning tree); certifies the trees it proves optimal;
+    ``options`` go to ``decode_dual``."""
 
-    factors = ALL_FACTORS
-
-    def __init__(self, *, time_limit: Optional[float] = 0.5, **options) -> None:
-        self.time_limit = time_limit
-        self.options = options
-
-    def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
-        if sib is None and grand is None:
-            return MST()(arc)
-        res = decode_dual(arc, sib, grand, time_limit=self.time_limit, **self.options)
+    def search(self, arc, sib, grand, start) -> DecodeResult:
+        res = decode_dual(arc, sib, grand, **self.options)
         return DecodeResult(res.heads, res.score, bool(res.certified), float(res.upper_bound), res.iterations,
                             res.time_capped)
 
 
-class Certified:
+class Certified(_Search):
     """Hill climbing's tree, proven optimal (dominance pruning, exhaustive search over what
     survives, dual decomposition, branch and bound) or returned with an honest upper bound; see
     ``decode_certified``. The first start is the first-order MST tree, or ``start`` when that
     scores higher."""
 
-    factors = ALL_FACTORS
+    DEFAULT_TIME_LIMIT = 1.0
 
-    def __init__(self, *, seed: int = 0, time_limit: Optional[float] = 1.0, **options) -> None:
-        self.seed = seed
-        self.time_limit = time_limit
-        self.options = options
-
-    def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
-        if sib is None and grand is None:
-            return MST()(arc)
+    def search(self, arc, sib, grand, start) -> DecodeResult:
         init = _start_if_better(start, arc, sib, grand)
-        res = decode_certified(arc, sib, grand, seed=self.seed, time_limit=self.time_limit, init=init, **self.options)
+        res = decode_certified(arc, sib, grand, init=init, **self.options)
         return DecodeResult(res.heads, res.score, bool(res.certified), float(res.upper_bound), res.restarts,
                             res.time_capped)
 
