@@ -11,8 +11,11 @@ A span is one tree's words: ``(start, end)`` token offsets into its doc, from
   follow from the candidates, and a batch of long spans would hold many of them;
 - ``higher_order[i]``: whether the span was given higher-order factors at all (short enough), and
   ``factors``: the factor types scored;
-- ``label_arcs[i]`` (C, 2) ``(h, m)``: the candidate arcs, and ``labels[i]`` (C, L) their label
-  scores, row ``c`` for arc ``label_arcs[i][c]``.
+- ``label_arcs[i]`` (C, 2) ``(h, m)`` and ``labels[i]`` (C, L) their label scores, row ``c`` for
+  arc ``label_arcs[i][c]``: in training, the arcs the loss reads (the kept trees' known arcs, or
+  else the candidate arcs). At prediction both are empty and ``label_fn`` scores the arcs asked
+  for (``tree_labels``): labels are wanted on one head per word, the one the decoder chose, and
+  scoring all ``top_k`` candidates of every word instead took about a tenth of prediction time.
 
 Per doc (``j``), for models with those heads:
 
@@ -28,7 +31,7 @@ one ``GraphScores`` of gradients with the same index arrays (``like``). ``to_num
 boundary: decoders and losses read float64 numpy arrays.
 """
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -77,6 +80,8 @@ class GraphScores:
     sentences: List[Optional[List[int]]] = field(default_factory=list)
     starts: list = field(default_factory=list)
     tags: Dict[str, list] = field(default_factory=dict)
+    # (span indices, per span (C, 2) arcs (h, m)) -> per span (C, L) label scores; prediction only.
+    label_fn: Optional[Callable[[Sequence[int], Sequence[np.ndarray]], list]] = None
 
     def __len__(self) -> int:
         return len(self.arcs)
@@ -86,9 +91,10 @@ class GraphScores:
         already). The accessors below (``arc``, ``pruned_arc``, ``cubes``, ``label_rows``) give
         one span's scores in float64, so a batch never holds float64 copies of everything."""
         convert = lambda values: [ops.to_numpy(v) for v in values]  # noqa: E731
+        label_fn = None if self.label_fn is None else _converted(self.label_fn, convert)
         return replace(self, arcs=convert(self.arcs), sib=convert(self.sib), grand=convert(self.grand),
                        labels=convert(self.labels), starts=convert(self.starts),
-                       tags={attr: convert(values) for attr, values in self.tags.items()})
+                       tags={attr: convert(values) for attr, values in self.tags.items()}, label_fn=label_fn)
 
     def like(self, arcs: list, sib: list, grand: list, labels: list, starts: list, tags: Dict[str, list]) -> "GraphScores":
         """Gradients (or other values) laid out as these scores: same spans, triples, arcs."""
@@ -123,10 +129,23 @@ class GraphScores:
 
     def label_rows(self, i: int, heads: np.ndarray) -> Tuple[np.ndarray, int]:
         """(n, L) label scores of the arcs of the tree ``heads`` (n+1,), and how many of its arcs
-        were not candidates: those words get the label scores of their best-scoring candidate
-        head (a decoder picks a pruned arc only when the candidates hold no tree of its kind)."""
+        had no label scores: with scores computed in advance (training), those of arcs that were
+        not candidates, whose words get the label scores of their best-scoring candidate head (a
+        decoder picks a pruned arc only when the candidates hold no tree of its kind); scored on
+        demand (prediction), none."""
+        if self.label_fn is not None:
+            return self.tree_labels([heads], [i])[0], 0
         rows, missing = arc_rows(self.label_arcs[i], heads, self.arcs[i], self.masks[i])
         return np.asarray(self.labels[i][rows], dtype=np.float64), missing
+
+    def tree_labels(self, trees: Sequence[np.ndarray], spans: Optional[Sequence[int]] = None) -> List[np.ndarray]:
+        """Per tree, the (n, L) float64 label scores of its arcs (``trees[k]``: heads (n+1,) of
+        span ``spans[k]``; by default spans 0, 1, ...), scored together in one call."""
+        spans = list(range(len(trees))) if spans is None else list(spans)
+        if self.label_fn is None:
+            return [self.label_rows(i, heads)[0] for i, heads in zip(spans, trees)]
+        arcs = [np.stack([heads[1:], np.arange(1, len(heads))], axis=1).astype(np.int32) for heads in trees]
+        return [np.asarray(rows, dtype=np.float64) for rows in self.label_fn(spans, arcs)]
 
 
 NO_TRIPLES = np.zeros((0, 3), dtype=np.int32)
@@ -135,6 +154,11 @@ NO_TRIPLES = np.zeros((0, 3), dtype=np.int32)
 def triples_of(mask: np.ndarray, scored: bool, build) -> np.ndarray:
     """``build(mask)`` when the span's factors of that type were scored, else no triples."""
     return build(mask) if scored else NO_TRIPLES
+
+
+def _converted(label_fn: Callable, convert: Callable) -> Callable:
+    """``label_fn`` returning its scores through ``convert`` (to numpy)."""
+    return lambda spans, arcs: convert(label_fn(spans, arcs))
 
 
 def dense_cube(size: int, triples: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -249,7 +249,10 @@ class GraphParser(ParserPipe):
         keep = [None if p is None or not self.doc_arc_bonus else p[0] for p in existing] if reparse else None
         scores = self.score_spans(docs, given, keep, self.decoder.factors)
         existing = existing or [None] * len(scores)
-        parses = [self._parse_span(scores, i, existing[i]) for i in range(len(scores))]
+        results = [self._decode_span(scores, i, existing[i]) for i in range(len(scores))]
+        label_scores = scores.tree_labels([result.heads for result in results])
+        parses = [self._span_parse(scores, i, result, rows, existing[i])
+                  for i, (result, rows) in enumerate(zip(results, label_scores))]
         out = []
         for doc, spans, sentences, doc_parses in zip(docs, scores.spans, scores.sentences, regroup(parses, scores.spans)):
             begins = sentences if sentences is not None else _sentence_starts(doc)
@@ -261,7 +264,8 @@ class GraphParser(ParserPipe):
         as numpy arrays (what ``predict`` decodes; ``keep`` and ``factors`` as in ``GraphInput``)."""
         return self.model.predict(GraphInput(docs, spans, keep, factors)).to_numpy(self.model.ops)
 
-    def _parse_span(self, scores: GraphScores, i: int, existing) -> SpanParse:
+    def _decode_span(self, scores: GraphScores, i: int, existing) -> DecodeResult:
+        """The decoder's tree of span ``i`` (its labels come after, for all spans at once)."""
         arc = scores.pruned_arc(i)
         if len(arc) > MAX_WORDS + 1:  # cannot happen with sentence_spans; guards direct calls
             raise ValueError(f"[hc_parser] span of {len(arc) - 1} words exceeds {MAX_WORDS}")
@@ -269,8 +273,12 @@ class GraphParser(ParserPipe):
             arc = _with_bonus(arc, existing[0], self.doc_arc_bonus)
         sib, grand = scores.cubes(i, self.decoder.factors)
         start = existing[0] if existing is not None and self.init_from_doc else None
-        result = self.decoder(arc, sib, grand, start=start)
-        label_scores, _ = scores.label_rows(i, result.heads)
+        return self.decoder(arc, sib, grand, start=start)
+
+    def _span_parse(self, scores: GraphScores, i: int, result: DecodeResult, label_scores: np.ndarray,
+                    existing) -> SpanParse:
+        """Span ``i``'s parse: the decoded tree, its labels (from ``label_scores``, (n, L), the
+        tree's arcs), margins and head probabilities."""
         labels = self.best_labels(result.heads, label_scores, existing)
         full = scores.arc(i)
         parse = SpanParse(result.heads, labels, result, _margins(full, result.heads))

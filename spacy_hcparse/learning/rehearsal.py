@@ -38,12 +38,13 @@ def rehearsal_loss(student: GraphScores, teacher: GraphScores, heads: Sequence[n
     """
     total = 0.0
     d_arcs, d_labels = [], []
-    for i, span_heads in enumerate(heads):
+    teacher_labels = teacher.tree_labels(heads)
+    for i in range(len(heads)):
         arc = student.arc(i)
         loss, d = soft_xent(_head_logits(arc), _head_logits(teacher.arc(i)), axis=0)
         d_arc = np.zeros(arc.shape)
         d_arc[:, 1:] = d
-        rows, _ = teacher.label_rows(i, span_heads)
+        rows = teacher_labels[i]
         label_loss, d = soft_xent(np.asarray(student.labels[i], dtype=np.float64)[:, labels], rows[:, labels], axis=1)
         d_label = np.zeros(np.shape(student.labels[i]))
         d_label[:, labels] = d

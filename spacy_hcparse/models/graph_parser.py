@@ -2,9 +2,9 @@
 
 The model is a closed function: ``GraphInput`` (docs, their spans, arcs to keep, the factor types
 wanted) -> ``GraphScores`` (arc scores, the candidate arcs first-order pruning keeps, sibling and
-grandparent scores on the triples the candidates allow, label scores on the candidate arcs; for
-``.v4`` also sentence-start and tag logits), and one backprop that takes a ``GraphScores`` of
-gradients. Data flow inside: Docs -> tok2vec (whole docs) -> [sentence starts -> spans of docs
+grandparent scores on the triples the candidates allow, label scores (on the arcs the loss reads
+in training, on demand at prediction); for ``.v4`` also sentence-start and tag logits), and one
+backprop that takes a ``GraphScores`` of gradients. Data flow inside: Docs -> tok2vec (whole docs) -> [sentence starts -> spans of docs
 to segment] -> span blocks (row 0 the root) -> arc scores -> pruning (``pruning.py``) ->
 higher-order and label scores on the kept structures.
 """
@@ -208,8 +208,9 @@ def resize_labels(model: Model, n_labels: int) -> Model:
 def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, Callable]:
     """Every score of the input's spans; the backprop takes their gradients as a ``GraphScores``.
 
-    Label scores cover the candidate arcs; with ``X.keep`` given in training (the gold trees),
-    only the kept trees' known arcs get label scores (the loss reads no others), word by word.
+    Label scores in training cover the kept trees' known arcs, word by word, with ``X.keep`` given
+    (the gold trees: the loss reads no others), else the candidate arcs; at prediction none are
+    computed in advance: ``GraphScores.label_fn`` scores the arcs asked for.
     """
     ops = model.ops
     tokvecs, bp_tok2vec = _run(model.get_ref("tok2vec"), X.docs, is_train)
@@ -237,13 +238,17 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
     grand_triples = [triples_of(m, h and "grand" in X.factors, grandparent_triples) for m, h in zip(masks, higher)]
     grand, bp_grand = _score_triples(model.get_ref("grand_scorer"), blocks, grand_triples, is_train)
     del grand_triples
-    if is_train and X.keep is not None:
-        label_arcs = [_tree_arcs(k, len(m)) for k, m in zip(keep, masks)]
+    label_scorer = model.get_ref("label_scorer")
+    if is_train:
+        label_arcs = [_tree_arcs(k, len(m)) for k, m in zip(keep, masks)] if X.keep is not None \
+            else [candidate_arcs(m) for m in masks]
+        labels, bp_labels = _score_labels(label_scorer, blocks, label_arcs, is_train)
+        label_fn = None
     else:
-        label_arcs = [candidate_arcs(m) for m in masks]
-    labels, bp_labels = _score_labels(model.get_ref("label_scorer"), blocks, label_arcs, is_train)
+        label_arcs, labels, bp_labels = [_tree_arcs(None, 0) for _ in masks], [], None
+        label_fn = _label_fn(label_scorer, blocks)
     scores = GraphScores(arcs, masks, sib, grand, label_arcs, labels, higher, frozenset(X.factors), spans,
-                         sentences, starts, tags)
+                         sentences, starts, tags, label_fn)
 
     def backprop(d: GraphScores) -> List[Doc]:
         as_ops = lambda values: [ops.asarray(v, dtype="f") for v in values]  # noqa: E731
@@ -296,6 +301,16 @@ def _score_triples(scorer: Model, blocks, triples, is_train: bool):
 def _score_labels(scorer: Model, blocks, label_arcs, is_train: bool):
     """Label scores of each block's arcs; at prediction in groups of about ``ARCS_PER_GROUP``."""
     return _in_groups(scorer, blocks, label_arcs, is_train, ARCS_PER_GROUP)
+
+
+def _label_fn(scorer: Model, blocks) -> Callable:
+    """At prediction: label scores on demand, ``(span indices, per span (C, 2) arcs) -> per span
+    (C, L)`` scores, for the arcs a decoder chose (see ``GraphScores.label_fn``)."""
+
+    def score(span_ids, arcs):
+        return _score_labels(scorer, [blocks[i] for i in span_ids], list(arcs), False)[0]
+
+    return score
 
 
 def _in_groups(scorer: Model, blocks, items, is_train: bool, budget: int):

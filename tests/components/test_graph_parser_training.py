@@ -45,9 +45,11 @@ def load(trained_bytes):
 
 
 def label_scores(nlp):
+    """Label scores of each sentence of a doc on the tree where each word heads the next."""
     parser = nlp.get_pipe("hc_parser")
     doc = make_doc_with_sentences(nlp)
-    return parser.score_spans([doc], [sentence_spans(doc, parser.max_length)]).labels
+    scores = parser.score_spans([doc], [sentence_spans(doc, parser.max_length)])
+    return scores.tree_labels([np.arange(-1, end - start) for start, end in scores.spans[0]])
 
 
 def parses(nlp, sentences=SENTENCES):

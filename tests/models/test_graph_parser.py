@@ -74,6 +74,14 @@ def keep_of(spans):
     return keep
 
 
+def chain_labels(scores):
+    """Label scores (on the host) of every span of ``scores`` on the tree where each word is
+    headed by its left neighbour: at prediction labels are scored on demand."""
+    trees = [np.array([-1] + list(range(end - start)), dtype=np.int64)
+             for doc_spans in scores.spans for start, end in doc_spans]
+    return scores.tree_labels(trees)
+
+
 def pair(version: str, reference=NumpyOps, **options):
     """The same initialized model on ``reference`` ops (numpy) and on the strict device, every
     parameter random (the zero-initialized ones too, so that every score depends on them)."""
@@ -181,16 +189,32 @@ def test_prediction_stays_on_the_device(version):
     X = GraphInput(docs, spans)
     expected = cpu.predict(X)  # the numba fast path for the triples on the CPU
     host = device.predict(X).to_numpy(device.ops)
-    for field in ("arcs", "sib", "grand", "labels"):
+    for field in ("arcs", "sib", "grand"):
         assert all(close(a, b) for a, b in zip(getattr(host, field), getattr(expected, field))), field
     assert host.spans == expected.spans and host.sentences == expected.sentences
+    assert all(close(a, b) for a, b in zip(chain_labels(host), chain_labels(expected)))
+
+
+def test_labels_on_demand_are_the_training_scores():
+    """At prediction no label scores are computed in advance; those ``tree_labels`` asks for
+    equal the scores training computes on the same (kept) arcs."""
+    cpu, _, docs, spans = pair("v4")
+    predicted = cpu.predict(GraphInput(docs[:2], spans[:2]))
+    assert predicted.labels == [] and predicted.label_fn is not None
+    trained, _ = cpu.begin_update(GraphInput(docs[:2], spans[:2], keep_of(spans[:2])))
+    assert trained.label_fn is None
+    on_demand = chain_labels(predicted)
+    assert len(on_demand) == len(trained.labels) == 1 + len(spans[1])
+    assert all(close(a, b) for a, b in zip(on_demand, trained.labels))
+    one, missing = predicted.label_rows(1, keep_of(spans[:2])[1])
+    assert missing == 0 and close(one, on_demand[1])
 
 
 def test_numpy_ops_results_are_numpy():
     cpu, _, docs, spans = pair("v4")
     assert isinstance(cpu.ops, NumpyOps)
     scores = cpu.predict(GraphInput(docs, spans))
-    assert all(type(a) is np.ndarray for a in scores.arcs + scores.labels)
+    assert all(type(a) is np.ndarray for a in scores.arcs + chain_labels(scores))
 
 
 @pytest.mark.parametrize("version,options", [("v1", {}), ("v4", {}), ("v4", {"label_rank": 4})])
@@ -210,7 +234,7 @@ def test_resize_labels_keeps_every_other_score(version, options):
     after = model.predict(X)
     for field in ("arcs", "sib", "grand"):
         assert all(np.array_equal(a, b) for a, b in zip(getattr(before, field), getattr(after, field))), field
-    for old, new in zip(before.labels, after.labels):
+    for old, new in zip(chain_labels(before), chain_labels(after)):
         assert np.array_equal(new[:, :N_LABELS], old) and not new[:, N_LABELS:].any()
     with pytest.raises(ValueError, match="shrink"):
         resize_labels(model, N_LABELS)
@@ -221,7 +245,7 @@ def test_resize_labels_before_initialization_sets_the_dimension():
     resize_labels(model, N_LABELS + 1)
     docs, spans = batch()
     model.initialize(X=GraphInput(docs, spans))
-    assert all(s.shape[1] == N_LABELS + 1 for s in model.predict(GraphInput(docs, spans)).labels)
+    assert all(s.shape[1] == N_LABELS + 1 for s in chain_labels(model.predict(GraphInput(docs, spans))))
 
 
 def test_resize_labels_on_the_device():
@@ -231,7 +255,7 @@ def test_resize_labels_on_the_device():
     resize_labels(device, N_LABELS + 1)
     assert isinstance(device.get_ref("label_scorer").get_param("U"), DeviceArray)
     host = device.predict(X).to_numpy(device.ops)
-    assert all(close(a, b) for a, b in zip(host.labels, cpu.predict(X).labels))
+    assert all(close(a, b) for a, b in zip(chain_labels(host), chain_labels(cpu.predict(X))))
 
 
 def test_sentence_starts_are_scored_where_read():
