@@ -20,7 +20,7 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, set_dropout_rate
 
-from ..decoders import MAX_WORDS, arc_marginals, tree_log_prob
+from ..decoders import MAX_WORDS, tree_probabilities
 from ..decoding import DecodeResult, HillClimb
 from ..graph_scores import FACTORS, GraphInput, GraphScores, Span, flatten, regroup
 from ..learning.graph_loss import GraphGold, GraphLoss, SpanGold
@@ -285,8 +285,8 @@ class GraphParser(ParserPipe):
         if not self.head_probs or len(full) < 2:
             return parse
         scaled = full / self.prob_temperature
-        probs = arc_marginals(scaled)[result.heads[1:], np.arange(1, len(full))]
-        return parse._replace(head_probs=probs, log_prob=tree_log_prob(result.heads, scaled))
+        probs, log_prob = tree_probabilities(result.heads, scaled)
+        return parse._replace(head_probs=probs, log_prob=log_prob)
 
     def set_annotations(self, docs: Iterable[Doc], parses: List[DocParses]) -> None:
         labels = self.labels

@@ -11,7 +11,7 @@ from .dual import DualResult, decode_dual
 from .eisner import decode_eisner
 from .hill_climb import HillClimbResult, decode_hill_climb
 from .local_optima import count_local_optima
-from .marginals import arc_marginals, log_partition, tree_log_prob
+from .marginals import arc_marginals, log_partition, tree_log_prob, tree_probabilities
 from .mst import decode_mst
 from .scoring import tree_score
 
@@ -29,6 +29,7 @@ __all__ = [
     "decode_mst",
     "log_partition",
     "tree_log_prob",
+    "tree_probabilities",
     "tree_problem",
     "tree_score",
 ]

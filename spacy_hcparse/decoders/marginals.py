@@ -20,6 +20,8 @@ over every tree by dozens of nats (e.g. N(0, 20^2) noise) make the determinant c
 Projective: the inside-outside algorithm over Eisner's first-order chart (the same chart as
 ``eisner.py``: spans over words, then the root takes one child), in log space.
 """
+from typing import Tuple
+
 import numpy as np
 from numba import njit
 
@@ -71,6 +73,26 @@ def tree_log_prob(heads, arc, projective: bool = False) -> float:
     if projective and not _is_projective(heads):
         return -np.inf
     return float(score - log_partition(arc, projective))
+
+
+def tree_probabilities(heads, arc, projective: bool = False) -> Tuple[np.ndarray, float]:
+    """``(P(heads[m] -> m) for m = 1..n, log P(heads))``: ``arc_marginals`` at the tree's arcs
+    and ``tree_log_prob``, from one computation of the partition function (what a parser reports
+    per word and per tree). Raises ``ValueError`` as ``arc_marginals``."""
+    clean, mask = _checked(arc)
+    heads = check_heads(heads, clean.shape[0])
+    if clean.shape[0] == 1:
+        return np.zeros(0), 0.0
+    if projective:
+        log_z, marg = _inside(clean)
+    else:
+        log_z, marg = _matrix_tree(clean, mask) if has_single_root_tree(mask) else (-np.inf, None)
+    if not np.isfinite(log_z):
+        raise ValueError("no single-root tree avoids the absent (-inf) arcs")
+    words = np.arange(1, len(heads))
+    if not mask[heads[1:], words].all() or (projective and not _is_projective(heads)):
+        return marg[heads[1:], words], -np.inf
+    return marg[heads[1:], words], float(clean[heads[1:], words].sum() - log_z)
 
 
 def _checked(arc):

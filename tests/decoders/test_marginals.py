@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spacy_hcparse.decoders import arc_marginals, log_partition, tree_log_prob
+from spacy_hcparse.decoders import arc_marginals, log_partition, tree_log_prob, tree_probabilities
 
 from .brute import all_trees, is_projective
 
@@ -42,6 +42,9 @@ def test_against_enumeration(projective, scale):
         assert np.all(got[:, 0] == 0.0) and np.all(np.diag(got) == 0.0)
         k = int(rng.integers(len(trees)))
         assert tree_log_prob(trees[k], arc, projective) == pytest.approx(logp[k], rel=1e-9, abs=1e-9)
+        head_probs, log_prob = tree_probabilities(trees[k], arc, projective)
+        assert np.allclose(head_probs, got[trees[k][1:], np.arange(1, n + 1)], atol=1e-12)
+        assert log_prob == pytest.approx(logp[k], rel=1e-9, abs=1e-9)
         assert log_partition(arc, projective) == pytest.approx(log_z, rel=1e-9)
 
 
@@ -69,12 +72,19 @@ def test_non_projective_tree_has_no_projective_probability():
     heads = np.array([-1, 3, 0, 2, 2])  # 1 <- 3 crosses 0 -> 2
     assert tree_log_prob(heads, arc, projective=True) == -np.inf
     assert np.isfinite(tree_log_prob(heads, arc))
+    assert tree_probabilities(heads, arc, projective=True)[1] == -np.inf
+    absent = arc.copy()
+    absent[3, 1] = -np.inf
+    assert tree_probabilities(heads, absent)[1] == -np.inf == tree_log_prob(heads, absent)
 
 
 def test_tiny_inputs():
     assert log_partition(np.zeros((1, 1))) == 0.0
     assert arc_marginals(np.zeros((1, 1))).shape == (1, 1)
     assert arc_marginals([[0.0, 3.0], [0.0, 0.0]]).tolist() == [[0.0, 1.0], [0.0, 0.0]]
+    probs, log_prob = tree_probabilities([-1, 0], [[0.0, 3.0], [0.0, 0.0]])
+    assert probs.tolist() == [1.0] and log_prob == 0.0
+    assert tree_probabilities([-1], np.zeros((1, 1)))[1] == 0.0
 
 
 def test_unused_cells_and_bad_input():
