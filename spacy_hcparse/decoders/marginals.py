@@ -20,7 +20,7 @@ over every tree by dozens of nats (e.g. N(0, 20^2) noise) make the determinant c
 Projective: the inside-outside algorithm over Eisner's first-order chart (the same chart as
 ``eisner.py``: spans over words, then the root takes one child), in log space.
 """
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 from numba import njit
@@ -32,47 +32,21 @@ from .absent import has_single_root_tree, usable_mask
 def log_partition(arc, projective: bool = False) -> float:
     """``log Z``: the log of the summed ``exp(score)`` of all single-root trees (projective ones
     with ``projective=True``); ``-inf`` when no tree avoids absent (``-inf``) arcs. n = 0: 0."""
-    arc, mask = _checked(arc)
-    if arc.shape[0] == 1:
-        return 0.0
-    if projective:
-        return float(_inside(arc)[0])
-    if not has_single_root_tree(mask):
-        return -np.inf
-    return float(_matrix_tree(arc, mask)[0])
+    return _partition(*_checked(arc), projective)[0]
 
 
 def arc_marginals(arc, projective: bool = False) -> np.ndarray:
     """``P(h -> m)`` under the single-root tree distribution of ``arc`` (float64 (n+1, n+1); see
     the module docstring). Raises ``ValueError`` on bad input or when no tree avoids absent arcs."""
-    arc, mask = _checked(arc)
-    size = arc.shape[0]
-    if size == 1:
-        return np.zeros((1, 1))
-    if projective:
-        log_z, marg = _inside(arc)
-    else:
-        if not has_single_root_tree(mask):
-            raise ValueError("no single-root tree avoids the absent (-inf) arcs")
-        log_z, marg = _matrix_tree(arc, mask)
-    if not np.isfinite(log_z):
-        raise ValueError("no single-root tree avoids the absent (-inf) arcs")
-    return marg
+    return _marginals(*_partition(*_checked(arc), projective))
 
 
 def tree_log_prob(heads, arc, projective: bool = False) -> float:
     """``log P(heads) = score(heads) - log Z`` under the first-order distribution of ``arc``
     (``-inf`` for a tree using an absent arc, or a non-projective tree with ``projective``)."""
-    arc, mask = _checked(arc)
-    heads = check_heads(heads, arc.shape[0])
-    score = 0.0
-    for m in range(1, len(heads)):
-        if not mask[heads[m], m]:
-            return -np.inf
-        score += arc[heads[m], m]
-    if projective and not _is_projective(heads):
-        return -np.inf
-    return float(score - log_partition(arc, projective))
+    clean, mask = _checked(arc)
+    score = _tree_score(check_heads(heads, clean.shape[0]), clean, mask, projective)
+    return score if score == -np.inf else score - _partition(clean, mask, projective)[0]
 
 
 def tree_probabilities(heads, arc, projective: bool = False) -> Tuple[np.ndarray, float]:
@@ -81,18 +55,40 @@ def tree_probabilities(heads, arc, projective: bool = False) -> Tuple[np.ndarray
     per word and per tree). Raises ``ValueError`` as ``arc_marginals``."""
     clean, mask = _checked(arc)
     heads = check_heads(heads, clean.shape[0])
+    log_z, marg = _partition(clean, mask, projective)
+    probs = _marginals(log_z, marg)[heads[1:], np.arange(1, len(heads))]
+    score = _tree_score(heads, clean, mask, projective)
+    return probs, score if score == -np.inf else score - log_z
+
+
+def _partition(clean, mask, projective: bool) -> Tuple[float, Optional[np.ndarray]]:
+    """``(log Z, marginals)`` of checked scores (``_checked``); ``(-inf, None)`` when no
+    single-root tree avoids the absent arcs; n = 0: ``(0, zeros((1, 1)))``."""
     if clean.shape[0] == 1:
-        return np.zeros(0), 0.0
+        return 0.0, np.zeros((1, 1))
     if projective:
         log_z, marg = _inside(clean)
+    elif has_single_root_tree(mask):
+        log_z, marg = _matrix_tree(clean, mask)
     else:
-        log_z, marg = _matrix_tree(clean, mask) if has_single_root_tree(mask) else (-np.inf, None)
-    if not np.isfinite(log_z):
+        return -np.inf, None
+    return float(log_z), marg
+
+
+def _marginals(log_z: float, marg: Optional[np.ndarray]) -> np.ndarray:
+    """The marginals of ``_partition``'s result, or ``ValueError`` when there is no tree."""
+    if marg is None or not np.isfinite(log_z):
         raise ValueError("no single-root tree avoids the absent (-inf) arcs")
+    return marg
+
+
+def _tree_score(heads: np.ndarray, clean, mask, projective: bool) -> float:
+    """The summed scores of the tree's arcs; ``-inf`` for a tree using an absent arc, or a
+    non-projective tree with ``projective``."""
     words = np.arange(1, len(heads))
     if not mask[heads[1:], words].all() or (projective and not _is_projective(heads)):
-        return marg[heads[1:], words], -np.inf
-    return marg[heads[1:], words], float(clean[heads[1:], words].sum() - log_z)
+        return -np.inf
+    return float(clean[heads[1:], words].sum())
 
 
 def _checked(arc):

@@ -4,9 +4,9 @@ The model is a closed function: ``GraphInput`` (docs, their spans, arcs to keep,
 wanted) -> ``GraphScores`` (arc scores, the candidate arcs first-order pruning keeps, sibling and
 grandparent scores on the triples the candidates allow, label scores (on the arcs the loss reads
 in training, on demand at prediction); for ``.v4`` also sentence-start and tag logits), and one
-backprop that takes a ``GraphScores`` of gradients. Data flow inside: Docs -> tok2vec (whole docs) -> [sentence starts -> spans of docs
-to segment] -> span blocks (row 0 the root) -> arc scores -> pruning (``pruning.py``) ->
-higher-order and label scores on the kept structures.
+backprop that takes a ``GraphScores`` of gradients. Data flow inside: Docs -> tok2vec (whole
+docs) -> [sentence starts -> spans of docs to segment] -> span blocks (row 0 the root) -> arc
+scores -> pruning (``pruning.py``) -> higher-order and label scores on the kept structures.
 """
 from typing import Callable, List, Optional, Sequence, Tuple
 
