@@ -2,13 +2,19 @@
 
 A span is a half-open token range ``(start, end)`` of a Doc, parsed as one tree. Spans come from
 the doc's own sentences (``sentence_spans``), from sentence starts a model predicted
-(``predicted_spans``), or from the reference's sentences in training; a sentence longer than
-``max_length`` becomes several spans (``continues``: whether a span carries on the sentence of
-the span before it).
+(``predicted_spans``, ``segment_docs``), or from the reference's sentences in training; a
+sentence longer than ``max_length`` becomes several spans (``continues``: whether a span carries
+on the sentence of the span before it).
+
+A model's segmentation (``segment_docs``) never starts a sentence on a whitespace token (spaCy
+makes one for newlines and runs of spaces; it ends the sentence before it, as spaCy's parser
+attaches it), and always starts one after a blank line (whitespace holding two or more line
+breaks: a paragraph break), whatever the model scored there.
 """
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
+from spacy.attrs import IS_SPACE
 from spacy.tokens import Doc
 
 Span = Tuple[int, int]
@@ -41,6 +47,77 @@ def predicted_spans(doc: Doc, starts: np.ndarray, max_length: int) -> List[Span]
         return []
     cuts = [0] + [i for i in np.flatnonzero(starts).tolist() if i > 0] + [len(doc)]
     return chunked(doc, list(zip(cuts[:-1], cuts[1:])), max_length)
+
+
+def segment_docs(
+    docs: Sequence[Doc], given: Sequence[Optional[Sequence[Span]]], begins: Sequence[Optional[np.ndarray]],
+    max_length: int,
+) -> Tuple[List[List[Span]], List[Optional[List[int]]]]:
+    """Per doc its spans and where its sentences begin (token offsets): the ``given`` spans
+    (sentences None), or the sentences starting where ``begins`` (bool per token, a model's
+    prediction) is set, after every blank line and at token 0, chunked to ``max_length``; without
+    ``begins`` (None), chunks of the whole doc, each a sentence."""
+    spans, sentences = [], []
+    for doc, doc_spans, doc_begins in zip(docs, given, begins):
+        if doc_spans is not None:
+            spans.append(list(doc_spans))
+            sentences.append(None)
+        elif doc_begins is not None and len(doc):
+            starts = sentence_starts(doc, doc_begins)
+            spans.append(predicted_spans(doc, starts, max_length))
+            sentences.append(np.flatnonzero(starts).tolist())
+        else:
+            spans.append(chunked(doc, [(0, len(doc))] if len(doc) else [], max_length))
+            sentences.append([start for start, _ in spans[-1]])
+    return spans, sentences
+
+
+def sentence_starts(doc: Doc, begins: np.ndarray) -> np.ndarray:
+    """Where the sentences of a non-empty ``doc`` begin (bool per token), from a model's ``begins``:
+    token 0, and the model's starts and the first word after each blank line, each moved past
+    whitespace (leading whitespace stays in the first sentence)."""
+    begins = np.array(begins, dtype=bool)
+    if len(begins) != len(doc):
+        raise ValueError(f"{len(begins)} sentence-start flags for a doc of {len(doc)} tokens")
+    space = doc.to_array(IS_SPACE).astype(bool)
+    out = _past_whitespace(begins | _blank_lines(doc, space), space)
+    out[: _leading(space) + 1] = False
+    out[0] = True
+    return out
+
+
+def _leading(space: np.ndarray) -> int:
+    """How many tokens of whitespace begin the doc."""
+    words = np.flatnonzero(~space)
+    return int(words[0]) if len(words) else len(space)
+
+
+def _blank_lines(doc: Doc, space: np.ndarray) -> np.ndarray:
+    """The first token of each run of whitespace tokens holding two or more line breaks."""
+    out = np.zeros(len(doc), dtype=bool)
+    run_start, breaks = -1, 0
+    for i in range(len(doc) + 1):
+        if i < len(doc) and space[i]:
+            if run_start < 0:
+                run_start, breaks = i, 0
+            breaks += doc[i].text.count("\n")
+            continue
+        if run_start >= 0 and breaks >= 2:
+            out[run_start] = True
+        run_start = -1
+    return out
+
+
+def _past_whitespace(begins: np.ndarray, space: np.ndarray) -> np.ndarray:
+    """``begins`` with every start on a whitespace token moved to the next token that is not
+    whitespace (dropped where there is none)."""
+    if not (begins & space).any():
+        return begins
+    words = np.flatnonzero(~space)
+    moved = np.searchsorted(words, np.flatnonzero(begins & space))
+    out = begins & ~space
+    out[words[moved[moved < len(words)]]] = True
+    return out
 
 
 def chunked(doc: Doc, sentences: Sequence[Span], max_length: int) -> List[Span]:

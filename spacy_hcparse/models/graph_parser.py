@@ -25,7 +25,7 @@ from ..layers.sentence_encoder import sentence_encoder
 from ..layers.sentence_starts import sentence_starts
 from ..layers.trilinear import trilinear
 from ..pruning import candidate_heads, grandparent_triples, sibling_triples
-from ..segment import chunked, index_groups, predicted_spans
+from ..segment import index_groups, segment_docs
 
 # Label arcs and factor triples scored in one call at prediction: bounds the scorers'
 # intermediate arrays (hundreds of bytes per arc, tens per triple) whatever the batch or doc.
@@ -268,23 +268,11 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
 
 def _spans(model: Model, X: GraphInput, starts) -> Tuple[List[List[Tuple[int, int]]], List[Optional[List[int]]]]:
     """Each doc's spans and where its sentences begin: the input's spans (None: the doc's own), or
-    the model's segmentation (sentences where the start scorer's logit is positive, chunked;
-    without a start scorer, chunks of the whole doc, each a sentence)."""
-    max_length = model.attrs["max_length"]
-    spans, sentences = [], []
-    for doc, given, logits in zip(X.docs, X.spans, starts):
-        if given is not None:
-            spans.append(list(given))
-            sentences.append(None)
-        elif len(logits):
-            begins = np.asarray(model.ops.to_numpy(logits)) > 0.0
-            begins[:1] = True
-            spans.append(predicted_spans(doc, begins, max_length))
-            sentences.append(np.flatnonzero(begins).tolist())
-        else:
-            spans.append(chunked(doc, [(0, len(doc))] if len(doc) else [], max_length))
-            sentences.append([start for start, _ in spans[-1]])
-    return spans, sentences
+    the model's segmentation (``segment.segment_docs``: sentences where the start scorer's logit
+    is positive or after a blank line, chunked; without a start scorer, chunks of the whole doc,
+    each a sentence)."""
+    begins = [np.asarray(model.ops.to_numpy(logits)) > 0.0 if len(logits) else None for logits in starts]
+    return segment_docs(X.docs, X.spans, begins, model.attrs["max_length"])
 
 
 def _run(layer: Model, X, is_train: bool):

@@ -20,10 +20,9 @@
   (the move scores of the configurations whose slot words are ``rows``, and the sentence-start
   logits of each doc) and one backprop through the scorers and the Tok2Vec.
 
-Segmentation: a doc whose spans are None is cut where the model's sentences begin (never on a
-whitespace token: such a start moves to the next word; a sentence longer than ``max_length`` in
-chunks that carry it on, ``segment.predicted_spans``); a model without a sentence scorer
-(``.v1``) cuts it into chunks of ``max_length`` words, each a sentence.
+Segmentation (``segment.segment_docs``): a doc whose spans are None is cut where the model's
+sentences begin and after every blank line; a model without a sentence scorer (``.v1``) cuts it
+into chunks of ``max_length`` words, each a sentence.
 
 Token table of the neural model: all docs' token vectors one after another, then a zero row for
 empty slots and the root. Word ``m`` (1-based) of a span is row ``first + m``, with ``first`` from
@@ -36,7 +35,7 @@ from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 from numba import njit
-from spacy.attrs import IS_SPACE, LOWER, PREFIX, SHAPE, SUFFIX, TAG
+from spacy.attrs import LOWER, PREFIX, SHAPE, SUFFIX, TAG
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Linear, Maxout, Model, chain
@@ -45,7 +44,7 @@ from thinc.types import Floats1d, Floats2d
 from ..layers.perceptron_tagger import perceptron_tagger
 from ..layers.sentence_starts import sentence_starts
 from ..layers.sparse_linear import sparse_linear
-from ..segment import Span, chunked, predicted_spans
+from ..segment import Span, segment_docs
 from ..transition.features import N_ATTRS, N_SLOTS, TEMPLATE_SETS, get_templates, token_attrs
 from ..transition.search import beam_parse, greedy_parse
 from ..transition.tagging import fill_tags, tagger_templates
@@ -62,43 +61,6 @@ class TransitionParses(NamedTuple):
     trees: List[SpanTree]
     spans: List[List[Span]]
     sentences: List[Optional[List[int]]]
-
-
-def segment_docs(
-    docs: Sequence[Doc], given: Sequence[Optional[Sequence[Span]]], begins: Sequence[Optional[np.ndarray]],
-    max_length: int,
-) -> Tuple[List[List[Span]], List[Optional[List[int]]]]:
-    """Per doc its spans and where its sentences begin: the ``given`` spans (sentences None), or
-    the sentences starting where ``begins`` (bool per token) is set, chunked to ``max_length``,
-    or without ``begins`` chunks of the whole doc, each a sentence."""
-    spans, sentences = [], []
-    for doc, doc_spans, doc_begins in zip(docs, given, begins):
-        if doc_spans is not None:
-            spans.append(list(doc_spans))
-            sentences.append(None)
-        elif doc_begins is not None and len(doc):
-            doc_begins = _past_whitespace(doc, np.array(doc_begins, dtype=bool))
-            doc_begins[0] = True
-            spans.append(predicted_spans(doc, doc_begins, max_length))
-            sentences.append(np.flatnonzero(doc_begins).tolist())
-        else:
-            spans.append(chunked(doc, [(0, len(doc))] if len(doc) else [], max_length))
-            sentences.append([start for start, _ in spans[-1]])
-    return spans, sentences
-
-
-def _past_whitespace(doc: Doc, begins: np.ndarray) -> np.ndarray:
-    """``begins`` with every start on a whitespace token (spaCy makes one for newlines and extra
-    spaces) moved to the next token that is not whitespace, if any: whitespace ends the sentence
-    before it, as spaCy's parser attaches it."""
-    space = doc.to_array(IS_SPACE).astype(bool)
-    if not (begins & space).any():
-        return begins
-    words = np.flatnonzero(~space)
-    moved = np.searchsorted(words, np.flatnonzero(begins & space))
-    out = begins & ~space
-    out[words[moved[moved < len(words)]]] = True
-    return out
 
 
 # ----- averaged perceptron ----------------------------------------------------------------------

@@ -8,7 +8,7 @@ from thinc.api import Model, NumpyOps, Ops, fix_random_seed
 
 from spacy_hcparse.graph_scores import GraphInput
 from spacy_hcparse.models.graph_parser import build_graph_parser_model, build_graph_parser_model_v4, resize_labels
-from spacy_hcparse.segment import sentence_spans
+from spacy_hcparse.segment import segment_docs, sentence_spans
 from tests.strict_ops import DeviceArray, DeviceLeak, StrictOps, strict_xp, teach_thinc, to_ops
 from tests.treebank import SENTENCES, make_doc_with_sentences
 
@@ -269,3 +269,16 @@ def test_sentence_starts_are_scored_where_read():
     assert all(close(a, b) for a, b in zip(given.arcs, asked.arcs))
     mixed = cpu.predict(GraphInput(docs, spans))
     assert [len(s) for s in mixed.starts] == [len(d) for d in docs]
+
+
+def test_segmentation_follows_the_start_scorer_and_blank_lines():
+    """A doc to segment is cut where the start logit is positive and after every blank line
+    (``segment.segment_docs``), never on whitespace."""
+    cpu, _, _, _ = pair("v4")
+    nlp = spacy.blank("en")
+    doc = nlp("I saw it .\n\nThen I left the house . She reads old books .")
+    scores = cpu.predict(GraphInput([doc], [None]))
+    begins = np.asarray(scores.starts[0]) > 0
+    expected_spans, expected_sentences = segment_docs([doc], [None], [begins], 100)
+    assert scores.spans == expected_spans and scores.sentences == expected_sentences
+    assert 5 in scores.sentences[0] and 4 not in scores.sentences[0]  # "Then", after the "\n\n" token

@@ -21,11 +21,11 @@ from spacy_hcparse.models.transition import (
     doc_rows,
     first_rows,
     perceptron_weights,
-    segment_docs,
     set_perceptron_weights,
     slot_rows,
     span_rows,
 )
+from spacy_hcparse.segment import segment_docs
 from spacy_hcparse.transition.features import N_SLOTS, get_templates
 from spacy_hcparse.transition.search import greedy_parse
 
@@ -183,12 +183,3 @@ def test_perceptron_v2_segments_with_its_sentence_classifier():
     parses = v1.predict(PerceptronInput(docs[:1], [None], np.zeros(0, dtype=np.int64), 0))
     assert [end - start for start, end in parses.spans[0]] == [4, 4, 3]
     assert parses.sentences[0] == [0, 4, 8]
-
-
-def test_whitespace_never_begins_a_sentence():
-    vocab = spacy.blank("en").vocab
-    doc = Doc(vocab, words=["Hi", ".", "\n\n", "Bye", ".", " ", "\n"], spaces=[False] * 7)
-    begins = np.array([True, False, True, False, False, True, False])
-    spans, sentences = segment_docs([doc], [None], [begins], 200)
-    assert sentences[0] == [0, 3]  # the start on "\n\n" moves to "Bye"; the one at the end has no word after it
-    assert spans[0] == [(0, 3), (3, 7)]

@@ -1,0 +1,62 @@
+"""Segmentation: a model's sentence starts never fall on whitespace, a blank line always starts a
+sentence, leading whitespace stays in the first sentence, long sentences are chunked."""
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc
+
+from spacy_hcparse.segment import continues, segment_docs, sentence_starts
+
+VOCAB = spacy.blank("en").vocab
+
+
+def doc_of(words):
+    return Doc(VOCAB, words=words, spaces=[False] * len(words))
+
+
+def test_whitespace_never_begins_a_sentence():
+    doc = doc_of(["Hi", ".", "\n\n", "Bye", ".", " ", "\n"])
+    begins = np.array([True, False, True, False, False, True, False])
+    spans, sentences = segment_docs([doc], [None], [begins], 200)
+    assert sentences[0] == [0, 3]  # the start on "\n\n" moves to "Bye"; the one at the end has no word after it
+    assert spans[0] == [(0, 3), (3, 7)]
+
+
+@pytest.mark.parametrize("breaks", [["\n\n"], ["\n", "\n"], ["\n \n"], ["\n\n\n", " "]])
+def test_a_blank_line_starts_a_sentence_whatever_the_model_says(breaks):
+    doc = doc_of(["I", "saw", "it"] + breaks + ["then", "left"])
+    spans, sentences = segment_docs([doc], [None], [np.zeros(len(doc), dtype=bool)], 200)
+    after = 3 + len(breaks)
+    assert sentences[0] == [0, after]
+    assert spans[0] == [(0, after), (after, len(doc))]  # the blank line ends the sentence before it
+
+
+def test_a_single_line_break_is_left_to_the_model():
+    doc = doc_of(["I", "saw", "it", "\n", "then", "left"])
+    assert sentence_starts(doc, np.zeros(len(doc), dtype=bool)).tolist() == [True] + [False] * 5
+    assert np.flatnonzero(sentence_starts(doc, np.eye(len(doc), dtype=bool)[4])).tolist() == [0, 4]
+
+
+def test_leading_and_trailing_blank_lines_make_no_empty_sentence():
+    doc = doc_of(["\n\n", "Hello", ".", "\n\n"])
+    spans, sentences = segment_docs([doc], [None], [np.array([True, False, False, True])], 200)
+    assert sentences[0] == [0] and spans[0] == [(0, 4)]
+
+
+def test_given_spans_are_kept_and_docs_without_a_scorer_are_chunked():
+    doc = doc_of(["a", "b", "\n\n", "c", "d", "e"])
+    spans, sentences = segment_docs([doc, doc], [[(0, 6)], None], [None, None], 4)
+    assert spans == [[(0, 6)], [(0, 4), (4, 6)]]  # no blank-line rule without a model's starts
+    assert sentences == [None, [0, 4]]
+
+
+def test_long_sentences_are_chunked_and_carry_on():
+    doc = doc_of([f"w{i}" for i in range(10)])
+    spans, sentences = segment_docs([doc], [None], [np.zeros(10, dtype=bool)], 4)
+    assert spans[0] == [(0, 4), (4, 8), (8, 10)]
+    assert continues(spans[0], sentences[0]) == [False, True, True]
+
+
+def test_flags_must_match_the_doc():
+    with pytest.raises(ValueError, match="3 sentence-start flags for a doc of 2 tokens"):
+        sentence_starts(doc_of(["a", "b"]), np.zeros(3, dtype=bool))
