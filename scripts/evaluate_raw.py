@@ -1,9 +1,10 @@
 """Evaluate a run's raw-text pipelines from the text of its gold files: metrics/RUN/raw_text.json.
 
     python scripts/evaluate_raw.py corpus/RUN training/RUN metrics/RUN [--group 10] [--repeats 3]
-        [--pipelines hc_pipeline,spacy_pipeline]
+        [--pipelines hc_pipeline,hc_parser,spacy_pipeline]
 
-Each pipeline (``training/RUN/<name>/model-best``) parses the text of the run's gold dev and test
+Each pipeline (``training/RUN/<name>/model-best``: the raw-text pipeline, the fast ``hc_parser``
+alone, which segments, tags and parses with one tok2vec, and spaCy's pipeline) parses the text of the run's gold dev and test
 files (``corpus/RUN/<split>.conllu``, test only when dev was the training set) as a user would:
 ``nlp.pipe`` on documents of ``--group`` consecutive sentences (the ``# text`` lines; 10, as
 ``spacy convert -n 10`` made the training docs), so spaCy's tokenizer, the pipeline's own
@@ -33,7 +34,7 @@ from spacy_hcparse.evaluation.conll18 import read_treebank
 from spacy_hcparse.evaluation.harness import evaluate_raw, interleaved_raw_speeds, speed_ratio
 from spacy_hcparse.evaluation.raw_text import raw_documents, sentence_texts
 
-PIPELINES = ("hc_pipeline", "spacy_pipeline")
+PIPELINES = ("hc_pipeline", "hc_parser", "spacy_pipeline")
 PEER = "spacy_pipeline"
 TABLE = ("Tokens", "Sentences", "Words", "UPOS", "UAS", "LAS", "CLAS")
 

@@ -1,8 +1,8 @@
-"""Writing trees onto Docs: one tree per span, never crossing spans, one root each."""
+"""Writing parses onto Docs: one tree per span, never crossing spans, one root each; and tags."""
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
-from spacy.attrs import DEP, HEAD
+from spacy.attrs import DEP, HEAD, IS_SPACE, POS, TAG
 from spacy.tokens import Doc
 
 # UD's unspecified dependency: links the chunks of a sentence longer than a parser's max_length.
@@ -48,3 +48,25 @@ def write_trees(
             sentence_root = root
     relative = (absolute - positions).astype(np.uint64)
     doc.from_array([HEAD, DEP], np.stack([relative, deps], axis=1))
+
+
+# What spaCy's taggers give whitespace tokens (a tag objective never sees them in training).
+SPACE_TAGS = {"POS": "SPACE", "TAG": "_SP"}
+
+
+def write_tags(doc: Doc, attr: str, tags: Sequence[str]) -> None:
+    """Set ``attr`` (``"POS"`` or ``"TAG"``) to ``tags`` (one per token) on the tokens of ``doc``
+    that have none; whitespace tokens get ``SPACE_TAGS``."""
+    if attr not in SPACE_TAGS:
+        raise ValueError(f"cannot write tags of {attr!r}: only POS and TAG")
+    if len(tags) != len(doc):
+        raise ValueError(f"{len(tags)} {attr} tags for a doc of {len(doc)} tokens")
+    column = {"POS": POS, "TAG": TAG}[attr]
+    values = doc.to_array([column, IS_SPACE])
+    strings = doc.vocab.strings
+    for i in np.flatnonzero(values[:, 0] == 0).tolist():
+        tag = SPACE_TAGS[attr] if values[i, 1] else tags[i]
+        if attr == "POS":
+            doc[i].pos_ = tag
+        else:
+            doc[i].tag = strings.add(tag)

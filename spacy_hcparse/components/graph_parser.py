@@ -13,7 +13,7 @@ from itertools import islice
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
-from spacy.attrs import DEP, HEAD
+from spacy.attrs import DEP, HEAD, IS_SPACE
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples, validate_get_examples
@@ -27,7 +27,7 @@ from ..learning.graph_loss import GraphGold, GraphLoss, SpanGold
 from ..learning.rehearsal import rehearsal_loss, teacher_heads
 from ..models.graph_parser import resize_labels
 from ..segment import continues, sentence_spans
-from .annotate import write_trees
+from .annotate import JOIN_LABEL, write_tags, write_trees
 from .base import (ParserPipe, logger, aligned_gold, aligned_tags, partial_problem, partial_span_tree, reference_spans,
                    span_tree)
 from .extensions import register_extensions, set_token_values
@@ -98,19 +98,20 @@ class SpanParse(NamedTuple):
 
 
 class DocParses(NamedTuple):
-    """A doc's spans, their parses, and which spans carry on the sentence of the span before
-    them (what ``predict`` returns per doc)."""
+    """A doc's spans, their parses, which spans carry on the sentence of the span before them,
+    and per tag attribute the tag ids of its tokens (what ``predict`` returns per doc)."""
 
     spans: List[Span]
     parses: List[SpanParse]
     continues: List[bool]
+    tags: Dict[str, np.ndarray] = {}
 
 
 @Language.factory(
     "hc_parser",
-    assigns=["token.dep", "token.head", "token.is_sent_start", "doc.sents"],
+    assigns=["token.dep", "token.head", "token.is_sent_start", "doc.sents", "token.pos", "token.tag"],
     default_config={**Config().from_str(DEFAULT_CONFIG), "init_from_doc": False, "doc_arc_bonus": 0.0,
-                    "keep_doc_labels": False, "head_probs": True, "prob_temperature": 1.0,
+                    "keep_doc_labels": False, "head_probs": True, "prob_temperature": 1.0, "set_tags": True,
                     "scorer": {"@scorers": "spacy_hcparse.parser_scorer.v1"}},
     default_score_weights={"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None, "sents_p": None,
                            "sents_r": None, "sents_f": 0.0, "ud_uas": None, "ud_las": None,
@@ -127,11 +128,12 @@ def make_graph_parser(
     keep_doc_labels: bool,
     head_probs: bool,
     prob_temperature: float,
+    set_tags: bool,
     scorer: Optional[Callable],
 ) -> "GraphParser":
     return GraphParser(nlp.vocab, model, name, decoder=decoder, loss=loss, init_from_doc=init_from_doc,
                        doc_arc_bonus=doc_arc_bonus, keep_doc_labels=keep_doc_labels, head_probs=head_probs,
-                       prob_temperature=prob_temperature, scorer=scorer)
+                       prob_temperature=prob_temperature, set_tags=set_tags, scorer=scorer)
 
 
 class GraphParser(ParserPipe):
@@ -153,8 +155,12 @@ class GraphParser(ParserPipe):
         marginal probabilities and the tree's probability under the first-order model
         (matrix-tree theorem over the arc scores divided by ``prob_temperature``, which
         calibration fits on held-out data: ``spacy_hcparse.calibration``).
+    set_tags: write the tags of the model's tag objectives (``tag_attrs`` of
+        ``GraphParserModel.v4``: ``token.pos_``, ``token.tag_``) on the tokens that have none,
+        so that a tagger earlier in the pipeline keeps its tags. Whitespace tokens get ``SPACE``
+        and ``_SP``, as spaCy's taggers give them.
 
-    The saved ``cfg`` holds the labels (and the tags of the auxiliary objectives) only: the
+    The saved ``cfg`` holds the labels (and the tags of the tag objectives) only: the
     settings are the pipeline config's, so they can be changed at load time without retraining.
 
     ``add_label`` works on a trained parser too (spaCy's parser does the same): the model's
@@ -183,6 +189,7 @@ class GraphParser(ParserPipe):
         keep_doc_labels: bool = False,
         head_probs: bool = True,
         prob_temperature: float = 1.0,
+        set_tags: bool = True,
         scorer: Optional[Callable] = None,
     ) -> None:
         if not prob_temperature > 0:
@@ -199,6 +206,7 @@ class GraphParser(ParserPipe):
         self.keep_doc_labels = keep_doc_labels
         self.head_probs = head_probs
         self.prob_temperature = prob_temperature
+        self.set_tags = set_tags
         self.cfg: Dict = {"labels": []}
         self._rehearsal_model = None
 
@@ -247,26 +255,37 @@ class GraphParser(ParserPipe):
                  for doc in docs]
         existing = flatten([self._doc_parses(doc, spans) for doc, spans in zip(docs, given)]) if reparse else None
         keep = [None if p is None or not self.doc_arc_bonus else p[0] for p in existing] if reparse else None
-        scores = self.score_spans(docs, given, keep, self.decoder.factors)
+        scores = self.score_spans(docs, given, keep, self.decoder.factors, tags=self._writes_tags())
         existing = existing or [None] * len(scores)
-        results = [self._decode_span(scores, i, existing[i]) for i in range(len(scores))]
+        spaces = flatten([[space[start:end] for start, end in spans]
+                          for space, spans in zip(_whitespace(docs), scores.spans)])
+        results = [self._decode_span(scores, i, existing[i], spaces[i]) for i in range(len(scores))]
         label_scores = scores.tree_labels([result.heads for result in results])
-        parses = [self._span_parse(scores, i, result, rows, existing[i])
+        parses = [self._span_parse(scores, i, result, rows, existing[i], spaces[i])
                   for i, (result, rows) in enumerate(zip(results, label_scores))]
         out = []
-        for doc, spans, sentences, doc_parses in zip(docs, scores.spans, scores.sentences, regroup(parses, scores.spans)):
+        for d, (doc, spans, sentences, doc_parses) in enumerate(
+                zip(docs, scores.spans, scores.sentences, regroup(parses, scores.spans))):
             begins = sentences if sentences is not None else _sentence_starts(doc)
-            out.append(DocParses(spans, doc_parses, continues(spans, begins)))
+            tags = {attr: np.asarray(logits[d]).argmax(axis=1) for attr, logits in scores.tags.items()}
+            out.append(DocParses(spans, doc_parses, continues(spans, begins), tags))
         return out
 
-    def score_spans(self, docs: List[Doc], spans: List[Optional[List[Span]]], keep=None, factors=FACTORS) -> GraphScores:
+    def score_spans(self, docs: List[Doc], spans: List[Optional[List[Span]]], keep=None, factors=FACTORS,
+                    tags: bool = False) -> GraphScores:
         """The model's scores of the given spans of ``docs`` (None: the model segments that doc)
-        as numpy arrays (what ``predict`` decodes; ``keep`` and ``factors`` as in ``GraphInput``)."""
-        return self.model.predict(GraphInput(docs, spans, keep, factors)).to_numpy(self.model.ops)
+        as numpy arrays (what ``predict`` decodes; ``keep``, ``factors`` and ``tags`` as in
+        ``GraphInput``)."""
+        return self.model.predict(GraphInput(docs, spans, keep, factors, tags=tags)).to_numpy(self.model.ops)
 
-    def _decode_span(self, scores: GraphScores, i: int, existing) -> DecodeResult:
-        """The decoder's tree of span ``i`` (its labels come after, for all spans at once)."""
-        arc = scores.pruned_arc(i)
+    def _writes_tags(self) -> bool:
+        """Whether ``predict`` scores the tag objectives (``set_tags`` and a model trained with some)."""
+        return self.set_tags and any(self.cfg.get("tags", {}).values())
+
+    def _decode_span(self, scores: GraphScores, i: int, existing, space: np.ndarray) -> DecodeResult:
+        """The decoder's tree of span ``i`` (its labels come after, for all spans at once), with
+        its whitespace tokens (``space``, bool per word) leaves (``whitespace_leaves``)."""
+        arc = whitespace_leaves(scores.pruned_arc(i), space)
         if len(arc) > MAX_WORDS + 1:  # cannot happen with sentence_spans; guards direct calls
             raise ValueError(f"[hc_parser] span of {len(arc) - 1} words exceeds {MAX_WORDS}")
         if existing is not None and self.doc_arc_bonus:
@@ -276,10 +295,13 @@ class GraphParser(ParserPipe):
         return self.decoder(arc, sib, grand, start=start)
 
     def _span_parse(self, scores: GraphScores, i: int, result: DecodeResult, label_scores: np.ndarray,
-                    existing) -> SpanParse:
+                    existing, space: np.ndarray) -> SpanParse:
         """Span ``i``'s parse: the decoded tree, its labels (from ``label_scores``, (n, L), the
-        tree's arcs), margins and head probabilities."""
+        tree's arcs; whitespace tokens attached as ``dep`` where the parser knows it), margins and
+        head probabilities."""
         labels = self.best_labels(result.heads, label_scores, existing)
+        if space.any() and JOIN_LABEL in self.labels and not space.all():
+            labels[space] = self.labels.index(JOIN_LABEL)
         full = scores.arc(i)
         parse = SpanParse(result.heads, labels, result, _margins(full, result.heads))
         if not self.head_probs or len(full) < 2:
@@ -290,7 +312,9 @@ class GraphParser(ParserPipe):
 
     def set_annotations(self, docs: Iterable[Doc], parses: List[DocParses]) -> None:
         labels = self.labels
-        for doc, (spans, doc_parses, joined) in zip(docs, parses):
+        for doc, (spans, doc_parses, joined, tags) in zip(docs, parses):
+            for attr, ids in tags.items():
+                write_tags(doc, attr, [self.cfg["tags"][attr][i] for i in ids.tolist()])
             if not spans:
                 continue
             names = [[labels[i] for i in p.labels] for p in doc_parses]
@@ -513,6 +537,32 @@ def _annotate_span(span, parse: SpanParse) -> None:
     if parse.head_probs is not None:
         span._.hc_parse_prob = float(np.exp(parse.log_prob))
         set_token_values(span.doc, "hc_head_prob", span.start, parse.head_probs.tolist())
+
+
+def whitespace_leaves(arc: np.ndarray, space: np.ndarray) -> np.ndarray:
+    """Arc scores ``arc`` ((n+1, n+1), ``[h, m]``, row 0 the root) constrained so that every
+    whitespace word (``space``, (n,) bool) is a leaf whose head is the nearest word before it that
+    is not whitespace (after it, at the span's start), as spaCy's parser attaches whitespace; the
+    arc keeps its score (0 where pruned). Unchanged for a span without whitespace or of whitespace
+    only. The forced arcs cover only whitespace, so the constraint keeps trees projective."""
+    if not space.any() or space.all():
+        return arc
+    arc = arc.copy()
+    words = np.flatnonzero(~space) + 1
+    blanks = np.flatnonzero(space) + 1
+    for m in blanks.tolist():
+        before = words[words < m]
+        head = int(before[-1]) if len(before) else int(words[0])
+        score = arc[head, m]
+        arc[:, m] = -np.inf
+        arc[head, m] = score if np.isfinite(score) else 0.0
+    arc[blanks, :] = -np.inf
+    return arc
+
+
+def _whitespace(docs: List[Doc]) -> List[np.ndarray]:
+    """Per doc, which tokens are whitespace (bool per token)."""
+    return [doc.to_array(IS_SPACE).astype(bool) if len(doc) else np.zeros(0, dtype=bool) for doc in docs]
 
 
 def _sentence_starts(doc: Doc) -> List[int]:

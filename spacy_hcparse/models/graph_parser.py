@@ -110,7 +110,8 @@ def build_graph_parser_model_v4(
         which segments docs without sentence boundaries; 0 for none (docs are then chunked).
     tag_attrs: token attributes (``"POS"``, ``"TAG"``) whose gold values the encoder also learns
         to predict in training (an auxiliary objective: a part-of-speech signal for the shared
-        representation); the tags are not predicted at inference. Empty for none.
+        representation); at prediction they are scored only when the input asks
+        (``GraphInput.tags``: a component that writes them). Empty for none.
     Other arguments as in ``.v1``.
     """
     if label_rank > 0:
@@ -220,10 +221,10 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
     starts, bp_starts = _run(model.get_ref("start_scorer"), tokvecs, is_train) \
         if model.has_ref("start_scorer") and segment else ([ops.alloc1f(0) for _ in X.docs], None)
     spans, sentences = _spans(model, X, starts)
-    tag_attrs = model.attrs["tag_attrs"] if is_train else ()
+    tag_attrs = model.attrs["tag_attrs"] if is_train or X.tags else ()
     tags, bp_tags = {}, {}
     for attr in tag_attrs:
-        tags[attr], bp_tags[attr] = model.get_ref(f"tag_scorer_{attr}")(tokvecs, is_train)
+        tags[attr], bp_tags[attr] = _run(model.get_ref(f"tag_scorer_{attr}"), tokvecs, is_train)
     blocks, bp_encoder = _run(model.get_ref("encoder"), (tokvecs, spans), is_train)
     arcs, bp_arcs = _run(model.get_ref("arc_scorer"), blocks, is_train)
     keep = X.keep if X.keep is not None else [None] * len(arcs)

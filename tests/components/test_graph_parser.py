@@ -285,3 +285,70 @@ def test_doc_arc_bonus_is_off_without_an_existing_parse(trained):
     finally:
         parser.doc_arc_bonus = 0.0
     assert parse_of(doc) == (heads, deps)
+
+
+# a UPOS per dependency label of the tiny treebank, for a tagged copy of it
+UPOS_OF = {"nsubj": "PRON", "ROOT": "VERB", "amod": "ADJ", "obj": "NOUN", "punct": "PUNCT", "det": "DET",
+           "case": "ADP", "obl": "NOUN", "aux": "AUX", "nmod": "NOUN", "mark": "SCONJ", "ccomp": "VERB",
+           "cop": "AUX", "acl": "ADJ", "advmod": "ADV", "cc": "CCONJ", "conj": "VERB"}
+
+
+@pytest.fixture(scope="module")
+def tagging():
+    """A parser trained with the POS objective (the factory's default ``tag_attrs``) on a tagged
+    copy of the tiny treebank."""
+    spacy.util.fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("hc_parser", config={"model": TINY_MODEL})
+    examples = []
+    for eg in make_examples(nlp):
+        eg.reference.from_array(["POS"], np.array([nlp.vocab.strings[UPOS_OF[t.dep_]] for t in eg.reference],
+                                                  dtype=np.uint64).reshape(-1, 1))
+        examples.append(eg)
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(40):
+        nlp.update(examples, sgd=optimizer, drop=0.0)
+    return nlp
+
+
+def test_writes_its_tags_where_the_doc_has_none(tagging):
+    parser = tagging.get_pipe("hc_parser")
+    assert parser.cfg["tags"]["POS"] and "token.pos" in tagging.get_pipe_meta("hc_parser").assigns
+    for words, _, deps in SENTENCES:
+        doc = tagging(Doc(tagging.vocab, words=words))
+        assert [t.pos_ for t in doc] == [UPOS_OF[d] for d in deps], words
+    preset = Doc(tagging.vocab, words=["Dogs", "bark", "."], pos=["PROPN", "", ""])
+    assert [t.pos_ for t in tagging(preset)] == ["PROPN", "VERB", "PUNCT"]  # a tagger's tags are kept
+    spaced = tagging(Doc(tagging.vocab, words=["Dogs", "bark", ".", "\n\n"], spaces=[True, False, False, False]))
+    assert spaced[3].pos_ == "SPACE"
+    parser.set_tags = False
+    try:
+        assert [t.pos_ for t in tagging(Doc(tagging.vocab, words=["Dogs", "bark", "."]))] == ["", "", ""]
+    finally:
+        parser.set_tags = True
+
+
+@pytest.mark.parametrize("decoder", ["hill_climb", "mst", "eisner"])
+def test_whitespace_is_a_leaf_of_the_word_before_it(trained, decoder):
+    """Whatever the scores, a whitespace token heads nothing and hangs from the nearest word
+    before it (after it at a sentence's start), labelled ``dep``, and the trees stay valid."""
+    nlp = trained
+    nlp.get_pipe("hc_parser").decoder = DECODERS[decoder]()
+    try:
+        words = ["\n", "I", "like", "\n\n", " ", "green", "eggs", ".", "\t"]
+        spaces = [False] * len(words)
+        doc = nlp(Doc(nlp.vocab, words=words, spaces=spaces, sent_starts=[True] + [False] * (len(words) - 1)))
+    finally:
+        nlp.get_pipe("hc_parser").decoder = DECODERS["hill_climb"]()
+    assert_valid(doc)
+    assert [doc[i].head.i for i in (0, 3, 4, 8)] == [1, 2, 2, 7]
+    assert all(t.head.i == t.i or not t.head.is_space for t in doc)
+    assert all(doc[i].dep_ == "dep" for i in (0, 3, 4, 8)) or "dep" not in nlp.get_pipe("hc_parser").labels
+
+
+def test_whitespace_leaves_keep_whitespace_only_spans():
+    from spacy_hcparse.components.graph_parser import whitespace_leaves
+
+    arc = np.zeros((3, 3))
+    assert whitespace_leaves(arc, np.array([True, True])) is arc
+    assert whitespace_leaves(arc, np.array([False, False])) is arc

@@ -1,5 +1,5 @@
-"""scripts/evaluate_raw.py on the sample treebank with two untrained stand-in pipelines (spaCy's
-tokenizer and sentencizer, no parse): raw_text.json holds the CoNLL 2018 scores of both, per split,
+"""scripts/evaluate_raw.py on the sample treebank with three untrained stand-in pipelines (spaCy's
+tokenizer and sentencizer, no parse): raw_text.json holds the CoNLL 2018 scores of each, per split,
 with the speed ratio to the peer; and the report's raw-text table reads it."""
 import importlib.util
 import json
@@ -24,7 +24,7 @@ def load_script(name: str):
 
 @pytest.fixture(scope="module")
 def run_dirs(tmp_path_factory):
-    """corpus/RUN (dev and test of the sample, data.json) and training/RUN with the two pipelines."""
+    """corpus/RUN (dev and test of the sample, data.json) and training/RUN with the three pipelines."""
     root = tmp_path_factory.mktemp("raw")
     corpus, training = root / "corpus", root / "training"
     corpus.mkdir()
@@ -32,7 +32,7 @@ def run_dirs(tmp_path_factory):
         shutil.copy(SAMPLE / f"sample-ud-{split}.conllu", corpus / f"{split}.conllu")
     (corpus / "data.json").write_text(json.dumps({"treebank": "UD_Sample", "source": "sample", "train_on": "train",
                                                   "eval_splits": ["dev", "test"]}))
-    for name in ("hc_pipeline", "spacy_pipeline"):
+    for name in ("hc_pipeline", "hc_parser", "spacy_pipeline"):
         nlp = spacy.blank("en")
         nlp.add_pipe("sentencizer")
         (training / name).mkdir(parents=True)
@@ -53,7 +53,7 @@ def test_raw_text_json_has_conll18_scores_per_pipeline_and_split(raw_metrics, ru
     assert raw_metrics["group"] == 4 and raw_metrics["data_source"] == "sample"
     assert raw_metrics["splits"]["test"] == {"sentences": 12, "words": raw_metrics["splits"]["test"]["words"],
                                              "documents": 3, "texts_rebuilt": 0}
-    assert set(raw_metrics["pipelines"]) == {"hc_pipeline", "spacy_pipeline"}
+    assert set(raw_metrics["pipelines"]) == {"hc_pipeline", "hc_parser", "spacy_pipeline"}
     for entry in raw_metrics["pipelines"].values():
         assert entry["pipeline"] == ["sentencizer"]
         for split in ("dev", "test"):
