@@ -1,7 +1,7 @@
 """Evaluate a run's raw-text pipelines from the text of its gold files: metrics/RUN/raw_text.json.
 
     python scripts/evaluate_raw.py corpus/RUN training/RUN metrics/RUN [--group 10] [--repeats 3]
-        [--pipelines hc_pipeline,hc_parser,spacy_pipeline]
+        [--pipelines hc_pipeline,hc_parser,spacy_pipeline] [--flat]
 
 Each pipeline (``training/RUN/<name>/model-best``: the raw-text pipeline, the fast ``hc_parser``
 alone, which segments, tags and parses with one tok2vec, and spaCy's pipeline) parses the text of the run's gold dev and test
@@ -10,10 +10,13 @@ files (``corpus/RUN/<split>.conllu``, test only when dev was the training set) a
 ``spacy convert -n 10`` made the training docs), so spaCy's tokenizer, the pipeline's own
 sentence boundaries, tags and parse are all scored. Scoring is
 ``spacy_hcparse.evaluation.harness.evaluate_raw`` (the CoNLL 2018 shared task evaluation); the
-system CoNLL-U goes to ``training/RUN/<name>/output/<split>.raw.conllu``. Speed: gold words per
+system CoNLL-U goes to ``training/RUN/<name>/output/<split>.raw.conllu`` (``.raw_flat.conllu``). Speed: gold words per
 second of ``nlp.pipe``, the pipelines taking turns for ``--repeats`` rounds
 (``harness.interleaved_raw_speeds``): words/sec is each one's median, ``ratio_to_spacy`` the median
 of its per-round ratios to the peer's.
+
+``--flat``: paragraph breaks become spaces instead of blank lines (text without line breaks, where
+a blank line gives away a sentence boundary), written to ``raw_text_flat.json``.
 
 ``raw_text.json``: per pipeline and split, every CoNLL 2018 metric (precision, recall, F1, aligned
 accuracy), the speeds, ``ratio_to_spacy`` (against the peer ``spacy_pipeline``, same split) and
@@ -48,15 +51,16 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--pipelines", default=",".join(PIPELINES))
+    parser.add_argument("--flat", action="store_true", help="paragraph breaks as spaces, not blank lines")
     args = parser.parse_args()
     data = json.loads((args.corpus / "data.json").read_text())
     result = {"treebank": data["treebank"], "data_source": data["source"], "train_on": data["train_on"],
-              "group": args.group, "repeats": args.repeats, "batch_size": args.batch_size,
+              "group": args.group, "paragraphs": "space" if args.flat else "blank line", "repeats": args.repeats, "batch_size": args.batch_size,
               "machine": platform.processor() or platform.machine(), "splits": {}, "pipelines": {}}
     inputs = {}
     for split in data["eval_splits"]:
         gold = read_treebank(args.corpus / f"{split}.conllu")
-        docs = raw_documents(gold, args.group)
+        docs = raw_documents(gold, args.group, paragraphs=not args.flat)
         inputs[split] = (gold, docs)
         result["splits"][split] = {"sentences": len(gold.sentences), "words": sum(d.n_words for d in docs),
                                    "documents": len(docs), "texts_rebuilt": sentence_texts(gold)[1]}
@@ -66,27 +70,29 @@ def main() -> None:
             msg.fail(f"{name}: no trained pipeline at {args.training / name / 'model-best'}", exits=1)
     pipelines = {name: spacy.load(args.training / name / "model-best") for name in names}
     for name, nlp in pipelines.items():
-        result["pipelines"][name] = evaluate_pipeline(name, nlp, args.training / name, inputs)
+        result["pipelines"][name] = evaluate_pipeline(name, nlp, args.training / name, inputs,
+                                                      "raw_flat" if args.flat else "raw")
     for split, (_, docs) in inputs.items():
         msg.info(f"timing on {split}: {args.repeats} rounds, the pipelines taking turns")
         speeds = interleaved_raw_speeds(pipelines, docs, repeats=args.repeats, batch_size=args.batch_size)
         add_speeds(result["pipelines"], split, speeds)
     args.output.mkdir(parents=True, exist_ok=True)
-    path = args.output / "raw_text.json"
+    path = args.output / ("raw_text_flat.json" if args.flat else "raw_text.json")
     path.write_text(json.dumps(result, indent=2) + "\n")
     for split in inputs:
         print("\n".join(table_lines(result["pipelines"], split)))
     msg.good(f"wrote {path}")
 
 
-def evaluate_pipeline(name: str, nlp, train_dir: Path, inputs: Dict) -> Dict:
-    """Every CoNLL 2018 score of one pipeline on each split (one untimed parse)."""
+def evaluate_pipeline(name: str, nlp, train_dir: Path, inputs: Dict, kind: str = "raw") -> Dict:
+    """Every CoNLL 2018 score of one pipeline on each split (one untimed parse; the system
+    output in ``output/<split>.<kind>.conllu``)."""
     out_dir = train_dir / "output"
     out_dir.mkdir(exist_ok=True)
     entry = {"model": str(train_dir / "model-best"), "pipeline": nlp.pipe_names, "splits": {}}
     for split, (gold, docs) in inputs.items():
         msg.info(f"{name} on {split} (raw text, {len(docs)} documents)")
-        scores = evaluate_raw(nlp, gold, docs, out_dir / f"{split}.raw.conllu", repeats=1)
+        scores = evaluate_raw(nlp, gold, docs, out_dir / f"{split}.{kind}.conllu", repeats=1)
         if scores["repairs"]:
             msg.warn(f"{name}/{split}: heads repaired to write one tree per sentence: {scores['repairs']}")
         entry["splits"][split] = scores

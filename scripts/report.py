@@ -3,7 +3,7 @@
     python scripts/report.py metrics/RUN reports [--corpus corpus/RUN]
 
 Reads ``metrics/RUN/<parser>.json`` from evaluate.py (and ``local_optima.json`` from analyze.py,
-``raw_text.json`` from evaluate_raw.py, if present). The main table is on test: parser, UAS and LAS
+``raw_text.json`` and ``raw_text_flat.json`` from evaluate_raw.py, if present). The main table is on test: parser, UAS and LAS
 on gold tokens (UD-style: punctuation counted, subtypes dropped; spaCy-scorer values beside them),
 words/sec and the ratio to spaCy's parser. Beside it, per split, the raw-text pipelines' CoNLL 2018
 F1 (Tokens, Sentences, Words, UPOS, UAS, LAS, CLAS), words/sec and the ratio to spaCy's pipeline.
@@ -32,9 +32,10 @@ def main() -> None:
     png = args.reports / f"{run}.png"
     plot(results, png, run)
     optima = args.metrics / "local_optima.json"
-    raw = args.metrics / "raw_text.json"
+    raw, flat = args.metrics / "raw_text.json", args.metrics / "raw_text_flat.json"
     text = render(run, results, data, json.loads(optima.read_text()) if optima.exists() else None, png.name,
-                  json.loads(raw.read_text()) if raw.exists() else None)
+                  json.loads(raw.read_text()) if raw.exists() else None,
+                  json.loads(flat.read_text()) if flat.exists() else None)
     (args.reports / f"{run}.md").write_text(text)
     print(text)
 
@@ -91,7 +92,8 @@ def raw_note(raw: Dict) -> str:
             "spaCy's pipeline (`spacy_pipeline`) on the same text.")
 
 
-def render(run: str, results: List[Dict], data: Dict, optima, png: str, raw: Optional[Dict] = None) -> str:
+def render(run: str, results: List[Dict], data: Dict, optima, png: str, raw: Optional[Dict] = None,
+           flat: Optional[Dict] = None) -> str:
     out = [f"# {run}", ""]
     if data.get("source") == "sample" or any(r.get("data_source") == "sample" for r in results):
         out += ["> **SAMPLE DATA, NOT A UD TREEBANK.** " + (data.get("source_note") or "The sample treebank in assets/sample/ was used.")
@@ -126,6 +128,9 @@ def render(run: str, results: List[Dict], data: Dict, optima, png: str, raw: Opt
             out += ["Gold tokens and sentences:", ""] + table(results, split) + [""]
         if raw and any(split in e["splits"] for e in raw["pipelines"].values()):
             out += ["Raw text (CoNLL 2018 F1):", ""] + raw_table(raw, split) + [""]
+        if flat and any(split in e["splits"] for e in flat["pipelines"].values()):
+            out += ["Raw text without line breaks (paragraph breaks as spaces; `raw_text_flat.json`):", ""] \
+                + raw_table(flat, split) + [""]
     hc = next((r for r in results if r["parser"] == "hc_parser" and "splits" in r), None)
     if hc:
         split = main_split(hc)

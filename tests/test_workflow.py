@@ -38,7 +38,9 @@ def test_all_trains_evaluates_and_packages_the_raw_text_pipelines():
     commands = {c["name"]: c for c in config["commands"]}
     assert "${vars.pipeline_config}" in commands["train-pipeline"]["script"][0]
     assert "${vars.spacy_pipeline_config}" in commands["train-spacy-pipeline"]["script"][0]
-    assert commands["evaluate-raw"]["outputs"] == ["metrics/${vars.run}/raw_text.json"]
+    assert commands["evaluate-raw"]["outputs"] == ["metrics/${vars.run}/raw_text.json",
+                                                   "metrics/${vars.run}/raw_text_flat.json"]
+    assert "training/${vars.run}/hc_parser/model-best" in commands["evaluate-raw"]["deps"]
     assert config["vars"]["package_model"] == "hc_pipeline"
     assert "training/${vars.run}/${vars.package_model}/model-best" in commands["package"]["deps"]
     # The `treebank` workflow (multilingual) trains no pipeline, so nothing it runs may depend on one.
@@ -68,6 +70,9 @@ def test_smoke_workflow_on_sample(tmp_path):
     assert raw["group"] == 10 and raw["data_source"] == "sample"
     assert raw["pipelines"]["hc_pipeline"]["pipeline"] == ["tok2vec", "morphologizer", "hc_parser"]
     assert raw["pipelines"]["spacy_pipeline"]["pipeline"] == ["tok2vec", "morphologizer", "parser"]
+    assert raw["pipelines"]["hc_parser"]["pipeline"] == ["hc_parser"]
+    flat = json.loads((tmp_path / f"metrics/{run}/raw_text_flat.json").read_text())
+    assert flat["paragraphs"] == "space" and set(flat["pipelines"]) == set(raw["pipelines"])
     for entry in raw["pipelines"].values():
         test = entry["splits"]["test"]
         assert {"Tokens", "Sentences", "Words", "UPOS", "UAS", "LAS", "CLAS"} <= set(test["scores"])
@@ -76,6 +81,7 @@ def test_smoke_workflow_on_sample(tmp_path):
     report = (tmp_path / f"reports/{run}.md").read_text()
     assert "SAMPLE DATA, NOT A UD TREEBANK" in report and "| spacy_parser |" in report
     assert "Raw text (CoNLL 2018 F1):" in report and "| hc_pipeline |" in report and "| spacy_pipeline |" in report
+    assert "Raw text without line breaks" in report
     assert (tmp_path / f"reports/{run}.png").stat().st_size > 1000
     check = json.loads((tmp_path / f"packages/{run}/check.json").read_text())
     assert "hc_parser" in check["entry_points"] and check["parse"]

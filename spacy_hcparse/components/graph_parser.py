@@ -246,7 +246,8 @@ class GraphParser(ParserPipe):
     # ----- prediction ---------------------------------------------------------------------
     def predict(self, docs: Iterable[Doc]) -> List[DocParses]:
         """Per doc, its spans (its sentences, or the model's when it has none; chunked to
-        ``max_length``), their parses, and which spans carry on a sentence."""
+        ``max_length``), their parses, which spans carry on a sentence, and (``set_tags``) the
+        tag ids of its tokens."""
         docs = list(docs)
         if not any(len(doc) for doc in docs):
             return [DocParses([], [], []) for _ in docs]

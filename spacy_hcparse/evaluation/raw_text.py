@@ -3,8 +3,9 @@
 Each sentence's text is its ``# text`` comment; where that is missing, or its non-space characters
 are not those of the sentence's tokens, the text is rebuilt from the token FORMs (multiword tokens
 as written) and ``SpaceAfter=No``. Sentences are joined into documents: a paragraph or document
-boundary (a ``# newpar`` or ``# newdoc`` comment on the next sentence) becomes a blank line; any
-other boundary a space, or nothing after ``SpaceAfter=No`` on the sentence's last token.
+boundary (a ``# newpar`` or ``# newdoc`` comment on the next sentence) becomes a blank line
+(``paragraphs=False``: a space, text without line breaks); any other boundary a space, or
+nothing after ``SpaceAfter=No`` on the sentence's last token.
 
 ``group=N`` makes documents of N consecutive sentences in file order (the last may be shorter),
 whatever the gold document boundaries; ``group=0`` one document per gold document (``# newdoc``;
@@ -43,8 +44,9 @@ def sentence_texts(bank: Treebank) -> Tuple[List[str], int]:
     return texts, rebuilt
 
 
-def raw_documents(bank: Treebank, group: int = 0) -> List[RawDocument]:
-    """The gold file's text as documents of ``group`` sentences (0: per gold document)."""
+def raw_documents(bank: Treebank, group: int = 0, paragraphs: bool = True) -> List[RawDocument]:
+    """The gold file's text as documents of ``group`` sentences (0: per gold document), with a
+    blank line at each paragraph break (``paragraphs``) or a space."""
     if group < 0:
         raise ValueError(f"group must be >= 0, got {group}")
     texts, _ = sentence_texts(bank)
@@ -56,7 +58,7 @@ def raw_documents(bank: Treebank, group: int = 0) -> List[RawDocument]:
     for start, stop in zip(bounds, bounds[1:]):
         parts = [texts[start]]
         for k in range(start + 1, stop):
-            parts.append(_separator(bank, k))
+            parts.append(_separator(bank, k, paragraphs))
             parts.append(texts[k])
         docs.append(RawDocument("".join(parts), start, stop, sum(words_in[start:stop])))
     return docs
@@ -68,10 +70,10 @@ def read_raw_documents(path: Union[str, Path], group: int = 0) -> Tuple[Treebank
     return bank, raw_documents(bank, group)
 
 
-def _separator(bank: Treebank, k: int) -> str:
+def _separator(bank: Treebank, k: int, paragraphs: bool = True) -> str:
     """What comes between sentence ``k - 1`` and sentence ``k``."""
     comments = bank.sentence_comments[k]
-    if _has_comment(comments, "newpar") or _has_comment(comments, "newdoc"):
+    if paragraphs and (_has_comment(comments, "newpar") or _has_comment(comments, "newdoc")):
         return "\n\n"
     last_token = bank.sentence_tokens[k - 1][1] - 1
     return " " if bank.space_after[last_token] else ""

@@ -42,6 +42,10 @@ def test_documents_per_gold_document_with_separators(bank):
     assert [(d.start, d.stop, d.n_words) for d in docs] == [(0, 3, 8), (3, 4, 1)]
 
 
+def test_flat_documents_have_no_line_breaks(bank):
+    assert [d.text for d in raw_documents(bank, group=2, paragraphs=False)] == ["I can't.(Yes)", "Ok Bye"]
+
+
 def test_documents_in_groups_of_n_sentences_cross_gold_documents(bank):
     assert [d.text for d in raw_documents(bank, group=3)] == ["I can't.(Yes)\n\nOk", "Bye"]
     assert [d.text for d in raw_documents(bank, group=2)] == ["I can't.(Yes)", "Ok\n\nBye"]

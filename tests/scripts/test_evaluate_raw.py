@@ -107,3 +107,15 @@ def test_report_puts_the_raw_table_beside_the_gold_table(raw_metrics):
     tokens_f1 = raw_metrics["pipelines"]["hc_pipeline"]["splits"]["test"]["scores"]["Tokens"]["f1"]
     assert row.split(" | ")[1] == f"{100 * tokens_f1:.2f}"
     assert "Raw text" not in report.render("UD_Sample", [gold], {}, None, "x.png", None)
+    with_flat = report.render("UD_Sample", [gold], {}, None, "x.png", raw_metrics, raw_metrics)
+    assert "Raw text without line breaks" in with_flat
+
+
+def test_flat_text_goes_to_its_own_file(run_dirs):
+    cmd = [sys.executable, str(ROOT / "scripts" / "evaluate_raw.py"), "corpus", "training", "metrics-flat",
+           "--group", "4", "--repeats", "1", "--flat", "--pipelines", "hc_parser,spacy_pipeline"]
+    result = subprocess.run(cmd, cwd=run_dirs, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    flat = json.loads((run_dirs / "metrics-flat" / "raw_text_flat.json").read_text())
+    assert flat["paragraphs"] == "space" and not (run_dirs / "metrics-flat" / "raw_text.json").exists()
+    assert (run_dirs / "training" / "hc_parser" / "output" / "test.raw_flat.conllu").exists()
