@@ -63,7 +63,7 @@ def segment_docs(
             spans.append(list(doc_spans))
             sentences.append(None)
         elif doc_begins is not None and len(doc):
-            starts = sentence_starts(doc, doc_begins)
+            starts = sentence_begins(doc, doc_begins)
             spans.append(predicted_spans(doc, starts, max_length))
             sentences.append(np.flatnonzero(starts).tolist())
         else:
@@ -72,7 +72,7 @@ def segment_docs(
     return spans, sentences
 
 
-def sentence_starts(doc: Doc, begins: np.ndarray) -> np.ndarray:
+def sentence_begins(doc: Doc, begins: np.ndarray) -> np.ndarray:
     """Where the sentences of a non-empty ``doc`` begin (bool per token), from a model's ``begins``:
     token 0, and the model's starts and the first word after each blank line, each moved past
     whitespace (leading whitespace stays in the first sentence)."""

@@ -5,7 +5,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from spacy_hcparse.segment import continues, segment_docs, sentence_starts
+from spacy_hcparse.segment import continues, segment_docs, sentence_begins
 
 VOCAB = spacy.blank("en").vocab
 
@@ -33,8 +33,8 @@ def test_a_blank_line_starts_a_sentence_whatever_the_model_says(breaks):
 
 def test_a_single_line_break_is_left_to_the_model():
     doc = doc_of(["I", "saw", "it", "\n", "then", "left"])
-    assert sentence_starts(doc, np.zeros(len(doc), dtype=bool)).tolist() == [True] + [False] * 5
-    assert np.flatnonzero(sentence_starts(doc, np.eye(len(doc), dtype=bool)[4])).tolist() == [0, 4]
+    assert sentence_begins(doc, np.zeros(len(doc), dtype=bool)).tolist() == [True] + [False] * 5
+    assert np.flatnonzero(sentence_begins(doc, np.eye(len(doc), dtype=bool)[4])).tolist() == [0, 4]
 
 
 def test_leading_and_trailing_blank_lines_make_no_empty_sentence():
@@ -59,4 +59,4 @@ def test_long_sentences_are_chunked_and_carry_on():
 
 def test_flags_must_match_the_doc():
     with pytest.raises(ValueError, match="3 sentence-start flags for a doc of 2 tokens"):
-        sentence_starts(doc_of(["a", "b"]), np.zeros(3, dtype=bool))
+        sentence_begins(doc_of(["a", "b"]), np.zeros(3, dtype=bool))
