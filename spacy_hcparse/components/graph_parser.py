@@ -15,6 +15,7 @@ from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 import numpy as np
 from spacy.attrs import DEP, HEAD, IS_SPACE
 from spacy.language import Language
+from spacy.scorer import Scorer
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
@@ -278,6 +279,14 @@ class GraphParser(ParserPipe):
         as numpy arrays (what ``predict`` decodes; ``keep``, ``factors`` and ``tags`` as in
         ``GraphInput``)."""
         return self.model.predict(GraphInput(docs, spans, keep, factors, tags=tags)).to_numpy(self.model.ops)
+
+    def score(self, examples: Iterable[Example], **kwargs) -> Dict:
+        """The scorer's scores, and ``pos_acc``/``tag_acc`` of the tags this parser writes."""
+        scores = super().score(examples, **kwargs)
+        if self._writes_tags():
+            for attr in self.cfg["tags"]:
+                scores.update(Scorer.score_token_attr(examples, attr.lower(), **kwargs))
+        return scores
 
     def _writes_tags(self) -> bool:
         """Whether ``predict`` scores the tag objectives (``set_tags`` and a model trained with some)."""

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Doc
+from spacy.training import Example
 
 from spacy_hcparse.decoders import tree_problem
 from spacy_hcparse.decoding import make_certified, make_dual, make_eisner, make_hill_climb, make_mst
@@ -293,6 +294,14 @@ UPOS_OF = {"nsubj": "PRON", "ROOT": "VERB", "amod": "ADJ", "obj": "NOUN", "punct
            "cop": "AUX", "acl": "ADJ", "advmod": "ADV", "cc": "CCONJ", "conj": "VERB"}
 
 
+def tagged_examples(nlp):
+    examples = make_examples(nlp)
+    for eg in examples:
+        eg.reference.from_array(["POS"], np.array([nlp.vocab.strings[UPOS_OF[t.dep_]] for t in eg.reference],
+                                                  dtype=np.uint64).reshape(-1, 1))
+    return examples
+
+
 @pytest.fixture(scope="module")
 def tagging():
     """A parser trained with the POS objective (the factory's default ``tag_attrs``) on a tagged
@@ -300,11 +309,7 @@ def tagging():
     spacy.util.fix_random_seed(0)
     nlp = spacy.blank("en")
     nlp.add_pipe("hc_parser", config={"model": TINY_MODEL})
-    examples = []
-    for eg in make_examples(nlp):
-        eg.reference.from_array(["POS"], np.array([nlp.vocab.strings[UPOS_OF[t.dep_]] for t in eg.reference],
-                                                  dtype=np.uint64).reshape(-1, 1))
-        examples.append(eg)
+    examples = tagged_examples(nlp)
     optimizer = nlp.initialize(lambda: examples)
     for _ in range(40):
         nlp.update(examples, sgd=optimizer, drop=0.0)
@@ -321,6 +326,9 @@ def test_writes_its_tags_where_the_doc_has_none(tagging):
     assert [t.pos_ for t in tagging(preset)] == ["PROPN", "VERB", "PUNCT"]  # a tagger's tags are kept
     spaced = tagging(Doc(tagging.vocab, words=["Dogs", "bark", ".", "\n\n"], spaces=[True, False, False, False]))
     assert spaced[3].pos_ == "SPACE"
+    scores = tagging.evaluate([Example(Doc(tagging.vocab, words=eg.reference.text.split()), eg.reference)
+                               for eg in tagged_examples(tagging)])
+    assert scores["pos_acc"] == 1.0 and "dep_uas" in scores
     parser.set_tags = False
     try:
         assert [t.pos_ for t in tagging(Doc(tagging.vocab, words=["Dogs", "bark", "."]))] == ["", "", ""]
