@@ -24,7 +24,7 @@ TINY_MODEL = {
 }
 
 
-def train_tiny(decoder="hill_climb", epochs=60, seed=0, architecture=None):
+def train_tiny(decoder="hill_climb", epochs=60, seed=0, architecture=None, make=make_examples):
     spacy.util.fix_random_seed(seed)
     nlp = spacy.blank("en")
     model = TINY_MODEL
@@ -33,7 +33,7 @@ def train_tiny(decoder="hill_climb", epochs=60, seed=0, architecture=None):
                    "maxout_pieces": 3, "subword_features": True, **TINY_MODEL["tok2vec"]}
         model = {**TINY_MODEL, "@architectures": architecture, "tok2vec": tok2vec}
     nlp.add_pipe("hc_parser", config={"model": model, "decoder": {"@misc": f"spacy_hcparse.{NAMES[decoder]}.v1"}})
-    examples = make_examples(nlp)
+    examples = make(nlp)
     optimizer = nlp.initialize(lambda: examples)
     for _ in range(epochs):
         nlp.update(examples, sgd=optimizer, drop=0.0)
@@ -306,14 +306,7 @@ def tagged_examples(nlp):
 def tagging():
     """A parser trained with the POS objective (the factory's default ``tag_attrs``) on a tagged
     copy of the tiny treebank."""
-    spacy.util.fix_random_seed(0)
-    nlp = spacy.blank("en")
-    nlp.add_pipe("hc_parser", config={"model": TINY_MODEL})
-    examples = tagged_examples(nlp)
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(40):
-        nlp.update(examples, sgd=optimizer, drop=0.0)
-    return nlp
+    return train_tiny(epochs=40, make=tagged_examples)
 
 
 def test_writes_its_tags_where_the_doc_has_none(tagging):
