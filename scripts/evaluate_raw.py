@@ -53,6 +53,7 @@ def main() -> None:
     parser.add_argument("--pipelines", default=",".join(PIPELINES))
     parser.add_argument("--flat", action="store_true", help="paragraph breaks as spaces, not blank lines")
     args = parser.parse_args()
+    suffix = "_flat" if args.flat else ""  # of the output files: raw_text_flat.json, <split>.raw_flat.conllu
     data = json.loads((args.corpus / "data.json").read_text())
     result = {"treebank": data["treebank"], "data_source": data["source"], "train_on": data["train_on"],
               "group": args.group, "paragraphs": "space" if args.flat else "blank line", "repeats": args.repeats, "batch_size": args.batch_size,
@@ -70,14 +71,13 @@ def main() -> None:
             msg.fail(f"{name}: no trained pipeline at {args.training / name / 'model-best'}", exits=1)
     pipelines = {name: spacy.load(args.training / name / "model-best") for name in names}
     for name, nlp in pipelines.items():
-        result["pipelines"][name] = evaluate_pipeline(name, nlp, args.training / name, inputs,
-                                                      "raw_flat" if args.flat else "raw")
+        result["pipelines"][name] = evaluate_pipeline(name, nlp, args.training / name, inputs, f"raw{suffix}")
     for split, (_, docs) in inputs.items():
         msg.info(f"timing on {split}: {args.repeats} rounds, the pipelines taking turns")
         speeds = interleaved_raw_speeds(pipelines, docs, repeats=args.repeats, batch_size=args.batch_size)
         add_speeds(result["pipelines"], split, speeds)
     args.output.mkdir(parents=True, exist_ok=True)
-    path = args.output / ("raw_text_flat.json" if args.flat else "raw_text.json")
+    path = args.output / f"raw_text{suffix}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
     for split in inputs:
         print("\n".join(table_lines(result["pipelines"], split)))

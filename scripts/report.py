@@ -69,6 +69,9 @@ def table(results: List[Dict], split: str) -> List[str]:
     return lines
 
 
+RAW_FLAT_TITLE = "Raw text without line breaks (paragraph breaks as spaces; `raw_text_flat.json`):"
+
+
 def raw_table(raw: Dict, split: str) -> List[str]:
     """The raw-text table of one split: CoNLL 2018 F1 per pipeline, words/sec, ratio to spaCy's pipeline."""
     lines = ["| pipeline | " + " | ".join(RAW_METRICS) + " | words/sec | ratio to spaCy |",
@@ -126,11 +129,9 @@ def render(run: str, results: List[Dict], data: Dict, optima, png: str, raw: Opt
         out += [f"## {split}", ""]
         if any(split in r.get("splits", {}) for r in results):
             out += ["Gold tokens and sentences:", ""] + table(results, split) + [""]
-        if raw and any(split in e["splits"] for e in raw["pipelines"].values()):
-            out += ["Raw text (CoNLL 2018 F1):", ""] + raw_table(raw, split) + [""]
-        if flat and any(split in e["splits"] for e in flat["pipelines"].values()):
-            out += ["Raw text without line breaks (paragraph breaks as spaces; `raw_text_flat.json`):", ""] \
-                + raw_table(flat, split) + [""]
+        for metrics, title in ((raw, "Raw text (CoNLL 2018 F1):"), (flat, RAW_FLAT_TITLE)):
+            if metrics and any(split in e["splits"] for e in metrics["pipelines"].values()):
+                out += [title, ""] + raw_table(metrics, split) + [""]
     hc = next((r for r in results if r["parser"] == "hc_parser" and "splits" in r), None)
     if hc:
         split = main_split(hc)

@@ -95,16 +95,10 @@ def _leading(space: np.ndarray) -> int:
 def _blank_lines(doc: Doc, space: np.ndarray) -> np.ndarray:
     """The first token of each run of whitespace tokens holding two or more line breaks."""
     out = np.zeros(len(doc), dtype=bool)
-    run_start, breaks = -1, 0
-    for i in range(len(doc) + 1):
-        if i < len(doc) and space[i]:
-            if run_start < 0:
-                run_start, breaks = i, 0
-            breaks += doc[i].text.count("\n")
-            continue
-        if run_start >= 0 and breaks >= 2:
-            out[run_start] = True
-        run_start = -1
+    blanks = np.flatnonzero(space)
+    for run in np.split(blanks, np.flatnonzero(np.diff(blanks) > 1) + 1) if len(blanks) else []:
+        if sum(doc[i].text.count("\n") for i in run.tolist()) >= 2:
+            out[run[0]] = True
     return out
 
 
