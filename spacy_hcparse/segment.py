@@ -9,7 +9,8 @@ on the sentence of the span before it).
 A model's segmentation (``segment_docs``) never starts a sentence on a whitespace token (spaCy
 makes one for newlines and runs of spaces; it ends the sentence before it, as spaCy's parser
 attaches it), and always starts one after a blank line (whitespace holding two or more line
-breaks: a paragraph break), whatever the model scored there.
+breaks: a paragraph break), whatever the model scored there. Inside a span both parsers keep
+whitespace a leaf of the word before it (``leaf_whitespace``: which words that applies to).
 """
 from typing import List, Optional, Sequence, Tuple
 
@@ -79,10 +80,31 @@ def sentence_begins(doc: Doc, begins: np.ndarray) -> np.ndarray:
     begins = np.array(begins, dtype=bool)
     if len(begins) != len(doc):
         raise ValueError(f"{len(begins)} sentence-start flags for a doc of {len(doc)} tokens")
-    space = doc.to_array(IS_SPACE).astype(bool)
+    space = whitespace(doc)
     out = _past_whitespace(begins | _blank_lines(doc, space), space)
     out[: _leading(space) + 1] = False
     out[0] = True
+    return out
+
+
+def whitespace(doc: Doc) -> np.ndarray:
+    """Which tokens of ``doc`` are whitespace (bool per token)."""
+    return doc.to_array(IS_SPACE).astype(bool) if len(doc) else np.zeros(0, dtype=bool)
+
+
+def leaf_whitespace(space: np.ndarray) -> np.ndarray:
+    """Of a span's whitespace words (``space``, bool per word), those a parser keeps leaves (of
+    the nearest word before them, or after them at the span's start): all of them, except in a
+    span of whitespace only, which parses like any other."""
+    return space if not space.all() else np.zeros_like(space)
+
+
+def span_whitespace(docs: Sequence[Doc], spans: Sequence[Sequence[Span]]) -> List[np.ndarray]:
+    """``leaf_whitespace`` of every span (bool per word), docs in order, spans in order."""
+    out = []
+    for doc, doc_spans in zip(docs, spans):
+        space = whitespace(doc) if doc_spans else None
+        out.extend(leaf_whitespace(space[start:end]) for start, end in doc_spans)
     return out
 
 

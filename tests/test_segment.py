@@ -5,7 +5,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from spacy_hcparse.segment import continues, segment_docs, sentence_begins
+from spacy_hcparse.segment import continues, leaf_whitespace, segment_docs, sentence_begins, span_whitespace
 
 VOCAB = spacy.blank("en").vocab
 
@@ -60,3 +60,12 @@ def test_long_sentences_are_chunked_and_carry_on():
 def test_flags_must_match_the_doc():
     with pytest.raises(ValueError, match="3 sentence-start flags for a doc of 2 tokens"):
         sentence_begins(doc_of(["a", "b"]), np.zeros(3, dtype=bool))
+
+
+def test_whitespace_kept_leaves_per_span():
+    """Every span's whitespace is marked, except in a span of whitespace only."""
+    doc = doc_of(["Hi", "\n\n", "there", " ", "\n"])
+    spans = [(0, 3), (3, 5)]
+    assert [s.tolist() for s in span_whitespace([doc, doc_of([])], [spans, []])] == [
+        [False, True, False], [False, False]]
+    assert leaf_whitespace(np.array([True, False])).tolist() == [True, False]

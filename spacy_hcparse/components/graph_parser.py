@@ -13,7 +13,7 @@ from itertools import islice
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
-from spacy.attrs import DEP, HEAD, IS_SPACE
+from spacy.attrs import DEP, HEAD
 from spacy.language import Language
 from spacy.scorer import Scorer
 from spacy.tokens import Doc
@@ -27,7 +27,7 @@ from ..graph_scores import FACTORS, GraphInput, GraphScores, Span, flatten, regr
 from ..learning.graph_loss import GraphGold, GraphLoss, SpanGold
 from ..learning.rehearsal import rehearsal_loss, teacher_heads
 from ..models.graph_parser import resize_labels
-from ..segment import continues, sentence_spans
+from ..segment import continues, sentence_spans, span_whitespace
 from .annotate import JOIN_LABEL, write_tags, write_trees
 from .base import (ParserPipe, logger, aligned_gold, aligned_tags, partial_problem, partial_span_tree, reference_spans,
                    span_tree)
@@ -259,8 +259,7 @@ class GraphParser(ParserPipe):
         keep = [None if p is None or not self.doc_arc_bonus else p[0] for p in existing] if reparse else None
         scores = self.score_spans(docs, given, keep, self.decoder.factors, tags=self._writes_tags())
         existing = existing or [None] * len(scores)
-        spaces = flatten([[space[start:end] for start, end in spans]
-                          for space, spans in zip(_whitespace(docs), scores.spans)])
+        spaces = span_whitespace(docs, scores.spans)
         results = [self._decode_span(scores, i, existing[i], spaces[i]) for i in range(len(scores))]
         label_scores = scores.tree_labels([result.heads for result in results])
         parses = [self._span_parse(scores, i, result, rows, existing[i], spaces[i])
@@ -294,7 +293,7 @@ class GraphParser(ParserPipe):
 
     def _decode_span(self, scores: GraphScores, i: int, existing, space: np.ndarray) -> DecodeResult:
         """The decoder's tree of span ``i`` (its labels come after, for all spans at once), with
-        its whitespace tokens (``space``, bool per word) leaves (``whitespace_leaves``)."""
+        the whitespace tokens ``space`` (bool per word, ``segment.leaf_whitespace``) leaves."""
         arc = whitespace_leaves(scores.pruned_arc(i), space)
         if len(arc) > MAX_WORDS + 1:  # cannot happen with sentence_spans; guards direct calls
             raise ValueError(f"[hc_parser] span of {len(arc) - 1} words exceeds {MAX_WORDS}")
@@ -310,7 +309,7 @@ class GraphParser(ParserPipe):
         tree's arcs; whitespace tokens attached as ``dep`` where the parser knows it), margins and
         head probabilities."""
         labels = self.best_labels(result.heads, label_scores, existing)
-        if space.any() and JOIN_LABEL in self.labels and not space.all():
+        if space.any() and JOIN_LABEL in self.labels:
             labels[space] = self.labels.index(JOIN_LABEL)
         full = scores.arc(i)
         parse = SpanParse(result.heads, labels, result, _margins(full, result.heads))
@@ -551,10 +550,10 @@ def _annotate_span(span, parse: SpanParse) -> None:
 
 def whitespace_leaves(arc: np.ndarray, space: np.ndarray) -> np.ndarray:
     """Arc scores ``arc`` ((n+1, n+1), ``[h, m]``, row 0 the root) constrained so that every
-    whitespace word (``space``, (n,) bool) is a leaf whose head is the nearest word before it that
-    is not whitespace (after it, at the span's start), as spaCy's parser attaches whitespace; the
-    arc keeps its score (0 where pruned). Unchanged for a span without whitespace or of whitespace
-    only. The forced arcs cover only whitespace, so the constraint keeps trees projective."""
+    marked word (``space``, (n,) bool: the span's ``segment.leaf_whitespace``) is a leaf whose head
+    is the nearest unmarked word before it (after it, at the span's start), as spaCy's parser
+    attaches whitespace; the arc keeps its score (0 where pruned). Unchanged when nothing or
+    everything is marked. The forced arcs cover only whitespace, so the constraint keeps trees projective."""
     if not space.any() or space.all():
         return arc
     arc = arc.copy()
@@ -568,11 +567,6 @@ def whitespace_leaves(arc: np.ndarray, space: np.ndarray) -> np.ndarray:
         arc[head, m] = score if np.isfinite(score) else 0.0
     arc[blanks, :] = -np.inf
     return arc
-
-
-def _whitespace(docs: List[Doc]) -> List[np.ndarray]:
-    """Per doc, which tokens are whitespace (bool per token)."""
-    return [doc.to_array(IS_SPACE).astype(bool) if len(doc) else np.zeros(0, dtype=bool) for doc in docs]
 
 
 def _sentence_starts(doc: Doc) -> List[int]:

@@ -46,7 +46,7 @@ from ..models.transition import (
     slot_rows,
     span_rows,
 )
-from ..segment import Span, index_groups
+from ..segment import Span, index_groups, span_whitespace
 from ..transition.dynamic_oracle import zero_cost_path
 from ..transition.features import N_SLOTS
 from ..transition.moves import n_classes
@@ -195,10 +195,12 @@ class NeuralLearner:
     def parse(self, docs: Sequence[Doc], spans: Spans) -> TransitionParses:
         n_labels, root = _moves(self.cfg)
         steps = self.model.predict(SpanBatch(list(docs), spans))
+        spaces = span_whitespace(docs, steps.spans)
         trees: List[SpanTree] = []
         for lo, hi in index_groups(steps.sizes, WORDS_PER_GROUP):
             group = steps.group(lo, hi)
-            trees.extend(greedy_batch(group.scores, group.firsts, group.null, steps.sizes[lo:hi], n_labels, root))
+            trees.extend(greedy_batch(group.scores, group.firsts, group.null, steps.sizes[lo:hi], n_labels, root,
+                                      spaces[lo:hi]))
         return TransitionParses(trees, steps.spans, steps.sentences)
 
     def update(self, docs, spans, golds: List[SpanGold], starts: List[np.ndarray], drop: float, sgd) -> float:

@@ -3,7 +3,8 @@
 Data flows one way: Doc -> its sentences (``segment.sentence_spans``) when it has them, else the
 model segments it (its sentence classifier or scorer) -> the learner for the model's kind
 (``components.transition_learners``): word attribute rows -> the perceptron model's tagging and
-search, or token vectors -> the neural model's step scorer -> greedy search, valid moves only ->
+search, or token vectors -> the neural model's step scorer -> greedy search, valid moves only
+(whitespace stays a leaf of the word before it, ``transition.moves``) ->
 span trees (index 0 the root) -> ``write_trees`` (the chunks of a sentence longer than
 ``max_length`` joined into one tree) -> ``nonproj.deprojectivize``. ``predict`` returns the trees
 and leaves Docs alone; ``set_annotations`` writes them.
@@ -34,7 +35,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..models.transition import SpanTree
-from ..segment import Span, continues, sentence_spans
+from ..segment import Span, continues, sentence_spans, span_whitespace
 from ..transition.moves import n_classes
 from .annotate import write_trees
 from .base import ParserPipe
@@ -229,9 +230,13 @@ class TransitionParser(ParserPipe):
     def write_parses(self, doc: Doc, spans: Sequence[Span], parses: Sequence[SpanTree],
                      joined: Optional[Sequence[bool]] = None) -> None:
         """Write the trees of ``spans`` into ``doc``, lifted arcs restored; ``joined``: which spans
-        carry on the sentence of the span before them (default: as the doc's sentences say)."""
+        carry on the sentence of the span before them (default: as the doc's sentences say).
+        Whitespace the search kept a leaf is labelled ``dep``, as ``hc_parser`` labels it."""
         labels = self.labels
         names = [[labels[i] for i in labels_ids] for _, labels_ids in parses]
+        for span_names, space in zip(names, span_whitespace([doc], [spans])):
+            for m in np.flatnonzero(space).tolist():
+                span_names[m] = FALLBACK_LABEL
         write_trees(doc, spans, [heads for heads, _ in parses], names, joined)
         if any(DECORATION in name for span_names in names for name in span_names):
             nonproj.deprojectivize(doc)

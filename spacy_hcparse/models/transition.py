@@ -44,7 +44,7 @@ from thinc.types import Floats1d, Floats2d
 from ..layers.perceptron_tagger import perceptron_tagger
 from ..layers.sentence_starts import sentence_starts
 from ..layers.sparse_linear import sparse_linear
-from ..segment import Span, segment_docs
+from ..segment import Span, segment_docs, span_whitespace
 from ..transition.features import N_ATTRS, N_SLOTS, TEMPLATE_SETS, get_templates, token_attrs
 from ..transition.search import beam_parse, greedy_parse
 from ..transition.tagging import fill_tags, tagger_templates
@@ -203,7 +203,8 @@ def _perceptron_forward(model: Model, X: PerceptronInput, is_train: bool) -> Tup
     heads = np.empty(len(attrs), dtype=np.int64)
     labels = np.empty(len(attrs), dtype=np.int64)
     n_labels = (model.get_dim("nO") - 1) // 2
-    args = (attrs, offsets, model.get_ref("linear").get_param("W"), features.templates, features.mask,
+    space = space_rows(docs, spans)
+    args = (attrs, space, offsets, model.get_ref("linear").get_param("W"), features.templates, features.mask,
             n_labels, root_label)
     if beam_width > 1:
         beam_parse(*args, int(beam_width), heads, labels)
@@ -277,6 +278,13 @@ def span_rows(docs: Sequence[Doc], spans: Sequence[Sequence[Span]]) -> SpanRows:
     if not blocks:
         return SpanRows(np.zeros((0, N_ATTRS), dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=bool))
     return SpanRows(np.concatenate(blocks), np.cumsum(sizes).astype(np.int64), np.concatenate(untagged))
+
+
+def space_rows(docs: Sequence[Doc], spans: Sequence[Sequence[Span]]) -> np.ndarray:
+    """Per row of ``span_rows(docs, spans)``, whether it is whitespace that the search keeps a
+    leaf (``segment.span_whitespace``; never a root row)."""
+    rows = [np.concatenate([[False], space]) for space in span_whitespace(docs, spans)]
+    return np.concatenate(rows) if rows else np.zeros(0, dtype=bool)
 
 
 def doc_rows(docs: Sequence[Doc]) -> SpanRows:

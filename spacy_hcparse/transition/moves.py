@@ -11,6 +11,13 @@ Single root: the root (0) never becomes a dependent, and it takes its one depend
 nothing else. Every non-final configuration has a valid move, so a parser that only takes valid
 moves always ends in a tree.
 
+Whitespace (words marked by ``state.mark_whitespace``; none in training) is a leaf of the nearest
+word before it, as in ``hc_parser``: once shifted it is attached at once by ``RightArc`` (the word
+before it is then second on the stack, because that word cannot be popped while whitespace is next
+in the buffer); whitespace before a span's first word waits on the stack for that word and is then
+attached to it by ``LeftArc``. Whitespace never heads a word, and a configuration still always has
+a valid move.
+
 Moves are numbered as classes: ``0`` shift, ``1 + l`` left-arc with label ``l``,
 ``1 + n_labels + l`` right-arc with label ``l`` (``n_classes = 1 + 2 * n_labels``). With a root
 label there must be at least one other label, or words could never attach to each other.
@@ -18,7 +25,7 @@ label there must be at least one other label, or words could never attach to eac
 import numpy as np
 from numba import njit
 
-from .state import BUF, HEAD, LABEL, LC1, LC2, META, N, NL, NR, RC1, RC2, SP, STACK
+from .state import BUF, HEAD, LABEL, LC1, LC2, META, N, NL, NR, RC1, RC2, SP, SPACE, SPACE_LEFT, SPACE_RIGHT, STACK, WORD
 
 SHIFT, LEFT, RIGHT = 0, 1, 2
 
@@ -47,6 +54,29 @@ def class_of(move: int, label: int, n_labels: int) -> int:
     if move == SHIFT:
         return 0
     return 1 + label if move == LEFT else 1 + n_labels + label
+
+
+# ----- the whitespace rule ----------------------------------------------------------------------
+@njit(cache=True)
+def _kind(st: np.ndarray, word: int) -> int:
+    """``WORD``, ``SPACE_LEFT`` or ``SPACE_RIGHT`` (the root and empty slots are words)."""
+    return st[SPACE, word] if word > 0 else WORD
+
+
+@njit(cache=True)
+def whitespace_allows(st: np.ndarray):
+    """(shift, left-arc, right-arc): which move kinds the whitespace rule leaves allowed."""
+    sp = st[META, SP]
+    top = _kind(st, st[STACK, sp - 1]) if sp >= 1 else WORD
+    if top == SPACE_LEFT:
+        return False, False, True
+    if top == SPACE_RIGHT:
+        return True, False, False
+    second = _kind(st, st[STACK, sp - 2]) if sp >= 2 else WORD
+    if second == SPACE_RIGHT:
+        return False, True, False
+    front = _kind(st, st[META, BUF]) if st[META, BUF] <= st[META, N] else WORD
+    return True, True, front != SPACE_LEFT
 
 
 # ----- Shift ----------------------------------------------------------------------------------
@@ -112,11 +142,12 @@ def right_apply(st: np.ndarray, label: int) -> None:
 @njit(cache=True)
 def is_valid(st: np.ndarray, cls: int, n_labels: int, root_label: int) -> bool:
     move = move_of(cls, n_labels)
+    shift_ok, left_ok, right_ok = whitespace_allows(st)
     if move == SHIFT:
-        return shift_is_valid(st)
+        return shift_ok and shift_is_valid(st)
     if move == LEFT:
-        return left_is_valid(st, label_of(cls, n_labels), root_label)
-    return right_is_valid(st, label_of(cls, n_labels), root_label)
+        return left_ok and left_is_valid(st, label_of(cls, n_labels), root_label)
+    return right_ok and right_is_valid(st, label_of(cls, n_labels), root_label)
 
 
 @njit(cache=True)
@@ -135,10 +166,11 @@ def valid_mask(st: np.ndarray, n_labels: int, root_label: int, out: np.ndarray) 
     """``out[c] = True`` for the valid classes (checks each move kind once, not per label)."""
     sp = st[META, SP]
     buffer_empty = st[META, BUF] > st[META, N]
-    out[0] = not buffer_empty
-    left_ok = sp >= 2 and st[STACK, sp - 2] != 0
-    right_root = sp == 2 and buffer_empty
-    right_other = sp >= 2 and st[STACK, sp - 2] != 0
+    shift_ok, left_space_ok, right_space_ok = whitespace_allows(st)
+    out[0] = shift_ok and not buffer_empty
+    left_ok = left_space_ok and sp >= 2 and st[STACK, sp - 2] != 0
+    right_root = right_space_ok and sp == 2 and buffer_empty
+    right_other = right_space_ok and sp >= 2 and st[STACK, sp - 2] != 0
     for label in range(n_labels):
         is_root = label == root_label
         out[1 + label] = left_ok and not is_root

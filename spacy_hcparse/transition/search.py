@@ -4,11 +4,12 @@ a batched greedy loop for scorers outside numba (the neural model's step scorer)
 Hashed search: spans are laid out as everywhere in the perceptron (``learning.perceptron``):
 ``attrs`` rows one span after another (row 0 of each the root), delimited by ``offsets``. Results
 go to ``out_heads`` (span convention, ``-1`` at the root row) and ``out_labels`` (label id per
-row, ``-1`` at the root).
+row, ``-1`` at the root). ``space`` (bool per row, like ``attrs``) marks whitespace words, which
+the moves keep leaves (``state.mark_whitespace``).
 
 Only valid moves are taken, so every span ends as a single-rooted tree.
 """
-from typing import Callable, List, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 from numba import njit
@@ -16,7 +17,7 @@ from numba import njit
 from .features import N_SLOTS, N_VALUES, fill_context, hash_features, slot_words
 from .moves import apply, n_classes, valid_mask
 from .scoring import best_allowed, best_candidates, score
-from .state import HEAD, LABEL, N_ROWS, NONE, heads_of, initial_state, is_final, labels_of
+from .state import HEAD, LABEL, N_ROWS, NONE, heads_of, initial_state, is_final, labels_of, mark_whitespace
 
 
 @njit(cache=True)
@@ -30,7 +31,7 @@ def _write(st, lo, hi, out_heads, out_labels):
 
 
 @njit(cache=True)
-def greedy_parse(attrs, offsets, W, templates, mask, n_labels, root_label, out_heads, out_labels):
+def greedy_parse(attrs, space, offsets, W, templates, mask, n_labels, root_label, out_heads, out_labels):
     n_cls = n_classes(n_labels)
     ctx = np.empty(N_VALUES, dtype=np.int64)
     feats = np.empty(templates.shape[0], dtype=np.int64)
@@ -40,6 +41,7 @@ def greedy_parse(attrs, offsets, W, templates, mask, n_labels, root_label, out_h
         lo, hi = offsets[s], offsets[s + 1]
         span_attrs = attrs[lo:hi]
         st = initial_state(hi - lo - 1)
+        mark_whitespace(st, space[lo + 1 : hi])
         while not is_final(st):
             fill_context(st, span_attrs, ctx)
             hash_features(ctx, templates, mask, feats)
@@ -50,7 +52,7 @@ def greedy_parse(attrs, offsets, W, templates, mask, n_labels, root_label, out_h
 
 
 @njit(cache=True)
-def beam_parse(attrs, offsets, W, templates, mask, n_labels, root_label, width, out_heads, out_labels):
+def beam_parse(attrs, space, offsets, W, templates, mask, n_labels, root_label, width, out_heads, out_labels):
     """Beam search keeping the ``width`` best configurations by summed move scores. All
     configurations of a span finish after the same 2n moves, so their totals compare fairly."""
     n_cls = n_classes(n_labels)
@@ -66,6 +68,7 @@ def beam_parse(attrs, offsets, W, templates, mask, n_labels, root_label, width, 
         n = hi - lo - 1
         span_attrs = attrs[lo:hi]
         first = initial_state(n)
+        mark_whitespace(first, space[lo + 1 : hi])
         beam = np.empty((width, first.shape[0], first.shape[1]), dtype=np.int32)
         new_beam = np.empty_like(beam)
         beam[0] = first
@@ -92,13 +95,17 @@ def greedy_batch(
     sizes: Sequence[int],
     n_labels: int,
     root_label: int,
+    spaces: Optional[Sequence[np.ndarray]] = None,
 ) -> List[Tuple[np.ndarray, np.ndarray]]:
-    """Greedy parses of spans of ``sizes`` words, all configurations advanced together.
+    """Greedy parses of spans of ``sizes`` words, all configurations advanced together;
+    ``spaces``: per span its whitespace words ((n,) bool, see ``state.mark_whitespace``), if any.
 
     ``score_rows(rows)`` maps ``(k, N_SLOTS)`` slot rows (word ``m`` of span ``i`` at row
     ``firsts[i] + m``, empty slots and the root at ``null``) to ``(k, n_classes)`` move scores.
     Returns per span its heads ``(n+1,)`` (``heads[0] == -1``) and label ids ``(n,)``."""
     states = initial_states(np.array(sizes, dtype=np.int64))
+    for st, space in zip(states, spaces or ()):
+        mark_whitespace(st, space)
     firsts = np.array(firsts, dtype=np.int64)
     active = np.array([i for i, n in enumerate(sizes) if n > 0], dtype=np.int64)
     rows = np.empty((len(active), N_SLOTS), dtype=np.int64)

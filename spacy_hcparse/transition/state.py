@@ -11,16 +11,20 @@ it without boxing:
   right to left and right dependents from left to right, so the newest arc is always the outermost.
 - ``NL``/``NR``: how many left and right dependents each word has (valency).
 - ``META``: ``[SP]`` stack size, ``[BUF]`` the first buffer word (``n + 1`` when empty), ``[N]`` n.
+- ``SPACE``: what each word is for the whitespace rule of ``moves`` (``mark_whitespace``):
+  ``WORD`` (0, every word unless marked), ``SPACE_LEFT`` (whitespace, a leaf of the nearest word
+  before it) or ``SPACE_RIGHT`` (whitespace before the span's first word, a leaf of that word).
 
 Start: ``([0], [1..n], {})``; end: ``([0], [], A)`` with every word attached.
 """
 import numpy as np
 from numba import njit
 
-STACK, HEAD, LABEL, LC1, LC2, RC1, RC2, NL, NR, META = range(10)
-N_ROWS = 10
+STACK, HEAD, LABEL, LC1, LC2, RC1, RC2, NL, NR, META, SPACE = range(11)
+N_ROWS = 11
 SP, BUF, N = 0, 1, 2
 NONE = -1
+WORD, SPACE_LEFT, SPACE_RIGHT = 0, 1, 2
 
 
 @njit(cache=True)
@@ -29,12 +33,30 @@ def initial_state(n: int) -> np.ndarray:
     st = np.full((N_ROWS, max(n + 2, 3)), NONE, dtype=np.int32)
     st[NL, :] = 0
     st[NR, :] = 0
+    st[SPACE, :] = WORD
     st[STACK, 0] = 0
     st[META, :] = 0
     st[META, SP] = 1
     st[META, BUF] = 1
     st[META, N] = n
     return st
+
+
+@njit(cache=True)
+def mark_whitespace(st: np.ndarray, space: np.ndarray) -> None:
+    """Mark the whitespace words of a start configuration (``space``: (n,) bool, word ``m`` at
+    ``space[m - 1]``) so that ``moves`` makes each a leaf: of the nearest word before it, or of
+    the first word for whitespace before it. A span with no whitespace, or of whitespace only,
+    stays unmarked (its words parse freely)."""
+    n = st[META, N]
+    first = 0
+    while first < n and space[first]:
+        first += 1
+    if first == n:
+        return
+    for m in range(1, n + 1):
+        if space[m - 1]:
+            st[SPACE, m] = SPACE_RIGHT if m - 1 < first else SPACE_LEFT
 
 
 @njit(cache=True)

@@ -296,6 +296,27 @@ def test_long_predicted_sentence_stays_one_tree(trained, trained_neural, learner
     assert sum(t.dep_ == "dep" for t in root.children) >= 3
 
 
+@pytest.mark.parametrize("learner,beam", [("perceptron", 1), ("perceptron", 4), ("neural", 1)])
+def test_whitespace_is_a_leaf_of_the_word_before_it(trained, trained_neural, learner, beam):
+    """Whatever the model scores, a whitespace token heads nothing and hangs from the nearest
+    word before it (after it at a sentence's start), labelled ``dep`` (as in ``hc_parser``)."""
+    nlp = trained if learner == "perceptron" else trained_neural
+    pipe = nlp.get_pipe("hc_transition_parser")
+    pipe.cfg["beam_width"] = beam
+    try:
+        words = ["\n", "I", "like", "\n\n", " ", "green", "eggs", ".", "\t"]
+        doc = nlp(Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * (len(words) - 1)))
+        raw = nlp("  I saw it.\n\nThen I left  the house and   she reads old books .\n")
+    finally:
+        pipe.cfg["beam_width"] = 1
+    assert_valid(doc)
+    assert [doc[i].head.i for i in (0, 3, 4, 8)] == [1, 2, 2, 7]
+    assert all(doc[i].dep_ == "dep" for i in (0, 3, 4, 8))
+    for parsed in (doc, raw):
+        assert all(t.head.i == t.i or not t.head.is_space for t in parsed)
+        assert not any(t.is_space and t.head.i == t.i for t in parsed if len(t.sent) > 1)
+
+
 @pytest.mark.parametrize("model", [SMALL, NEURAL])
 def test_annotating_senter_skips_no_gold_sentence(model, caplog):
     """An annotating senter gives the predicted docs other sentences than the reference's; the

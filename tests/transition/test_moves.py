@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from spacy_hcparse.decoders import tree_problem
 from spacy_hcparse.transition.moves import LeftArc, RightArc, Shift, apply, is_valid, n_classes, valid_mask
-from spacy_hcparse.transition.state import heads_of, initial_state, is_final, labels_of, stack_item
+from spacy_hcparse.transition.state import heads_of, initial_state, is_final, labels_of, mark_whitespace, stack_item
 
 
 def test_units_on_a_small_sentence():
@@ -58,3 +58,35 @@ def test_random_valid_moves_always_give_a_tree(n, n_labels, seed):
         assert not tree_problem(heads), tree_problem(heads)
         labels = labels_of(st)
         assert ((heads[1:] == 0) == (labels == root)).all()
+
+
+def expected_whitespace_heads(space):
+    """Where each whitespace word must hang (word numbers, 1-based): the nearest word before it,
+    or the first word for whitespace before it; {} for a span of whitespace only."""
+    words = [m for m in range(1, len(space) + 1) if not space[m - 1]]
+    if not words:
+        return {}
+    return {m: max([w for w in words if w < m], default=words[0]) for m in range(1, len(space) + 1) if space[m - 1]}
+
+
+@settings(max_examples=300, deadline=None)
+@given(space=st.lists(st.booleans(), min_size=1, max_size=25), n_labels=st.integers(2, 4),
+       seed=st.integers(0, 2**31 - 1))
+def test_whitespace_stays_a_leaf_of_the_word_before_it(space, n_labels, seed):
+    """Whatever the scores: a tree, marked whitespace heads nothing and hangs from the nearest word
+    before it (the first word, before it), and every configuration has a valid move."""
+    rng = np.random.default_rng(seed)
+    n = len(space)
+    st_ = initial_state(n)
+    mark_whitespace(st_, np.array(space))
+    mask = np.empty(n_classes(n_labels), dtype=np.bool_)
+    while not is_final(st_):
+        valid_mask(st_, n_labels, 0, mask)
+        assert mask.any(), "a non-final configuration without a valid move"
+        assert mask.tolist() == [is_valid(st_, c, n_labels, 0) for c in range(len(mask))]
+        apply(st_, int(np.where(mask, rng.normal(size=len(mask)), -np.inf).argmax()), n_labels)
+    heads = heads_of(st_)
+    assert not tree_problem(heads), tree_problem(heads)
+    for m, head in expected_whitespace_heads(space).items():
+        assert heads[m] == head
+        assert m not in heads.tolist()

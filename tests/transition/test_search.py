@@ -10,14 +10,15 @@ from spacy_hcparse.transition.search import beam_parse, greedy_parse
 N_BUCKETS = 2**12
 
 
-def run(lengths, n_labels, seed, width):
+def run(lengths, n_labels, seed, width, space=None):
     rng = np.random.default_rng(seed)
     attrs = np.concatenate([token_attrs(rng.integers(0, 2**62, size=(n, 5)), False) for n in lengths])
     offsets = np.cumsum([0] + [n + 1 for n in lengths]).astype(np.int64)
     W = rng.normal(size=N_BUCKETS + 1 + 2 * n_labels).astype("f")
     heads = np.empty(len(attrs), dtype=np.int64)
     labels = np.empty(len(attrs), dtype=np.int64)
-    args = (attrs, offsets, W, get_templates("zhang_nivre"), np.int64(N_BUCKETS - 1), n_labels, 0)
+    space = np.zeros(len(attrs), dtype=bool) if space is None else space
+    args = (attrs, space, offsets, W, get_templates("zhang_nivre"), np.int64(N_BUCKETS - 1), n_labels, 0)
     if width == 0:
         greedy_parse(*args, heads, labels)
     else:
@@ -101,3 +102,20 @@ def test_beam_keeps_the_best_candidates_like_a_full_sort(lengths, n_labels, seed
     for (heads, labels), st in zip(run(lengths, n_labels, seed, width), expected):
         assert heads[1:].tolist() == heads_of(st)[1:].tolist()
         assert labels.tolist() == labels_of(st).tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    spaces=st.lists(st.lists(st.booleans(), min_size=0, max_size=15), min_size=1, max_size=4),
+    seed=st.integers(0, 2**31 - 1),
+    width=st.sampled_from([0, 1, 4]),
+)
+def test_marked_whitespace_is_a_leaf_in_greedy_and_beam_search(spaces, seed, width):
+    from tests.transition.test_moves import expected_whitespace_heads
+
+    space = np.concatenate([np.concatenate([[False], s]) for s in spaces]).astype(bool)
+    for (heads, _), span_space in zip(run([len(s) for s in spaces], 3, seed, width, space), spaces):
+        if len(heads) > 1:
+            assert not tree_problem(heads), tree_problem(heads)
+        for m, head in expected_whitespace_heads(span_space).items():
+            assert heads[m] == head and m not in heads.tolist()
