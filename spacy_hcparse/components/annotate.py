@@ -3,6 +3,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.attrs import DEP, HEAD, IS_SPACE, POS, TAG
+from spacy.parts_of_speech import IDS
 from spacy.tokens import Doc
 
 # UD's unspecified dependency: links the chunks of a sentence longer than a parser's max_length.
@@ -62,11 +63,12 @@ def write_tags(doc: Doc, attr: str, tags: Sequence[str]) -> None:
     if len(tags) != len(doc):
         raise ValueError(f"{len(tags)} {attr} tags for a doc of {len(doc)} tokens")
     column = {"POS": POS, "TAG": TAG}[attr]
-    values = doc.to_array([column, IS_SPACE])
-    strings = doc.vocab.strings
-    for i in np.flatnonzero(values[:, 0] == 0).tolist():
-        tag = SPACE_TAGS[attr] if values[i, 1] else tags[i]
-        if attr == "POS":
-            doc[i].pos_ = tag
-        else:
-            doc[i].tag = strings.add(tag)
+    values = doc.to_array([column, IS_SPACE]).astype(np.uint64)
+    missing = values[:, 0] == 0
+    if not missing.any():
+        return
+    encode = (lambda tag: IDS[tag]) if attr == "POS" else doc.vocab.strings.add
+    codes = {tag: encode(tag) for tag in set(tags)}
+    new = np.array([codes[tag] for tag in tags], dtype=np.uint64)
+    new[values[:, 1] != 0] = encode(SPACE_TAGS[attr])
+    doc.from_array([column], np.where(missing, new, values[:, 0])[:, None])
