@@ -12,10 +12,9 @@ All are plain value extensions, so ``doc.to_json(underscore=[...])`` and ``DocBi
 Token values are written straight into ``doc.user_data`` under the keys spaCy's ``Underscore``
 reads (a ``token._`` assignment per token cost several microseconds, a tenth of a word's parse).
 """
-from typing import Sequence
+from typing import Any, Dict, Sequence, Tuple
 
-import numpy as np
-from spacy.attrs import IDX
+from spacy.attrs import IDX, LENGTH
 from spacy.tokens import Doc, Span, Token
 
 DOC_ATTRS = ("hc_parse_score",)
@@ -31,9 +30,20 @@ def register_extensions() -> None:
                 cls.set_extension(name, default=None)
 
 
-def set_token_values(doc: Doc, name: str, start: int, values: Sequence[float]) -> None:
-    """``doc[start + i]._.<name> = values[i]`` for every value, in one pass over ``user_data``."""
-    offsets = doc[start: start + len(values)].to_array([IDX])[:, 0] if len(values) else np.zeros(0, dtype=np.int64)
+def write_values(doc: Doc, spans: Sequence[Tuple[int, int]], span_values: Sequence[Dict[str, Any]],
+                 token_values: Sequence[Dict[str, Sequence[Any]]]) -> None:
+    """For each span ``(start, end)`` of ``doc``: ``doc[start:end]._.<name> = value`` for its
+    ``span_values`` and ``doc[start + i]._.<name> = values[i]`` for its ``token_values``, written
+    straight into ``user_data`` under the keys spaCy's ``Underscore`` reads (character offsets:
+    ``(start_char, end_char)`` of a span, ``(idx, None)`` of a token)."""
+    if not spans:
+        return
+    chars = doc.to_array([IDX, LENGTH]).tolist()
     user_data = doc.user_data
-    for offset, value in zip(offsets.tolist(), values):
-        user_data[("._.", name, offset, None)] = value
+    for (start, end), span_items, token_items in zip(spans, span_values, token_values):
+        span_key = (chars[start][0], chars[end - 1][0] + chars[end - 1][1])
+        for name, value in span_items.items():
+            user_data[("._.", name, *span_key)] = value
+        for name, values in token_items.items():
+            for (offset, _), value in zip(chars[start:end], values):
+                user_data[("._.", name, offset, None)] = value

@@ -31,7 +31,7 @@ from ..segment import continues, sentence_spans, span_whitespace
 from .annotate import JOIN_LABEL, write_tags, write_trees
 from .base import (ParserPipe, logger, aligned_gold, aligned_tags, partial_problem, partial_span_tree, reference_spans,
                    span_tree)
-from .extensions import register_extensions, set_token_values
+from .extensions import register_extensions, write_values
 
 ROOT_LABEL = "ROOT"
 
@@ -330,8 +330,8 @@ class GraphParser(ParserPipe):
             write_trees(doc, spans, [p.heads for p in doc_parses], names, joined)
             doc._.hc_parse_score = float(sum(p.result.score for p in doc_parses))
             doc.user_data["hc_time_capped"] = sum(bool(p.result.time_capped) for p in doc_parses)
-            for (start, end), parse in zip(spans, doc_parses):
-                _annotate_span(doc[start:end], parse)
+            values = [_extension_values(parse) for parse in doc_parses]
+            write_values(doc, spans, [span for span, _ in values], [tokens for _, tokens in values])
 
     # ----- training -----------------------------------------------------------------------
     def update(
@@ -534,18 +534,18 @@ def _span_gold(heads: np.ndarray, deps, start, end, label_ids, chunk: bool) -> O
     return local, labels
 
 
-def _annotate_span(span, parse: SpanParse) -> None:
-    """The span's and its tokens' ``hc_`` extensions (see ``extensions.py``)."""
+def _extension_values(parse: SpanParse) -> Tuple[Dict, Dict]:
+    """A span's ``hc_`` extension values and its tokens' (see ``extensions.py``)."""
     result = parse.result
     bound = None if np.isnan(result.upper_bound) else float(result.upper_bound)
-    span._.hc_score = float(result.score)
-    span._.hc_certified = bool(result.certified)
-    span._.hc_upper_bound = bound
-    span._.hc_gap = 0.0 if result.certified else (None if bound is None else max(0.0, bound - float(result.score)))
-    set_token_values(span.doc, "hc_head_margin", span.start, np.asarray(parse.margins, dtype=float).tolist())
+    score = float(result.score)
+    span = {"hc_score": score, "hc_certified": bool(result.certified), "hc_upper_bound": bound,
+            "hc_gap": 0.0 if result.certified else (None if bound is None else max(0.0, bound - score))}
+    tokens = {"hc_head_margin": np.asarray(parse.margins, dtype=float).tolist()}
     if parse.head_probs is not None:
-        span._.hc_parse_prob = float(np.exp(parse.log_prob))
-        set_token_values(span.doc, "hc_head_prob", span.start, parse.head_probs.tolist())
+        span["hc_parse_prob"] = float(np.exp(parse.log_prob))
+        tokens["hc_head_prob"] = parse.head_probs.tolist()
+    return span, tokens
 
 
 def whitespace_leaves(arc: np.ndarray, space: np.ndarray) -> np.ndarray:

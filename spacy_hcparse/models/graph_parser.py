@@ -283,7 +283,11 @@ def _run(layer: Model, X, is_train: bool):
 
 
 def _score_triples(scorer: Model, blocks, triples, is_train: bool):
-    """Scores of each block's triples; at prediction in groups of about ``TRIPLES_PER_GROUP``."""
+    """Scores of each block's triples; at prediction in groups of about ``TRIPLES_PER_GROUP``,
+    and none at all without triples (a factor the decoder does not use: its projections of every
+    row would be thrown away)."""
+    if not is_train and not any(len(t) for t in triples):
+        return [scorer.ops.alloc1f(0) for _ in blocks], None
     return _in_groups(scorer, blocks, triples, is_train, TRIPLES_PER_GROUP)
 
 
