@@ -38,7 +38,7 @@ ROOT_LABEL = "ROOT"
 DEFAULT_CONFIG = """
 [model]
 @architectures = "spacy_hcparse.GraphParserModel.v4"
-lstm_width = 0
+lstm_width = 128
 lstm_depth = 1
 max_length = 100
 arc_width = 192
@@ -56,7 +56,7 @@ tag_attrs = ["POS"]
 @architectures = "spacy.HashEmbedCNN.v2"
 pretrained_vectors = null
 width = 96
-depth = 4
+depth = 2
 embed_size = 2000
 window_size = 1
 maxout_pieces = 3

@@ -39,10 +39,16 @@ def test_every_odd_doc_alone(pipelines, component):
 
 @pytest.mark.parametrize("component", COMPONENTS)
 def test_long_inputs_are_cut_to_max_length(pipelines, component):
-    """A doc without boundaries is cut into sentences of at most max_length words."""
+    """A doc without boundaries is parsed in spans of at most max_length words that cover it (a
+    predicted sentence longer than that is parsed in chunks joined into one tree)."""
     nlp = pipelines[component]
-    doc = nlp(odd_docs(nlp)["5000-words-no-boundaries"])
-    assert max(len(s) for s in doc.sents) <= nlp.get_pipe(component).max_length
+    pipe = nlp.get_pipe(component)
+    doc = odd_docs(nlp)["5000-words-no-boundaries"]
+    spans = pipe.predict([fresh(nlp, doc)])[0].spans
+    assert [start for start, _ in spans[1:]] == [end for _, end in spans[:-1]]
+    assert spans[0][0] == 0 and spans[-1][1] == len(doc)
+    assert max(end - start for start, end in spans) <= pipe.max_length
+    assert_parsed(nlp(doc), len(doc))
 
 
 @pytest.mark.parametrize("component", COMPONENTS)
