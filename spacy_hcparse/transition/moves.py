@@ -25,7 +25,8 @@ label there must be at least one other label, or words could never attach to eac
 import numpy as np
 from numba import njit
 
-from .state import BUF, HEAD, LABEL, LC1, LC2, META, N, NL, NR, RC1, RC2, SP, SPACE, SPACE_LEFT, SPACE_RIGHT, STACK, WORD
+from .state import (BUF, HEAD, LABEL, LC1, LC2, META, N, NL, NR, RC1, RC2, SP, SPACE, SPACE_LEFT, SPACE_RIGHT, STACK,
+                    WORD)
 
 SHIFT, LEFT, RIGHT = 0, 1, 2
 

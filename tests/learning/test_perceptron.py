@@ -36,7 +36,8 @@ def train(attrs, offsets, heads, labels, epochs=15):
 def parse(attrs, offsets, W):
     heads = np.empty(len(attrs), dtype=np.int64)
     labels = np.empty(len(attrs), dtype=np.int64)
-    greedy_parse(attrs, np.zeros(len(attrs), dtype=bool), offsets, W, get_templates("zhang_nivre"), np.int64(N_BUCKETS - 1), N_LABELS, ROOT,
+    no_space = np.zeros(len(attrs), dtype=bool)
+    greedy_parse(attrs, no_space, offsets, W, get_templates("zhang_nivre"), np.int64(N_BUCKETS - 1), N_LABELS, ROOT,
                  heads, labels)
     return heads, labels
 

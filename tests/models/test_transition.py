@@ -151,8 +151,9 @@ def test_perceptron_model_parses_with_the_weights_written_into_it():
     rows = span_rows(docs, spans)
     heads = np.empty(len(rows.attrs), dtype=np.int64)
     labels = np.empty(len(rows.attrs), dtype=np.int64)
-    greedy_parse(rows.attrs, np.zeros(len(rows.attrs), dtype=bool), rows.offsets, W, get_templates("zhang_nivre"), np.int64(n_buckets - 1), n_labels, 0,
-                 heads, labels)
+    no_space = np.zeros(len(rows.attrs), dtype=bool)
+    greedy_parse(rows.attrs, no_space, rows.offsets, W, get_templates("zhang_nivre"), np.int64(n_buckets - 1),
+                 n_labels, 0, heads, labels)
     assert parses.spans == spans and parses.sentences == [None, None, None]
     assert [len(h) for h, _ in parses.trees] == [6, 5, 6]
     for (tree_heads, tree_labels), lo, hi in zip(parses.trees, rows.offsets[:-1], rows.offsets[1:]):
