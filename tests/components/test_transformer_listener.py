@@ -42,6 +42,7 @@ factory = "hc_parser"
 
 [components.hc_parser.model]
 @architectures = "spacy_hcparse.GraphParserModel.v4"
+lstm_width = 0
 arc_width = 32
 label_width = 16
 sibling_rank = 8
