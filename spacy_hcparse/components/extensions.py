@@ -30,20 +30,21 @@ def register_extensions() -> None:
                 cls.set_extension(name, default=None)
 
 
-def write_values(doc: Doc, spans: Sequence[Tuple[int, int]], span_values: Sequence[Dict[str, Any]],
-                 token_values: Sequence[Dict[str, Sequence[Any]]]) -> None:
-    """For each span ``(start, end)`` of ``doc``: ``doc[start:end]._.<name> = value`` for its
-    ``span_values`` and ``doc[start + i]._.<name> = values[i]`` for its ``token_values``, written
-    straight into ``user_data`` under the keys spaCy's ``Underscore`` reads (character offsets:
-    ``(start_char, end_char)`` of a span, ``(idx, None)`` of a token)."""
+def write_values(doc: Doc, spans: Sequence[Tuple[int, int]],
+                 values: Sequence[Tuple[Dict[str, Any], Dict[str, Sequence[Any]]]]) -> None:
+    """For each span ``(start, end)`` of ``doc`` and its ``(span_items, token_items)``:
+    ``doc[start:end]._.<name> = value`` for its span items and ``doc[start + i]._.<name> =
+    values[i]`` for its token items, written straight into ``user_data`` under the keys spaCy's
+    ``Underscore`` reads (character offsets: ``(start_char, end_char)`` of a span, ``(idx, None)``
+    of a token)."""
     if not spans:
         return
     chars = doc.to_array([IDX, LENGTH]).tolist()
     user_data = doc.user_data
-    for (start, end), span_items, token_items in zip(spans, span_values, token_values):
+    for (start, end), (span_items, token_items) in zip(spans, values):
         span_key = (chars[start][0], chars[end - 1][0] + chars[end - 1][1])
         for name, value in span_items.items():
             user_data[("._.", name, *span_key)] = value
-        for name, values in token_items.items():
-            for (offset, _), value in zip(chars[start:end], values):
+        for name, token_values in token_items.items():
+            for (offset, _), value in zip(chars[start:end], token_values):
                 user_data[("._.", name, offset, None)] = value

@@ -330,8 +330,7 @@ class GraphParser(ParserPipe):
             write_trees(doc, spans, [p.heads for p in doc_parses], names, joined)
             doc._.hc_parse_score = float(sum(p.result.score for p in doc_parses))
             doc.user_data["hc_time_capped"] = sum(bool(p.result.time_capped) for p in doc_parses)
-            values = [_extension_values(parse) for parse in doc_parses]
-            write_values(doc, spans, [span for span, _ in values], [tokens for _, tokens in values])
+            write_values(doc, spans, [_extension_values(parse) for parse in doc_parses])
 
     # ----- training -----------------------------------------------------------------------
     def update(

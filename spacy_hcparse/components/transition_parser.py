@@ -37,7 +37,7 @@ from thinc.api import Config, Model
 from ..models.transition import SpanTree
 from ..segment import Span, continues, sentence_spans, span_whitespace
 from ..transition.moves import n_classes
-from .annotate import write_trees
+from .annotate import JOIN_LABEL, write_trees
 from .base import ParserPipe
 from .projective_gold import DECORATION, ROOT_LABEL, example_gold, lifted_labels
 from .transition_learners import LEARNERS, SpanGold, TransitionLearner
@@ -231,12 +231,12 @@ class TransitionParser(ParserPipe):
                      joined: Optional[Sequence[bool]] = None) -> None:
         """Write the trees of ``spans`` into ``doc``, lifted arcs restored; ``joined``: which spans
         carry on the sentence of the span before them (default: as the doc's sentences say).
-        Whitespace the search kept a leaf is labelled ``dep``, as ``hc_parser`` labels it."""
+        Whitespace the search kept a leaf is labelled ``JOIN_LABEL`` (``dep``), as in ``hc_parser``."""
         labels = self.labels
         names = [[labels[i] for i in labels_ids] for _, labels_ids in parses]
         for span_names, space in zip(names, span_whitespace([doc], [spans])):
             for m in np.flatnonzero(space).tolist():
-                span_names[m] = FALLBACK_LABEL
+                span_names[m] = JOIN_LABEL
         write_trees(doc, spans, [heads for heads, _ in parses], names, joined)
         if any(DECORATION in name for span_names in names for name in span_names):
             nonproj.deprojectivize(doc)
