@@ -1,9 +1,9 @@
-"""``spacy_hcparse.GraphParserModel.v1``/``.v2``/``.v4``: tok2vec, pruning and every scorer.
+"""``spacy_hcparse.GraphParserModel.v1``/``.v2``/``.v4``/``.v5``: tok2vec, pruning and every scorer.
 
 The model is a closed function: ``GraphInput`` (docs, their spans, arcs to keep, the factor types
 wanted) -> ``GraphScores`` (arc scores, the candidate arcs first-order pruning keeps, sibling and
 grandparent scores on the triples the candidates allow, label scores (on the arcs the loss reads
-in training, on demand at prediction); for ``.v4`` also sentence-start and tag logits), and one
+in training, on demand at prediction); for ``.v4``/``.v5`` also sentence-start and tag logits), and one
 backprop that takes a ``GraphScores`` of gradients. Data flow inside: Docs -> tok2vec (whole
 docs) -> [sentence starts -> spans of docs to segment] -> span blocks (row 0 the root) -> arc
 scores -> pruning (``pruning.py``) -> higher-order and label scores on the kept structures.
@@ -13,7 +13,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 import numpy as np
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import LSTM, Linear, Model, with_array, with_padded
+from thinc.api import Linear, Model, with_array, with_padded
 from thinc.types import Floats2d
 
 from ..graph_scores import GraphInput, GraphScores, candidate_arcs, triples_of
@@ -21,6 +21,7 @@ from ..layers.biaffine_arc import biaffine_arc
 from ..layers import biaffine_label as low_rank_labels, full_label as full_rank_labels
 from ..layers.biaffine_label import biaffine_label
 from ..layers.full_label import full_label
+from ..layers.lstm import lstm
 from ..layers.sentence_encoder import sentence_encoder
 from ..layers.sentence_starts import sentence_starts
 from ..layers.trilinear import trilinear
@@ -131,10 +132,38 @@ def build_graph_parser_model_v4(
                   higher_order_max_length, nO, tag_attrs=tuple(tag_attrs))
 
 
+@registry.architectures("spacy_hcparse.GraphParserModel.v5")
+def build_graph_parser_model_v5(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    lstm_width: int = 0,
+    lstm_depth: int = 1,
+    max_length: int = 100,
+    arc_width: int = 256,
+    label_width: int = 128,
+    label_rank: int = 0,
+    sibling_rank: int = 64,
+    grand_rank: int = 64,
+    dropout: float = 0.25,
+    top_k: int = 6,
+    higher_order_max_length: int = 100,
+    sentence_width: int = 64,
+    tag_attrs: Sequence[str] = ("POS",),
+    nO: Optional[int] = None,
+) -> Model[GraphInput, GraphScores]:
+    """``GraphParserModel.v4`` whose tag scorers read the encoder's output (``[tok2vec;
+    BiLSTM]``, the rows the arc and label scorers read) instead of the tok2vec's: the tags see the
+    whole sentence, and the part-of-speech objective trains the BiLSTM too. Same arguments."""
+    model = build_graph_parser_model_v4(
+        tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank, sibling_rank,
+        grand_rank, dropout, top_k, higher_order_max_length, sentence_width, tag_attrs, nO)
+    model.attrs["tags_from_context"] = True
+    return model
+
+
 def _context(lstm_width: int, lstm_depth: int, dropout: float) -> Optional[Model]:
     if lstm_width <= 0:
         return None
-    return with_padded(LSTM(nO=lstm_width, bi=True, depth=lstm_depth, dropout=dropout))
+    return with_padded(lstm(lstm_width, bi=True, depth=lstm_depth, dropout=dropout))
 
 
 def _build(tok2vec, context, scorers, heads, max_length, top_k, higher_order_max_length, nO,
@@ -150,7 +179,7 @@ def _build(tok2vec, context, scorers, heads, max_length, top_k, higher_order_max
         refs={"tok2vec": tok2vec, "encoder": encoder, **scorers, **heads},
         dims={"nO": nO, **{f"nT_{attr}": None for attr in tag_attrs}},
         attrs={"max_length": max_length, "top_k": top_k, "higher_order_max_length": higher_order_max_length,
-               "tag_attrs": tag_attrs},
+               "tag_attrs": tag_attrs, "tags_from_context": False},
     )
 
 
@@ -171,10 +200,11 @@ def init(model: Model, X: Optional[GraphInput] = None, Y=None) -> Model:
     model.get_ref("grand_scorer").initialize(X=(sample, triples))
     model.get_ref("label_scorer").initialize(X=(sample, arcs))
     tokens = [model.ops.alloc2f(3, width)]
+    tag_rows = sample if model.attrs.get("tags_from_context") else tokens
     for attr in model.attrs["tag_attrs"]:
         scorer = model.get_ref(f"tag_scorer_{attr}")
         scorer.layers[0].set_dim("nO", model.get_dim(f"nT_{attr}") or 1)
-        scorer.initialize(X=tokens)
+        scorer.initialize(X=tag_rows)
     if model.has_ref("start_scorer"):
         model.get_ref("start_scorer").initialize(X=tokens)
     return model
@@ -221,11 +251,15 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
     starts, bp_starts = _run(model.get_ref("start_scorer"), tokvecs, is_train) \
         if model.has_ref("start_scorer") and segment else ([ops.alloc1f(0) for _ in X.docs], None)
     spans, sentences = _spans(model, X, starts)
+    encoder = model.get_ref("encoder")
+    blocks, bp_encoder = _run(encoder, (tokvecs, spans), is_train)
     tag_attrs = model.attrs["tag_attrs"] if is_train or X.tags else ()
+    tag_rows, bp_tag_rows = tokvecs, None
+    if tag_attrs and model.attrs.get("tags_from_context"):
+        tag_rows, bp_tag_rows = token_rows(ops, tokvecs, blocks, spans, encoder.get_dim("nO"))
     tags, bp_tags = {}, {}
     for attr in tag_attrs:
-        tags[attr], bp_tags[attr] = _run(model.get_ref(f"tag_scorer_{attr}"), tokvecs, is_train)
-    blocks, bp_encoder = _run(model.get_ref("encoder"), (tokvecs, spans), is_train)
+        tags[attr], bp_tags[attr] = _run(model.get_ref(f"tag_scorer_{attr}"), tag_rows, is_train)
     arcs, bp_arcs = _run(model.get_ref("arc_scorer"), blocks, is_train)
     keep = X.keep if X.keep is not None else [None] * len(arcs)
     top_k = model.attrs["top_k"]
@@ -253,18 +287,63 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
 
     def backprop(d: GraphScores) -> List[Doc]:
         as_ops = lambda values: [ops.asarray(v, dtype="f") for v in values]  # noqa: E731
-        d_blocks = bp_labels(as_ops(d.labels))
-        d_blocks = [a + b for a, b in zip(d_blocks, bp_sib(as_ops(d.sib)))]
-        d_blocks = [a + b for a, b in zip(d_blocks, bp_grand(as_ops(d.grand)))]
-        d_from_arcs = bp_arcs(as_ops(d.arcs))
-        d_tokvecs = bp_encoder([a + b for a, b in zip(d_blocks, d_from_arcs)])
+        add = lambda xs, ys: [a + b for a, b in zip(xs, ys)]  # noqa: E731
+        d_tag_rows = None
         for attr, bp in bp_tags.items():
-            d_tokvecs = [a + b for a, b in zip(d_tokvecs, bp(as_ops(d.tags[attr])))]
+            d_attr = bp(as_ops(d.tags[attr]))
+            d_tag_rows = d_attr if d_tag_rows is None else add(d_tag_rows, d_attr)
+        d_blocks = bp_labels(as_ops(d.labels))
+        d_blocks = add(d_blocks, bp_sib(as_ops(d.sib)))
+        d_blocks = add(d_blocks, bp_grand(as_ops(d.grand)))
+        d_blocks = add(d_blocks, bp_arcs(as_ops(d.arcs)))
+        d_direct = d_tag_rows
+        if bp_tag_rows is not None and d_tag_rows is not None:
+            d_from_tags, d_direct = bp_tag_rows(d_tag_rows)
+            d_blocks = add(d_blocks, d_from_tags)
+        d_tokvecs = bp_encoder(d_blocks)
+        if d_direct is not None:
+            d_tokvecs = add(d_tokvecs, d_direct)
         if bp_starts is not None and d.starts:
             d_tokvecs = [a + b for a, b in zip(d_tokvecs, bp_starts(as_ops(d.starts)))]
         return bp_tok2vec(d_tokvecs)
 
     return scores, backprop
+
+
+def token_rows(ops, tokvecs: List[Floats2d], blocks: List[Floats2d], spans: List[List[Tuple[int, int]]],
+               width: int) -> Tuple[List[Floats2d], Callable]:
+    """Per doc an (n_tokens, ``width``) array of the encoder's rows: each token's row of the block
+    of the span that covers it (``blocks`` in ``sentence_encoder``'s order, row 0 the root); a
+    token no span covers keeps its tok2vec vector, zero-padded. The backprop returns the
+    gradients of the blocks and of the tok2vec vectors (non-zero for uncovered tokens only)."""
+    xp = ops.xp
+    index = [(i, start, end) for i, doc_spans in enumerate(spans) for start, end in doc_spans]
+    covered = [np.zeros(len(vecs), dtype=bool) for vecs in tokvecs]
+    for i, start, end in index:
+        covered[i][start:end] = True
+    rows = []
+    for vecs, mask in zip(tokvecs, covered):
+        doc_rows = ops.alloc2f(len(vecs), width)
+        if not mask.all():
+            doc_rows[:, : vecs.shape[1]] = vecs
+        rows.append(doc_rows)
+    for (i, start, end), block in zip(index, blocks):
+        rows[i][start:end] = block[1:]
+
+    def backprop(d_rows: List[Floats2d]) -> Tuple[List[Floats2d], List[Floats2d]]:
+        d_blocks = [ops.alloc2f(*block.shape) for block in blocks]
+        for d_block, (i, start, end) in zip(d_blocks, index):
+            d_block[1:] = d_rows[i][start:end]
+        d_tokvecs = []
+        for d, vecs, mask in zip(d_rows, tokvecs, covered):
+            d_vecs = ops.alloc2f(*vecs.shape)
+            if not mask.all():
+                uncovered = xp.asarray(~mask)
+                d_vecs[uncovered] = d[uncovered, : vecs.shape[1]]
+            d_tokvecs.append(d_vecs)
+        return d_blocks, d_tokvecs
+
+    return rows, backprop
 
 
 def _spans(model: Model, X: GraphInput, starts) -> Tuple[List[List[Tuple[int, int]]], List[Optional[List[int]]]]:

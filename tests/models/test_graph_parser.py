@@ -7,7 +7,9 @@ from spacy.tokens import Doc
 from thinc.api import Model, NumpyOps, Ops, fix_random_seed
 
 from spacy_hcparse.graph_scores import GraphInput
-from spacy_hcparse.models.graph_parser import build_graph_parser_model, build_graph_parser_model_v4, resize_labels
+from spacy_hcparse.models.graph_parser import (
+    build_graph_parser_model, build_graph_parser_model_v4, build_graph_parser_model_v5, resize_labels, token_rows,
+)
 from spacy_hcparse.segment import segment_docs, sentence_spans
 from tests.strict_ops import DeviceArray, DeviceLeak, StrictOps, strict_xp, teach_thinc, to_ops
 from tests.treebank import SENTENCES, make_doc_with_sentences
@@ -49,7 +51,8 @@ def build(version: str, **options) -> Model:
     common = dict(arc_width=8, label_width=6, sibling_rank=4, grand_rank=4, dropout=0.0, top_k=3, nO=N_LABELS)
     if version == "v1":
         return build_graph_parser_model(tiny_tok2vec(), **common, **options)
-    model = build_graph_parser_model_v4(tiny_tok2vec(), sentence_width=5, tag_attrs=("POS",), **common, **options)
+    builder = build_graph_parser_model_v5 if version == "v5" else build_graph_parser_model_v4
+    model = builder(tiny_tok2vec(), sentence_width=5, tag_attrs=("POS",), **common, **options)
     model.set_dim("nT_POS", 4)
     return model
 
@@ -152,9 +155,10 @@ def test_strict_ops_arrays_flow_through_xp():
 @pytest.mark.parametrize("version,reference,options", [
     ("v4", NumpyOps, {}),  # full-rank labels, sentence starts, tag scorers
     ("v1", NumpyOps, {}),  # thinc's Dropout, labels without linear terms
-    # A BiLSTM context: compared with thinc's generic Ops (the LSTM code CupyOps runs), since
-    # NumpyOps' own LSTM gives other outputs for the same weights (thinc 8.3, docs/gpu.md).
-    ("v4", Ops, {"label_rank": 4, "lstm_width": 6}),
+    # A BiLSTM context: NumpyOps' compiled forward on the host, layers.lstm's array code on the
+    # device, one backward pass on both.
+    ("v4", NumpyOps, {"label_rank": 4, "lstm_width": 6}),
+    ("v5", NumpyOps, {"label_rank": 4, "lstm_width": 6}),  # tags read the BiLSTM
 ])
 def test_training_forward_and_backward_stay_on_the_device(version, reference, options):
     cpu, device, docs, spans = pair(version, reference, **options)
@@ -282,3 +286,39 @@ def test_segmentation_follows_the_start_scorer_and_blank_lines():
     expected_spans, expected_sentences = segment_docs([doc], [None], [begins], 100)
     assert scores.spans == expected_spans and scores.sentences == expected_sentences
     assert 5 in scores.sentences[0] and 4 not in scores.sentences[0]  # "Then", after the "\n\n" token
+
+
+@pytest.mark.parametrize("version,reaches", [("v4", False), ("v5", True)])
+def test_tag_objective_reaches_the_bilstm_in_v5_only(version, reaches):
+    """``.v5``'s tag scorers read the encoder's rows: a tag gradient alone trains the BiLSTM."""
+    cpu, _, docs, spans = pair(version, lstm_width=6)
+    scores, backprop = cpu.begin_update(GraphInput(docs, spans, keep=keep_of(spans)))
+    zeros = lambda values: [np.zeros(np.shape(v), dtype="f") for v in values]  # noqa: E731
+    grads = scores.like(*(zeros(getattr(scores, f)) for f in ("arcs", "sib", "grand", "labels", "starts")),
+                        tags={attr: gradient_like(v, 3) for attr, v in scores.tags.items()})
+    backprop(grads)
+    lstm = [node for node in cpu.walk() if node.name.startswith("lstm") or node.name == "LSTM"]
+    assert lstm
+    moved = any(node.has_grad(name) and np.abs(node.get_grad(name)).sum() > 0
+                for node in lstm for name in node.param_names)
+    assert moved == reaches
+
+
+def test_token_rows_map_blocks_back_to_tokens():
+    """Each token takes its span's block row (row 0, the root, is nobody's); an uncovered token
+    its tok2vec vector, zero-padded. The backprop is the adjoint of that linear map."""
+    ops = NumpyOps()
+    rng = np.random.default_rng(0)
+    tokvecs = [rng.normal(size=(5, 2)).astype("f"), rng.normal(size=(3, 2)).astype("f")]
+    spans = [[(0, 2), (2, 4)], [(0, 3)]]  # the first doc's last token is covered by no span
+    blocks = [rng.normal(size=(end - start + 1, 4)).astype("f") for doc in spans for start, end in doc]
+    rows, backprop = token_rows(ops, tokvecs, blocks, spans, 4)
+    assert np.array_equal(rows[0][:2], blocks[0][1:]) and np.array_equal(rows[0][2:4], blocks[1][1:])
+    assert np.array_equal(rows[0][4], np.concatenate([tokvecs[0][4], np.zeros(2, "f")]))
+    assert np.array_equal(rows[1], blocks[2][1:])
+    d_rows = [rng.normal(size=r.shape).astype("f") for r in rows]
+    d_blocks, d_tokvecs = backprop(d_rows)
+    forward_dot = sum(float((r * d).sum()) for r, d in zip(rows, d_rows))
+    adjoint_dot = sum(float((b * d).sum()) for b, d in zip(blocks, d_blocks)) + \
+        sum(float((t * d).sum()) for t, d in zip(tokvecs, d_tokvecs))
+    assert abs(forward_dot - adjoint_dot) < 1e-4
