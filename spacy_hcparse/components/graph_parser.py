@@ -37,7 +37,7 @@ ROOT_LABEL = "ROOT"
 
 DEFAULT_CONFIG = """
 [model]
-@architectures = "spacy_hcparse.GraphParserModel.v4"
+@architectures = "spacy_hcparse.GraphParserModel.v5"
 lstm_width = 128
 lstm_depth = 1
 max_length = 100

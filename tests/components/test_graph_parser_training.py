@@ -28,7 +28,9 @@ XCOMP = [
 
 @pytest.fixture(scope="module", params=[None, V4], ids=["low_rank_labels", "full_rank_labels"])
 def trained_bytes(request):
-    """(architecture, a trained pipeline's bytes): each test loads its own copy."""
+    """(architecture, a trained pipeline's bytes): each test loads its own copy. None: the
+    factory's default model (low-rank labels, BiLSTM); ``V4`` names another architecture, so its
+    builder's own defaults apply (full-rank labels, no BiLSTM)."""
     return request.param, train_tiny(architecture=request.param).to_bytes()
 
 
@@ -65,7 +67,9 @@ def test_added_label_keeps_old_scores_and_parses(trained_bytes):
     after = label_scores(nlp)
     for old, new in zip(before_scores, after):
         assert new.shape == (old.shape[0], old.shape[1] + 1)
-        assert np.array_equal(new[:, :-1], old)  # exactly: the old labels' weights are untouched
+        # the old labels' weights are untouched; a gemm with one more output column may round
+        # the last bit differently
+        assert np.allclose(new[:, :-1], old, rtol=1e-6, atol=1e-6)
         assert not new[:, -1].any()  # the new label's weights start at zero
     assert parses(nlp) == before_parses
     assert parser.cfg["unseen_labels"] == ["xcomp"]
@@ -142,6 +146,7 @@ def labelled_accuracy(nlp, sentences=SENTENCES):
 def fine_tune(nlp, rehearse, epochs=30):
     """Train on the new sentences only (a new label among them), with or without rehearsing the
     old sentences' text."""
+    spacy.util.fix_random_seed(0)  # the same run whatever ran before it
     nlp.get_pipe("hc_parser").add_label("xcomp")
     optimizer = nlp.resume_training()
     new, raw = make_examples(nlp, XCOMP), raw_examples(nlp)

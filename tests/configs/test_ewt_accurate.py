@@ -35,7 +35,7 @@ def test_assembles_and_reparses(tmp_path):
     loaded = spacy.load(tmp_path / "accurate")
     assert loaded.pipe_names == ["hc_transition_parser", "hc_parser"]
     parser = loaded.get_pipe("hc_parser")
-    assert parser.doc_arc_bonus == 2.0 and parser.keep_doc_labels is True
+    assert parser.doc_arc_bonus == 1.5 and parser.keep_doc_labels is True
     trained = spacy.load(graph).get_pipe("hc_parser")
     assert parser.labels == trained.labels
     assert parser.model.to_bytes() == trained.model.to_bytes()
