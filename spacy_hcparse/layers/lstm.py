@@ -219,17 +219,21 @@ def _offsets(sizes: np.ndarray) -> np.ndarray:
 
 def _packed(ops, Xp: Padded) -> Floats2d:
     """``(N, width)``: the padded batch's real rows, step by step."""
-    sizes = ops.to_numpy(Xp.size_at_t)
-    if len(sizes) == 0:
-        return ops.alloc2f(0, Xp.data.shape[2])
-    return ops.xp.ascontiguousarray(ops.xp.concatenate([Xp.data[t, : int(b)] for t, b in enumerate(sizes)]))
+    steps, rows = _cells(ops, Xp)
+    return ops.xp.ascontiguousarray(Xp.data[steps, rows])
 
 
 def _padded(ops, Y: Floats2d, like: Padded) -> Padded:
-    sizes = ops.to_numpy(like.size_at_t)
+    """The packed rows ``Y`` laid out as ``like`` (zeros where a sequence has ended)."""
     out = ops.alloc3f(like.data.shape[0], like.data.shape[1], Y.shape[1])
-    start = 0
-    for t, b in enumerate(sizes):
-        out[t, : int(b)] = Y[start: start + int(b)]
-        start += int(b)
+    steps, rows = _cells(ops, like)
+    out[steps, rows] = Y
     return Padded(out, size_at_t=like.size_at_t, lengths=like.lengths, indices=like.indices)
+
+
+def _cells(ops, Xp: Padded):
+    """(step, batch row) of each packed row, as index arrays on the device."""
+    sizes = np.asarray(ops.to_numpy(Xp.size_at_t), dtype=np.int64)
+    steps = np.repeat(np.arange(len(sizes)), sizes)
+    rows = np.arange(len(steps)) - np.repeat(_offsets(sizes), sizes)
+    return ops.xp.asarray(steps), ops.xp.asarray(rows)
