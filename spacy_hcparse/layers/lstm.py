@@ -133,7 +133,8 @@ def lstm_backward(xp, params, HC0, X, sizes: np.ndarray, states: List[Tuple], dY
         for d in range(dirs):
             (Wx, Wh, _), start, n_in = layout[layer * dirs + d]
             Y, gates, C = states[layer * dirs + d]
-            dA = _backward_steps(xp, Wh, HC0, layer, d, Y, gates, C, dY[:, d * H: (d + 1) * H], sizes, offsets)
+            c_prev = _previous_rows(xp, C, HC0[0, layer, d], sizes, offsets, d)
+            dA = _backward_steps(xp, Wh, gates, C, c_prev, dY[:, d * H: (d + 1) * H], sizes, offsets, d)
             h_prev = _previous_rows(xp, Y, HC0[1, layer, d], sizes, offsets, d)
             d_bias = dA.sum(axis=0)
             parts = [dA.T @ X_layer, d_bias, dA.T @ h_prev, d_bias]
@@ -144,15 +145,16 @@ def lstm_backward(xp, params, HC0, X, sizes: np.ndarray, states: List[Tuple], dY
     return dY, d_params
 
 
-def _backward_steps(xp, Wh, HC0, layer, d, Y, gates, C, dY, sizes, offsets):
-    """Gradient of the pre-activation gates ``(N, 4H)`` of one layer and direction."""
-    H = Y.shape[1]
+def _backward_steps(xp, Wh, gates, C, c_prev_rows, dY, sizes, offsets, d):
+    """Gradient of the pre-activation gates ``(N, 4H)`` of one layer and direction
+    (``c_prev_rows``: the cell state each packed row's step read, ``_previous_rows``)."""
+    H = C.shape[1]
     dA = xp.zeros(gates.shape, dtype=gates.dtype)
-    dh_next = xp.zeros((int(sizes.max()) if len(sizes) else 0, H), dtype=Y.dtype)
+    dh_next = xp.zeros((int(sizes.max()) if len(sizes) else 0, H), dtype=C.dtype)
     dc_next = xp.zeros_like(dh_next)
     for t, prev in reversed(list(_steps(len(sizes), d))):
         b, rows = sizes[t], slice(offsets[t], offsets[t] + sizes[t])
-        _, c_prev = _previous(xp, Y, C, HC0, layer, d, b, offsets, sizes, prev)
+        c_prev = c_prev_rows[rows]
         f, i, o, c = (gates[rows, k * H: (k + 1) * H] for k in range(4))
         tanh_c = xp.tanh(C[rows])
         dh = dY[rows] + dh_next[:b]
@@ -190,13 +192,14 @@ def _previous(xp, Y, C, HC0, layer, d, b, offsets, sizes, prev):
     return h, c
 
 
-def _previous_rows(xp, Y, h0, sizes, offsets, d):
-    """``(N, H)``: for every packed row the hidden state its step read."""
-    out = xp.repeat(h0[None, :], Y.shape[0], axis=0)
+def _previous_rows(xp, states, initial, sizes, offsets, d):
+    """``(N, H)``: for every packed row the state (hidden ``Y`` or cell ``C``) its step read: the
+    previous step's row where the sequence has one, ``initial`` where it starts."""
+    out = xp.repeat(initial[None, :], states.shape[0], axis=0)
     for t, prev in _steps(len(sizes), d):
         if prev is not None:
             kept = min(sizes[t], sizes[prev])
-            out[offsets[t]: offsets[t] + kept] = Y[offsets[prev]: offsets[prev] + kept]
+            out[offsets[t]: offsets[t] + kept] = states[offsets[prev]: offsets[prev] + kept]
     return out
 
 

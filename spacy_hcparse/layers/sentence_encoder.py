@@ -1,6 +1,8 @@
-"""Doc-level token vectors -> one (n+1, d) block per parsed span, row 0 a learned root vector."""
+"""Doc-level token vectors -> one (n+1, d) block per parsed span, row 0 a learned root vector
+(``sentence_encoder``), and blocks -> token rows again (``token_rows``)."""
 from typing import Callable, List, Optional, Tuple
 
+import numpy as np
 from thinc.api import Model
 from thinc.types import Floats2d
 
@@ -49,7 +51,7 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
     ops = model.ops
     tokvecs, spans = X
     root = model.get_param("root")
-    index = [(i, start, end) for i, doc_spans in enumerate(spans) for start, end in doc_spans]
+    index = span_index(spans)
     blocks = [ops.xp.vstack((root[None, :], tokvecs[i][start:end])) for i, start, end in index]
     bp_context = None
     width = root.shape[0]
@@ -70,3 +72,44 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
         return d_tokvecs
 
     return blocks, backprop
+
+
+def span_index(spans: List[List[Span]]) -> List[Tuple[int, int, int]]:
+    """``(doc, start, end)`` of every span, in the order of the blocks."""
+    return [(i, start, end) for i, doc_spans in enumerate(spans) for start, end in doc_spans]
+
+
+def token_rows(ops, tokvecs: List[Floats2d], blocks: List[Floats2d], spans: List[List[Span]],
+               width: int) -> Tuple[List[Floats2d], Callable]:
+    """Per doc an (n_tokens, ``width``) array of the encoder's rows: each token's row of the block
+    of the span that covers it (``blocks`` in ``sentence_encoder``'s order, row 0 the root); a
+    token no span covers keeps its tok2vec vector, zero-padded. The backprop returns the
+    gradients of the blocks and of the tok2vec vectors (non-zero for uncovered tokens only)."""
+    xp = ops.xp
+    index = span_index(spans)
+    covered = [np.zeros(len(vecs), dtype=bool) for vecs in tokvecs]
+    for i, start, end in index:
+        covered[i][start:end] = True
+    rows = []
+    for vecs, mask in zip(tokvecs, covered):
+        doc_rows = ops.alloc2f(len(vecs), width)
+        if not mask.all():
+            doc_rows[:, : vecs.shape[1]] = vecs
+        rows.append(doc_rows)
+    for (i, start, end), block in zip(index, blocks):
+        rows[i][start:end] = block[1:]
+
+    def backprop(d_rows: List[Floats2d]) -> Tuple[List[Floats2d], List[Floats2d]]:
+        d_blocks = [ops.alloc2f(*block.shape) for block in blocks]
+        for d_block, (i, start, end) in zip(d_blocks, index):
+            d_block[1:] = d_rows[i][start:end]
+        d_tokvecs = []
+        for d, vecs, mask in zip(d_rows, tokvecs, covered):
+            d_vecs = ops.alloc2f(*vecs.shape)
+            if not mask.all():
+                uncovered = xp.asarray(~mask)
+                d_vecs[uncovered] = d[uncovered, : vecs.shape[1]]
+            d_tokvecs.append(d_vecs)
+        return d_blocks, d_tokvecs
+
+    return rows, backprop

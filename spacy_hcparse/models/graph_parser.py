@@ -22,7 +22,7 @@ from ..layers import biaffine_label as low_rank_labels, full_label as full_rank_
 from ..layers.biaffine_label import biaffine_label
 from ..layers.full_label import full_label
 from ..layers.lstm import lstm
-from ..layers.sentence_encoder import sentence_encoder
+from ..layers.sentence_encoder import sentence_encoder, token_rows
 from ..layers.sentence_starts import sentence_starts
 from ..layers.trilinear import trilinear
 from ..pruning import candidate_heads, grandparent_triples, sibling_triples
@@ -200,7 +200,7 @@ def init(model: Model, X: Optional[GraphInput] = None, Y=None) -> Model:
     model.get_ref("grand_scorer").initialize(X=(sample, triples))
     model.get_ref("label_scorer").initialize(X=(sample, arcs))
     tokens = [model.ops.alloc2f(3, width)]
-    tag_rows = sample if model.attrs.get("tags_from_context") else tokens
+    tag_rows = sample if model.attrs["tags_from_context"] else tokens
     for attr in model.attrs["tag_attrs"]:
         scorer = model.get_ref(f"tag_scorer_{attr}")
         scorer.layers[0].set_dim("nO", model.get_dim(f"nT_{attr}") or 1)
@@ -255,7 +255,7 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
     blocks, bp_encoder = _run(encoder, (tokvecs, spans), is_train)
     tag_attrs = model.attrs["tag_attrs"] if is_train or X.tags else ()
     tag_rows, bp_tag_rows = tokvecs, None
-    if tag_attrs and model.attrs.get("tags_from_context"):
+    if tag_attrs and model.attrs["tags_from_context"]:
         tag_rows, bp_tag_rows = token_rows(ops, tokvecs, blocks, spans, encoder.get_dim("nO"))
     tags, bp_tags = {}, {}
     for attr in tag_attrs:
@@ -304,46 +304,10 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
         if d_direct is not None:
             d_tokvecs = add(d_tokvecs, d_direct)
         if bp_starts is not None and d.starts:
-            d_tokvecs = [a + b for a, b in zip(d_tokvecs, bp_starts(as_ops(d.starts)))]
+            d_tokvecs = add(d_tokvecs, bp_starts(as_ops(d.starts)))
         return bp_tok2vec(d_tokvecs)
 
     return scores, backprop
-
-
-def token_rows(ops, tokvecs: List[Floats2d], blocks: List[Floats2d], spans: List[List[Tuple[int, int]]],
-               width: int) -> Tuple[List[Floats2d], Callable]:
-    """Per doc an (n_tokens, ``width``) array of the encoder's rows: each token's row of the block
-    of the span that covers it (``blocks`` in ``sentence_encoder``'s order, row 0 the root); a
-    token no span covers keeps its tok2vec vector, zero-padded. The backprop returns the
-    gradients of the blocks and of the tok2vec vectors (non-zero for uncovered tokens only)."""
-    xp = ops.xp
-    index = [(i, start, end) for i, doc_spans in enumerate(spans) for start, end in doc_spans]
-    covered = [np.zeros(len(vecs), dtype=bool) for vecs in tokvecs]
-    for i, start, end in index:
-        covered[i][start:end] = True
-    rows = []
-    for vecs, mask in zip(tokvecs, covered):
-        doc_rows = ops.alloc2f(len(vecs), width)
-        if not mask.all():
-            doc_rows[:, : vecs.shape[1]] = vecs
-        rows.append(doc_rows)
-    for (i, start, end), block in zip(index, blocks):
-        rows[i][start:end] = block[1:]
-
-    def backprop(d_rows: List[Floats2d]) -> Tuple[List[Floats2d], List[Floats2d]]:
-        d_blocks = [ops.alloc2f(*block.shape) for block in blocks]
-        for d_block, (i, start, end) in zip(d_blocks, index):
-            d_block[1:] = d_rows[i][start:end]
-        d_tokvecs = []
-        for d, vecs, mask in zip(d_rows, tokvecs, covered):
-            d_vecs = ops.alloc2f(*vecs.shape)
-            if not mask.all():
-                uncovered = xp.asarray(~mask)
-                d_vecs[uncovered] = d[uncovered, : vecs.shape[1]]
-            d_tokvecs.append(d_vecs)
-        return d_blocks, d_tokvecs
-
-    return rows, backprop
 
 
 def _spans(model: Model, X: GraphInput, starts) -> Tuple[List[List[Tuple[int, int]]], List[Optional[List[int]]]]:

@@ -1,10 +1,11 @@
-"""The sentence encoder: [tok2vec; BiLSTM] blocks, root row first, and a parser that learns on them."""
+"""The sentence encoder: [tok2vec; BiLSTM] blocks, root row first, and a parser that learns on them;
+``token_rows``, blocks back to tokens."""
 import numpy as np
 import spacy
 from spacy.tokens import Doc
-from thinc.api import LSTM, with_padded
+from thinc.api import LSTM, NumpyOps, with_padded
 
-from spacy_hcparse.layers.sentence_encoder import sentence_encoder
+from spacy_hcparse.layers.sentence_encoder import sentence_encoder, token_rows
 from tests.treebank import SENTENCES, make_examples
 
 TOK2VEC = {"@architectures": "spacy.HashEmbedCNN.v2", "width": 16, "depth": 1, "embed_size": 300,
@@ -45,3 +46,23 @@ def test_parser_with_lstm_learns_tiny_treebank():
         doc = nlp(Doc(nlp.vocab, words=words))
         assert [t.head.i + 1 if t.head.i != t.i else 0 for t in doc] == heads, words
         assert [t.dep_ for t in doc] == deps, words
+
+
+def test_token_rows_map_blocks_back_to_tokens():
+    """Each token takes its span's block row (row 0, the root, is nobody's); an uncovered token
+    its tok2vec vector, zero-padded. The backprop is the adjoint of that linear map."""
+    ops = NumpyOps()
+    rng = np.random.default_rng(0)
+    tokvecs = [rng.normal(size=(5, 2)).astype("f"), rng.normal(size=(3, 2)).astype("f")]
+    spans = [[(0, 2), (2, 4)], [(0, 3)]]  # the first doc's last token is covered by no span
+    blocks = [rng.normal(size=(end - start + 1, 4)).astype("f") for doc in spans for start, end in doc]
+    rows, backprop = token_rows(ops, tokvecs, blocks, spans, 4)
+    assert np.array_equal(rows[0][:2], blocks[0][1:]) and np.array_equal(rows[0][2:4], blocks[1][1:])
+    assert np.array_equal(rows[0][4], np.concatenate([tokvecs[0][4], np.zeros(2, "f")]))
+    assert np.array_equal(rows[1], blocks[2][1:])
+    d_rows = [rng.normal(size=r.shape).astype("f") for r in rows]
+    d_blocks, d_tokvecs = backprop(d_rows)
+    forward_dot = sum(float((r * d).sum()) for r, d in zip(rows, d_rows))
+    adjoint_dot = sum(float((b * d).sum()) for b, d in zip(blocks, d_blocks)) + \
+        sum(float((t * d).sum()) for t, d in zip(tokvecs, d_tokvecs))
+    assert abs(forward_dot - adjoint_dot) < 1e-4
