@@ -23,8 +23,8 @@ Per doc (``j``), for models with those heads:
   ``sentences[j]``: where the model's sentences begin (token offsets), None when the input gave
   the spans;
 - ``starts[j]`` (n_tokens,): logits of "this token starts a sentence";
-- ``tags[attr][j]`` (n_tokens, T): logits of the token's ``attr`` (``POS``, ``TAG``): in training
-  an objective for the encoder, at prediction when the input asks (``GraphInput.tags``).
+- ``tags[attr][j]`` (n_tokens, T): logits of the token's ``attr`` (``POS``, ``TAG``, ``DEP``): in
+  training an objective for the encoder, at prediction when the input asks (``GraphInput.tags``).
 
 The model returns one ``GraphScores`` (its arrays on the model's device) and its backprop takes
 one ``GraphScores`` of gradients with the same index arrays (``like``). ``to_numpy`` is the device
@@ -54,8 +54,8 @@ class GraphInput(NamedTuple):
     higher-order factor types to score (``"sib"``, ``"grand"``), those the decoder or the loss
     reads. ``starts``: score sentence starts at prediction also for docs whose spans are given
     (a rehearsal teacher's soft targets); in training they are always scored, and at prediction
-    otherwise only for docs the model segments. ``tags``: score the tag objectives at prediction
-    too (a parser that writes its tags); in training they are always scored.
+    otherwise only for docs the model segments. ``tags``: the tag objectives (``"POS"``, ...) to
+    score at prediction too (those a parser writes); in training all are scored.
     """
 
     docs: list
@@ -63,7 +63,7 @@ class GraphInput(NamedTuple):
     keep: Optional[List[Optional[np.ndarray]]] = None
     factors: FrozenSet[str] = FACTORS
     starts: bool = False
-    tags: bool = False
+    tags: Tuple[str, ...] = ()
 
 
 @dataclass

@@ -28,7 +28,7 @@ from ..learning.graph_loss import GraphGold, GraphLoss, SpanGold
 from ..learning.rehearsal import rehearsal_loss, teacher_heads
 from ..models.graph_parser import resize_labels
 from ..segment import continues, sentence_spans, span_whitespace
-from .annotate import JOIN_LABEL, write_tags, write_trees
+from .annotate import JOIN_LABEL, SPACE_TAGS, write_tags, write_trees
 from .base import (ParserPipe, logger, aligned_gold, aligned_tags, partial_problem, partial_span_tree, reference_spans,
                    span_tree)
 from .extensions import register_extensions, write_values
@@ -156,8 +156,9 @@ class GraphParser(ParserPipe):
         marginal probabilities and the tree's probability under the first-order model
         (matrix-tree theorem over the arc scores divided by ``prob_temperature``, which
         calibration fits on held-out data: ``spacy_hcparse.calibration``).
-    set_tags: write the tags of the model's tag objectives (``tag_attrs`` of
-        ``GraphParserModel.v4``: ``token.pos_``, ``token.tag_``) on the tokens that have none,
+    set_tags: write the tags of the model's POS and TAG objectives (``tag_attrs`` of
+        ``GraphParserModel.v4``: ``token.pos_``, ``token.tag_``; a ``DEP`` objective only trains
+        the encoder) on the tokens that have none,
         so that a tagger earlier in the pipeline keeps its tags. Whitespace tokens get ``SPACE``
         and ``_SP``, as spaCy's taggers give them.
 
@@ -257,7 +258,7 @@ class GraphParser(ParserPipe):
                  for doc in docs]
         existing = flatten([self._doc_parses(doc, spans) for doc, spans in zip(docs, given)]) if reparse else None
         keep = [None if p is None or not self.doc_arc_bonus else p[0] for p in existing] if reparse else None
-        scores = self.score_spans(docs, given, keep, self.decoder.factors, tags=self._writes_tags())
+        scores = self.score_spans(docs, given, keep, self.decoder.factors, tags=self._written_tags())
         existing = existing or [None] * len(scores)
         spaces = span_whitespace(docs, scores.spans)
         results = [self._decode_span(scores, i, existing[i], spaces[i]) for i in range(len(scores))]
@@ -273,7 +274,7 @@ class GraphParser(ParserPipe):
         return out
 
     def score_spans(self, docs: List[Doc], spans: List[Optional[List[Span]]], keep=None, factors=FACTORS,
-                    tags: bool = False) -> GraphScores:
+                    tags: Tuple[str, ...] = ()) -> GraphScores:
         """The model's scores of the given spans of ``docs`` (None: the model segments that doc)
         as numpy arrays (what ``predict`` decodes; ``keep``, ``factors`` and ``tags`` as in
         ``GraphInput``)."""
@@ -282,14 +283,17 @@ class GraphParser(ParserPipe):
     def score(self, examples: Iterable[Example], **kwargs) -> Dict:
         """The scorer's scores, and ``pos_acc``/``tag_acc`` of the tags this parser writes."""
         scores = super().score(examples, **kwargs)
-        if self._writes_tags():
-            for attr in self.cfg["tags"]:
-                scores.update(Scorer.score_token_attr(examples, attr.lower(), **kwargs))
+        for attr in self._written_tags():
+            scores.update(Scorer.score_token_attr(examples, attr.lower(), **kwargs))
         return scores
 
-    def _writes_tags(self) -> bool:
-        """Whether ``predict`` scores the tag objectives (``set_tags`` and a model trained with some)."""
-        return self.set_tags and any(self.cfg.get("tags", {}).values())
+    def _written_tags(self) -> Tuple[str, ...]:
+        """The tag objectives that ``predict`` scores and ``set_annotations`` writes (with
+        ``set_tags``): POS and TAG, where trained; others (``DEP``, each word's own label) only
+        train the encoder."""
+        if not self.set_tags:
+            return ()
+        return tuple(attr for attr, tags in self.cfg.get("tags", {}).items() if tags and attr in SPACE_TAGS)
 
     def _decode_span(self, scores: GraphScores, i: int, existing, space: np.ndarray) -> DecodeResult:
         """The decoder's tree of span ``i`` (its labels come after, for all spans at once), with

@@ -109,10 +109,11 @@ def build_graph_parser_model_v4(
         Manning's), > 0 for the low-rank one of ``.v2`` with that rank.
     sentence_width: hidden width of the sentence-start scorer (``layers.sentence_starts``),
         which segments docs without sentence boundaries; 0 for none (docs are then chunked).
-    tag_attrs: token attributes (``"POS"``, ``"TAG"``) whose gold values the encoder also learns
-        to predict in training (an auxiliary objective: a part-of-speech signal for the shared
-        representation); at prediction they are scored only when the input asks
-        (``GraphInput.tags``: a component that writes them). Empty for none.
+    tag_attrs: token attributes (``"POS"``, ``"TAG"``, ``"DEP"``: each word's own label) whose
+        gold values the encoder also learns to predict in training (an auxiliary objective: a
+        part-of-speech and label signal for the shared representation); at prediction they are
+        scored only when the input asks (``GraphInput.tags``: a component that writes them; the
+        component writes POS and TAG only). Empty for none.
     Other arguments as in ``.v1``.
     """
     if label_rank > 0:
@@ -253,7 +254,7 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
     spans, sentences = _spans(model, X, starts)
     encoder = model.get_ref("encoder")
     blocks, bp_encoder = _run(encoder, (tokvecs, spans), is_train)
-    tag_attrs = model.attrs["tag_attrs"] if is_train or X.tags else ()
+    tag_attrs = tuple(a for a in model.attrs["tag_attrs"] if is_train or a in X.tags)
     tag_rows, bp_tag_rows = tokvecs, None
     if tag_attrs and model.attrs["tags_from_context"]:
         tag_rows, bp_tag_rows = token_rows(ops, tokvecs, blocks, spans, encoder.get_dim("nO"))

@@ -24,14 +24,15 @@ TINY_MODEL = {
 }
 
 
-def train_tiny(decoder="hill_climb", epochs=60, seed=0, architecture=None, make=make_examples):
+def train_tiny(decoder="hill_climb", epochs=60, seed=0, architecture=None, make=make_examples, **settings):
+    """A parser trained on the tiny treebank; ``settings`` go into the model's config."""
     spacy.util.fix_random_seed(seed)
     nlp = spacy.blank("en")
-    model = TINY_MODEL
+    model = {**TINY_MODEL, **settings}
     if architecture:  # a new "@architectures" block needs its tok2vec spelled out in full
         tok2vec = {"@architectures": "spacy.HashEmbedCNN.v2", "pretrained_vectors": None, "window_size": 1,
                    "maxout_pieces": 3, "subword_features": True, **TINY_MODEL["tok2vec"]}
-        model = {**TINY_MODEL, "@architectures": architecture, "tok2vec": tok2vec}
+        model = {**model, "@architectures": architecture, "tok2vec": tok2vec}
     nlp.add_pipe("hc_parser", config={"model": model, "decoder": {"@misc": f"spacy_hcparse.{NAMES[decoder]}.v1"}})
     examples = make(nlp)
     optimizer = nlp.initialize(lambda: examples)
@@ -332,6 +333,21 @@ def test_writes_its_tags_where_the_doc_has_none(tagging):
         assert [t.pos_ for t in tagging(Doc(tagging.vocab, words=["Dogs", "bark", "."]))] == ["", "", ""]
     finally:
         parser.set_tags = True
+
+
+def test_label_objective_trains_the_encoder_only():
+    """``DEP`` among ``tag_attrs``: each word's own label is learnt as a tag (an auxiliary
+    objective for the encoder), never written: labels come from the parse, and the scores hold
+    no ``dep_acc``."""
+    nlp = train_tiny(epochs=40, make=tagged_examples, tag_attrs=["POS", "DEP"])
+    parser = nlp.get_pipe("hc_parser")
+    assert {"nsubj", "ROOT", "punct"} <= set(parser.cfg["tags"]["DEP"])
+    for words, _, deps in SENTENCES:
+        doc = nlp(Doc(nlp.vocab, words=words))
+        assert [t.pos_ for t in doc] == [UPOS_OF[d] for d in deps], words
+    scores = nlp.evaluate([Example(Doc(nlp.vocab, words=eg.reference.text.split()), eg.reference)
+                           for eg in tagged_examples(nlp)])
+    assert scores["pos_acc"] == 1.0 and scores["dep_las"] > 0.9 and "dep_acc" not in scores
 
 
 @pytest.mark.parametrize("decoder", ["hill_climb", "mst", "eisner"])
