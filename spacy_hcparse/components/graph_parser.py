@@ -158,9 +158,8 @@ class GraphParser(ParserPipe):
         calibration fits on held-out data: ``spacy_hcparse.calibration``).
     set_tags: write the tags of the model's POS and TAG objectives (``tag_attrs`` of
         ``GraphParserModel.v4``: ``token.pos_``, ``token.tag_``; a ``DEP`` objective only trains
-        the encoder) on the tokens that have none,
-        so that a tagger earlier in the pipeline keeps its tags. Whitespace tokens get ``SPACE``
-        and ``_SP``, as spaCy's taggers give them.
+        the encoder) on the tokens that have none, so that a tagger earlier in the pipeline keeps
+        its tags. Whitespace tokens get ``SPACE`` and ``_SP``, as spaCy's taggers give them.
 
     The saved ``cfg`` holds the labels (and the tags of the tag objectives) only: the
     settings are the pipeline config's, so they can be changed at load time without retraining.

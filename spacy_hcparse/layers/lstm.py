@@ -53,28 +53,31 @@ def forward(model: Model[Padded, Padded], Xp: Padded, is_train: bool) -> Tuple[P
         # Dropout over the weights (thinc's, after Gal and the AWD-LSTM), the same mask both ways.
         mask = ops.get_dropout_mask(params.shape, model.attrs["dropout_rate"])
         params = params * mask
-    X = _packed(ops, Xp)
     sizes = np.asarray(ops.to_numpy(Xp.size_at_t), dtype=np.int64)
+    # The output and both gradients share the input's layout (one size_at_t: with_padded pads
+    # the gradients by the same lengths), so its cells are found once.
+    cells = _cells(ops.xp, sizes)
+    X = _packed(ops, Xp, cells)
     if not is_train:
         if isinstance(ops, NumpyOps):
             Y = ops.lstm_forward_inference(params, HC0[0], HC0[1], X, sizes.astype("i"))
         else:
             Y = lstm_forward(ops.xp, params, HC0, X, sizes)[0]
-        return _padded(ops, Y, Xp), _no_backprop
+        return _padded(ops, Y, Xp, cells), _no_backprop
     if isinstance(ops, NumpyOps):
         Y, (Ys, Gs, Cs, _) = ops.lstm_forward_training(params, HC0[0], HC0[1], X, sizes.astype("i"))
         states = [(Ys[i, d], _block_gates(Gs[i, d]), Cs[i, d]) for i in range(Ys.shape[0])
                   for d in range(Ys.shape[1])]
     else:
         Y, states = lstm_forward(ops.xp, params, HC0, X, sizes)
-    Yp = _padded(ops, Y, Xp)
+    Yp = _padded(ops, Y, Xp, cells)
 
     def backprop(dYp: Padded) -> Padded:
-        dX, d_params = lstm_backward(ops.xp, params, HC0, X, sizes, states, _packed(ops, dYp))
+        dX, d_params = lstm_backward(ops.xp, params, HC0, X, sizes, states, _packed(ops, dYp, cells))
         if mask is not None:
             d_params *= mask
         model.inc_grad("LSTM", d_params)
-        return _padded(ops, dX, dYp)
+        return _padded(ops, dX, dYp, cells)
 
     return Yp, backprop
 
@@ -220,23 +223,23 @@ def _offsets(sizes: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if len(sizes) else np.zeros(0, np.int64)
 
 
-def _packed(ops, Xp: Padded) -> Floats2d:
-    """``(N, width)``: the padded batch's real rows, step by step."""
-    steps, rows = _cells(ops, Xp)
+def _packed(ops, Xp: Padded, cells) -> Floats2d:
+    """``(N, width)``: the padded batch's real rows, step by step (``cells``: ``_cells``)."""
+    steps, rows = cells
     return ops.xp.ascontiguousarray(Xp.data[steps, rows])
 
 
-def _padded(ops, Y: Floats2d, like: Padded) -> Padded:
+def _padded(ops, Y: Floats2d, like: Padded, cells) -> Padded:
     """The packed rows ``Y`` laid out as ``like`` (zeros where a sequence has ended)."""
     out = ops.alloc3f(like.data.shape[0], like.data.shape[1], Y.shape[1])
-    steps, rows = _cells(ops, like)
+    steps, rows = cells
     out[steps, rows] = Y
     return Padded(out, size_at_t=like.size_at_t, lengths=like.lengths, indices=like.indices)
 
 
-def _cells(ops, Xp: Padded):
-    """(step, batch row) of each packed row, as index arrays on the device."""
-    sizes = np.asarray(ops.to_numpy(Xp.size_at_t), dtype=np.int64)
+def _cells(xp, sizes: np.ndarray):
+    """(step, batch row) of each packed row of a batch with ``sizes`` rows per step, as ``xp``
+    index arrays (on the model's device)."""
     steps = np.repeat(np.arange(len(sizes)), sizes)
     rows = np.arange(len(steps)) - np.repeat(_offsets(sizes), sizes)
-    return ops.xp.asarray(steps), ops.xp.asarray(rows)
+    return xp.asarray(steps), xp.asarray(rows)
