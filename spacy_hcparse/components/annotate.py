@@ -1,24 +1,56 @@
-"""Writing parses onto Docs: one tree per span, never crossing spans, one root each; and tags."""
-from typing import List, Optional, Sequence, Tuple
+"""Writing parses onto Docs: one tree per span, never crossing spans, one root each; and tags.
+
+Labels and tags are written as the uint64 codes ``Doc.from_array`` takes (``codes``: string hashes
+for DEP and TAG, part-of-speech symbol ids for POS); a component keeps its names' codes in a
+``CodeTable`` instead of encoding every token's string.
+"""
+from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.attrs import DEP, HEAD, IS_SPACE, POS, TAG
 from spacy.parts_of_speech import IDS
 from spacy.tokens import Doc
+from spacy.vocab import Vocab
 
 # UD's unspecified dependency: links the chunks of a sentence longer than a parser's max_length.
 JOIN_LABEL = "dep"
 
 
+def codes(vocab: Vocab, attr: str, names: Sequence[str]) -> np.ndarray:
+    """The uint64 codes of ``names`` as values of ``attr`` (``"DEP"``, ``"TAG"`` or ``"POS"``),
+    the strings added to ``vocab``; POS names must be UD part-of-speech tags."""
+    if attr == "POS":
+        return np.array([IDS[name] for name in names], dtype=np.uint64)
+    return np.array([vocab.strings.add(name) for name in names], dtype=np.uint64)
+
+
+class CodeTable:
+    """A component's ``codes`` of one attribute's names, encoded once per (vocab, names) pair:
+    ``table(vocab, names)[ids]`` are the codes of the names ``ids`` select."""
+
+    def __init__(self, attr: str) -> None:
+        self.attr = attr
+        self._key: Optional[Tuple] = None
+        self._codes = np.zeros(0, dtype=np.uint64)
+
+    def __call__(self, vocab: Vocab, names: Sequence[str]) -> np.ndarray:
+        key = (id(vocab), tuple(names))
+        if key != self._key:
+            self._codes = codes(vocab, self.attr, names)
+            self._key = key
+        return self._codes
+
+
 def write_trees(
-    doc: Doc, spans: Sequence[Tuple[int, int]], heads: Sequence[np.ndarray], labels: Sequence[List[str]],
+    doc: Doc, spans: Sequence[Tuple[int, int]], heads: Sequence[np.ndarray], labels: Sequence[np.ndarray],
     continues: Optional[Sequence[bool]] = None,
 ) -> None:
     """Set ``token.head`` and ``token.dep_`` from span-local trees.
 
     ``heads[i]`` is the (n+1,) heads array of ``spans[i]`` (index 0 the span's root, word ``m`` the
-    token ``start + m - 1``); ``labels[i]`` holds the n labels. Tokens outside every span (none,
-    when spans come from ``segment.sentence_spans``) become their own roots.
+    token ``start + m - 1``); ``labels[i]`` holds the n labels' codes (``codes(vocab, "DEP",
+    names)``). Tokens outside every span (none, when spans come from ``segment.sentence_spans``)
+    become their own roots.
 
     A span that continues a sentence (``continues[i]``; by default: its first token is not a
     sentence start of a doc with preset sentences, i.e. a sentence longer than ``max_length`` was
@@ -34,17 +66,17 @@ def write_trees(
     positions = np.arange(len(doc), dtype=np.int64)
     absolute = positions.copy()  # a token heading itself is a root in spaCy
     deps = np.zeros(len(doc), dtype=np.uint64)
-    strings = doc.vocab.strings
+    join = doc.vocab.strings.add(JOIN_LABEL)
     sentence_root = -1
-    for (start, end), tree, names, joined in zip(spans, heads, labels, continues):
+    for (start, end), tree, span_labels, joined in zip(spans, heads, labels, continues):
         local = np.asarray(tree[1:], dtype=np.int64)
         span_pos = positions[start:end]
         absolute[start:end] = np.where(local == 0, span_pos, start + local - 1)
-        deps[start:end] = [strings.add(name) for name in names]
+        deps[start:end] = span_labels
         root = start + int(np.flatnonzero(local == 0)[0])
         if joined and sentence_root >= 0:
             absolute[root] = sentence_root
-            deps[root] = strings.add(JOIN_LABEL)
+            deps[root] = join
         else:
             sentence_root = root
     relative = (absolute - positions).astype(np.uint64)
@@ -55,20 +87,22 @@ def write_trees(
 SPACE_TAGS = {"POS": "SPACE", "TAG": "_SP"}
 
 
-def write_tags(doc: Doc, attr: str, tags: Sequence[str]) -> None:
-    """Set ``attr`` (``"POS"`` or ``"TAG"``) to ``tags`` (one per token) on the tokens of ``doc``
-    that have none; whitespace tokens get ``SPACE_TAGS``."""
-    if attr not in SPACE_TAGS:
-        raise ValueError(f"cannot write tags of {attr!r}: only POS and TAG")
-    if len(tags) != len(doc):
-        raise ValueError(f"{len(tags)} {attr} tags for a doc of {len(doc)} tokens")
-    column = {"POS": POS, "TAG": TAG}[attr]
-    values = doc.to_array([column, IS_SPACE]).astype(np.uint64)
-    missing = values[:, 0] == 0
-    if not missing.any():
+def write_tags(doc: Doc, tags: Dict[str, np.ndarray]) -> None:
+    """Set each attribute of ``tags`` (``"POS"`` and/or ``"TAG"``) to its codes (one per token,
+    ``codes(vocab, attr, names)``) on the tokens of ``doc`` that have none; whitespace tokens get
+    ``SPACE_TAGS``."""
+    for attr, values in tags.items():
+        if attr not in SPACE_TAGS:
+            raise ValueError(f"cannot write tags of {attr!r}: only POS and TAG")
+        if len(values) != len(doc):
+            raise ValueError(f"{len(values)} {attr} tags for a doc of {len(doc)} tokens")
+    if not tags or len(doc) == 0:
         return
-    encode = (lambda tag: IDS[tag]) if attr == "POS" else doc.vocab.strings.add
-    codes = {tag: encode(tag) for tag in set(tags)}
-    new = np.array([codes[tag] for tag in tags], dtype=np.uint64)
-    new[values[:, 1] != 0] = encode(SPACE_TAGS[attr])
-    doc.from_array([column], np.where(missing, new, values[:, 0])[:, None])
+    columns = [{"POS": POS, "TAG": TAG}[attr] for attr in tags]
+    new = np.stack([np.asarray(values, dtype=np.uint64) for values in tags.values()], axis=1)
+    present = doc.to_array([*columns, IS_SPACE])
+    if present.any():  # tags set before, or whitespace tokens: the rare case
+        space = present[:, -1] != 0
+        new[space] = [codes(doc.vocab, attr, [SPACE_TAGS[attr]])[0] for attr in tags]
+        new = np.where(present[:, :-1] != 0, present[:, :-1], new)
+    doc.from_array(columns, new)

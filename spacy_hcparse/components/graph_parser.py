@@ -28,7 +28,7 @@ from ..learning.graph_loss import GraphGold, GraphLoss, SpanGold
 from ..learning.rehearsal import rehearsal_loss, teacher_heads
 from ..models.graph_parser import resize_labels
 from ..segment import continues, sentence_spans, span_whitespace
-from .annotate import JOIN_LABEL, SPACE_TAGS, write_tags, write_trees
+from .annotate import JOIN_LABEL, SPACE_TAGS, CodeTable, write_tags, write_trees
 from .base import (ParserPipe, logger, aligned_gold, aligned_tags, partial_problem, partial_span_tree, reference_spans,
                    span_tree)
 from .extensions import register_extensions, write_values
@@ -210,6 +210,7 @@ class GraphParser(ParserPipe):
         self.set_tags = set_tags
         self.cfg: Dict = {"labels": []}
         self._rehearsal_model = None
+        self._codes = {attr: CodeTable(attr) for attr in ("DEP", *SPACE_TAGS)}
 
     # ----- set-up -------------------------------------------------------------------------
     def initialize(
@@ -323,14 +324,12 @@ class GraphParser(ParserPipe):
         return parse._replace(head_probs=probs, log_prob=log_prob)
 
     def set_annotations(self, docs: Iterable[Doc], parses: List[DocParses]) -> None:
-        labels = self.labels
         for doc, (spans, doc_parses, joined, tags) in zip(docs, parses):
-            for attr, ids in tags.items():
-                write_tags(doc, attr, [self.cfg["tags"][attr][i] for i in ids.tolist()])
+            write_tags(doc, {attr: self._codes[attr](doc.vocab, self.cfg["tags"][attr])[ids] for attr, ids in tags.items()})
             if not spans:
                 continue
-            names = [[labels[i] for i in p.labels] for p in doc_parses]
-            write_trees(doc, spans, [p.heads for p in doc_parses], names, joined)
+            label_codes = self._codes["DEP"](doc.vocab, self.cfg["labels"])
+            write_trees(doc, spans, [p.heads for p in doc_parses], [label_codes[p.labels] for p in doc_parses], joined)
             doc._.hc_parse_score = float(sum(p.result.score for p in doc_parses))
             doc.user_data["hc_time_capped"] = sum(bool(p.result.time_capped) for p in doc_parses)
             write_values(doc, spans, [_extension_values(parse) for parse in doc_parses])

@@ -37,7 +37,7 @@ from thinc.api import Config, Model
 from ..models.transition import SpanTree
 from ..segment import Span, continues, sentence_spans, span_whitespace
 from ..transition.moves import n_classes
-from .annotate import JOIN_LABEL, write_trees
+from .annotate import JOIN_LABEL, codes, write_trees
 from .base import ParserPipe
 from .projective_gold import DECORATION, ROOT_LABEL, example_gold, lifted_labels
 from .transition_learners import LEARNERS, SpanGold, TransitionLearner
@@ -237,7 +237,7 @@ class TransitionParser(ParserPipe):
         for span_names, space in zip(names, span_whitespace([doc], [spans])):
             for m in np.flatnonzero(space).tolist():
                 span_names[m] = JOIN_LABEL
-        write_trees(doc, spans, [heads for heads, _ in parses], names, joined)
+        write_trees(doc, spans, [heads for heads, _ in parses], [codes(doc.vocab, "DEP", n) for n in names], joined)
         if any(DECORATION in name for span_names in names for name in span_names):
             nonproj.deprojectivize(doc)
 
