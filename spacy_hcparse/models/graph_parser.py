@@ -1,9 +1,9 @@
-"""``spacy_hcparse.GraphParserModel.v1``/``.v2``/``.v4``/``.v5``: tok2vec, pruning and every scorer.
+"""``spacy_hcparse.GraphParserModel.v1``/``.v2``/``.v4``/``.v5``/``.v6``: tok2vec, pruning and every scorer.
 
 The model is a closed function: ``GraphInput`` (docs, their spans, arcs to keep, the factor types
 wanted) -> ``GraphScores`` (arc scores, the candidate arcs first-order pruning keeps, sibling and
 grandparent scores on the triples the candidates allow, label scores (on the arcs the loss reads
-in training, on demand at prediction); for ``.v4``/``.v5`` also sentence-start and tag logits), and one
+in training, on demand at prediction); for ``.v4`` and later also sentence-start and tag logits), and one
 backprop that takes a ``GraphScores`` of gradients. Data flow inside: Docs -> tok2vec (whole
 docs) -> [sentence starts -> spans of docs to segment] -> span blocks (row 0 the root) -> arc
 scores -> pruning (``pruning.py``) -> higher-order and label scores on the kept structures.
@@ -158,6 +158,41 @@ def build_graph_parser_model_v5(
         tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank, sibling_rank,
         grand_rank, dropout, top_k, higher_order_max_length, sentence_width, tag_attrs, nO)
     model.attrs["tags_from_context"] = True
+    return model
+
+
+@registry.architectures("spacy_hcparse.GraphParserModel.v6")
+def build_graph_parser_model_v6(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    lstm_width: int = 0,
+    lstm_depth: int = 1,
+    max_length: int = 100,
+    arc_width: int = 256,
+    label_width: int = 128,
+    label_rank: int = 0,
+    sibling_rank: int = 64,
+    grand_rank: int = 64,
+    dropout: float = 0.25,
+    top_k: int = 6,
+    higher_order_max_length: int = 100,
+    sentence_width: int = 64,
+    sentence_lstm_width: int = 64,
+    tag_attrs: Sequence[str] = ("POS",),
+    nO: Optional[int] = None,
+) -> Model[GraphInput, GraphScores]:
+    """``GraphParserModel.v5`` whose sentence-start scorer also reads a BiLSTM run over each whole
+    doc (``layers.sentence_starts``' ``context``), not only the tok2vec's few-word window.
+
+    sentence_lstm_width: output width of that BiLSTM (both directions together); 0 for none
+        (then the model is ``.v5``'s). It runs only where docs are segmented (training, and
+        prediction on docs without sentences). Other arguments as in ``.v5``.
+    """
+    model = build_graph_parser_model_v5(
+        tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank, sibling_rank,
+        grand_rank, dropout, top_k, higher_order_max_length, sentence_width, tag_attrs, nO)
+    if sentence_width > 0 and sentence_lstm_width > 0:
+        context = _context(sentence_lstm_width, 1, dropout)
+        model.replace_node(model.get_ref("start_scorer"), sentence_starts(sentence_width, dropout, context))
     return model
 
 

@@ -8,7 +8,8 @@ from thinc.api import Model, NumpyOps, Ops, fix_random_seed
 
 from spacy_hcparse.graph_scores import GraphInput
 from spacy_hcparse.models.graph_parser import (
-    build_graph_parser_model, build_graph_parser_model_v4, build_graph_parser_model_v5, resize_labels,
+    build_graph_parser_model, build_graph_parser_model_v4, build_graph_parser_model_v5, build_graph_parser_model_v6,
+    resize_labels,
 )
 from spacy_hcparse.segment import segment_docs, sentence_spans
 from tests.strict_ops import DeviceArray, DeviceLeak, StrictOps, strict_xp, teach_thinc, to_ops
@@ -51,7 +52,8 @@ def build(version: str, **options) -> Model:
     common = dict(arc_width=8, label_width=6, sibling_rank=4, grand_rank=4, dropout=0.0, top_k=3, nO=N_LABELS)
     if version == "v1":
         return build_graph_parser_model(tiny_tok2vec(), **common, **options)
-    builder = build_graph_parser_model_v5 if version == "v5" else build_graph_parser_model_v4
+    builder = {"v4": build_graph_parser_model_v4, "v5": build_graph_parser_model_v5,
+               "v6": build_graph_parser_model_v6}[version]
     model = builder(tiny_tok2vec(), sentence_width=5, tag_attrs=("POS",), **common, **options)
     model.set_dim("nT_POS", 4)
     return model
@@ -159,6 +161,7 @@ def test_strict_ops_arrays_flow_through_xp():
     # device, one backward pass on both.
     ("v4", NumpyOps, {"label_rank": 4, "lstm_width": 6}),
     ("v5", NumpyOps, {"label_rank": 4, "lstm_width": 6}),  # tags read the BiLSTM
+    ("v6", NumpyOps, {"label_rank": 4, "lstm_width": 6, "sentence_lstm_width": 4}),  # starts read a doc BiLSTM
 ])
 def test_training_forward_and_backward_stay_on_the_device(version, reference, options):
     cpu, device, docs, spans = pair(version, reference, **options)
@@ -302,3 +305,34 @@ def test_tag_objective_reaches_the_bilstm_in_v5_only(version, reaches):
     moved = any(node.has_grad(name) and np.abs(node.get_grad(name)).sum() > 0
                 for node in lstm for name in node.param_names)
     assert moved == reaches
+
+
+@pytest.mark.parametrize("version,far", [("v5", False), ("v6", True)])
+def test_v6_start_scorer_reads_the_whole_doc(version, far):
+    """``.v6``'s start logits read a BiLSTM over the doc: a word far away changes them. ``.v5``'s
+    read a token and the one before it only (here the tok2vec is a lookup table)."""
+    model = build(version, sentence_lstm_width=4) if version == "v6" else build(version)
+    nlp = spacy.blank("en")
+    words = [w for s in SENTENCES[:3] for w in s[0]]
+    docs = [Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words[:-1] + ["elsewhere"])]
+    model.initialize(X=GraphInput(docs, [None, None]))
+    starts = model.predict(GraphInput(docs, [None, None], starts=True)).starts
+    assert not close(starts[0][-1:], starts[1][-1:])
+    assert np.array_equal(starts[0][:3], starts[1][:3]) != far
+
+
+def test_v6_round_trips_through_bytes():
+    """The start scorer's BiLSTM is saved and loaded with the model."""
+    nlp = spacy.blank("en")
+    docs = [Doc(nlp.vocab, words=[w for s in SENTENCES[:3] for w in s[0]])]
+    model = build("v6", sentence_lstm_width=4)
+    model.initialize(X=GraphInput(docs, [None]))
+    copy = build("v6", sentence_lstm_width=4)
+    copy.initialize(X=GraphInput(docs, [None]))
+    for node in copy.walk():  # nothing left of the copy's own initialization
+        for name in node.param_names:
+            if node.has_param(name):
+                node.set_param(name, np.zeros_like(node.get_param(name)))
+    copy.from_bytes(model.to_bytes())
+    expected = model.predict(GraphInput(docs, [None], starts=True)).starts
+    assert np.array_equal(copy.predict(GraphInput(docs, [None], starts=True)).starts[0], expected[0])
