@@ -101,7 +101,7 @@ def write_tags(doc: Doc, tags: Dict[str, np.ndarray]) -> None:
     columns = [{"POS": POS, "TAG": TAG}[attr] for attr in tags]
     new = np.stack([np.asarray(values, dtype=np.uint64) for values in tags.values()], axis=1)
     present = doc.to_array([*columns, IS_SPACE])
-    if present.any():  # tags set before, or whitespace tokens: the rare case
+    if present.any():  # tags set before (a tagger earlier in the pipeline), or whitespace tokens
         space = present[:, -1] != 0
         new[space] = [codes(doc.vocab, attr, [SPACE_TAGS[attr]])[0] for attr in tags]
         new = np.where(present[:, :-1] != 0, present[:, :-1], new)
