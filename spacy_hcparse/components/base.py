@@ -7,7 +7,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import srsly
-from spacy.attrs import DEP, HEAD, ORTH, SENT_START, TAG
+from spacy.attrs import DEP, HEAD, ORTH, POS, SENT_START, TAG
 from spacy.pipeline._parser_internals import nonproj
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
@@ -282,12 +282,54 @@ def partial_sentences(heads: np.ndarray, starts: np.ndarray) -> Tuple[List[int],
 
 
 def aligned_tags(eg: Example, attr: str) -> List[Optional[str]]:
-    """The reference's ``attr`` (``"POS"``, ``"TAG"``) per predicted token, None where unknown."""
+    """The reference's ``attr`` (``"POS"``, ``"TAG"``, ``"DEP"``, or a tag derived from the tree:
+    ``"RELPOS"``, see ``relative_pos_tags``) per predicted token, None where unknown."""
     pred, ref = eg.predicted, eg.reference
+    if attr == "RELPOS":
+        return _aligned_values(eg, relative_pos_tags(ref))
     if _same_words(pred, ref):
         strings = ref.vocab.strings
         return [strings[v] if v else None for v in ref.to_array(attr).tolist()]
     return list(eg.get_aligned(attr, as_string=True))
+
+
+def relative_pos_tags(doc: Doc, cap: int = 3) -> List[Optional[str]]:
+    """Each token's head as a tag: the side of the head, how many words with the head's UPOS lie
+    from the token to the head (the head included; at most ``cap``) and that UPOS, e.g. ``+1NOUN``
+    (the next noun to the right), ``-2VERB``; ``ROOT`` for a root; None where the doc has no parse
+    or the head's UPOS is unknown. The relative part-of-speech head encoding of sequence-labeling
+    parsers (Strzyz et al. 2019), used here as a training signal for the encoder."""
+    if not doc.has_annotation("DEP"):
+        return [None] * len(doc)
+    rows = doc.to_array([HEAD, POS])
+    heads = np.arange(len(doc)) + rows[:, 0].astype(np.int64)
+    pos = rows[:, 1]
+    strings = doc.vocab.strings
+    out: List[Optional[str]] = []
+    for i, h in enumerate(heads.tolist()):
+        if h == i:
+            out.append("ROOT")
+        elif not pos[h]:
+            out.append(None)
+        else:
+            between = pos[h + 1: i] if h < i else pos[i + 1: h]
+            count = 1 + int((between == pos[h]).sum())
+            out.append(f"{'+' if h > i else '-'}{min(count, cap)}{strings[pos[h]]}")
+    return out
+
+
+def _aligned_values(eg: Example, values: List[Optional[str]]) -> List[Optional[str]]:
+    """Per predicted token the value of the one reference token it is aligned to one-to-one,
+    None elsewhere (``values``: one per reference token)."""
+    if _same_words(eg.predicted, eg.reference):
+        return list(values)
+    x2y, y2x = eg.alignment.x2y, eg.alignment.y2x
+    out: List[Optional[str]] = []
+    for i in range(len(eg.predicted)):
+        targets = np.asarray(x2y[i]).tolist()
+        one = len(targets) == 1 and len(np.asarray(y2x[targets[0]])) == 1
+        out.append(values[targets[0]] if one else None)
+    return out
 
 
 def _same_words(pred: Doc, ref: Doc) -> bool:

@@ -109,9 +109,11 @@ def build_graph_parser_model_v4(
         Manning's), > 0 for the low-rank one of ``.v2`` with that rank.
     sentence_width: hidden width of the sentence-start scorer (``layers.sentence_starts``),
         which segments docs without sentence boundaries; 0 for none (docs are then chunked).
-    tag_attrs: token attributes (``"POS"``, ``"TAG"``, ``"DEP"``: each word's own label) whose
-        gold values the encoder also learns to predict in training (an auxiliary objective: a
-        part-of-speech and label signal for the shared representation); at prediction they are
+    tag_attrs: token attributes (``"POS"``, ``"TAG"``, ``"DEP"``: each word's own label;
+        ``"RELPOS"``: each word's head as side, count and part of speech, see
+        ``components.base.relative_pos_tags``) whose gold values the encoder also learns to
+        predict in training (an auxiliary objective: a part-of-speech, label and attachment
+        signal for the shared representation); at prediction they are
         scored only when the input asks (``GraphInput.tags``: a component that writes them; the
         component writes POS and TAG only). Empty for none.
     Other arguments as in ``.v1``.
