@@ -33,6 +33,13 @@ def test_relative_pos_tags_without_a_parse_are_unknown():
     assert relative_pos_tags(nlp.make_doc("no parse here")) == [None, None, None]
 
 
+def test_relative_pos_tags_of_unlabelled_tokens_are_unknown():
+    nlp = spacy.blank("en")
+    doc = Doc(nlp.vocab, words=["a", "b", "c"], heads=[1, 1, 1], deps=["dep", "ROOT", ""],
+              pos=["NOUN", "VERB", "NOUN"])
+    assert relative_pos_tags(doc) == ["+1VERB", "ROOT", None]
+
+
 def test_aligned_relpos_follows_the_tokenization():
     nlp = spacy.blank("en")
     eg = Example(nlp.make_doc("She reads the oldbooks of the old man."), _reference(nlp))
