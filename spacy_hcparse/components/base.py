@@ -297,10 +297,9 @@ def relative_pos_tags(doc: Doc, cap: int = 3) -> List[Optional[str]]:
     """Each token's head as a tag: the side of the head, how many words with the head's UPOS lie
     from the token to the head (the head included; at most ``cap``) and that UPOS, e.g. ``+1NOUN``
     (the next noun to the right), ``-2VERB``; ``ROOT`` for a root; None where the token has no
-    label (a partial parse: its head is unknown) or the head's UPOS is unknown. The relative part-of-speech head encoding of sequence-labeling
-    parsers (Strzyz et al. 2019), used here as a training signal for the encoder."""
-    if not doc.has_annotation("DEP"):
-        return [None] * len(doc)
+    label (no parse, or a partial one: its head is unknown) or the head's UPOS is unknown. The
+    relative part-of-speech head encoding of sequence-labeling parsers (Strzyz et al. 2019), used
+    here as a training signal for the encoder."""
     rows = doc.to_array([HEAD, POS, DEP])
     heads = np.arange(len(doc)) + rows[:, 0].astype(np.int64)
     pos, labelled = rows[:, 1], rows[:, 2] != 0
