@@ -1,0 +1,45 @@
+"""spacy_hcparse.MultiHashEmbed.v1: spaCy's MultiHashEmbed.v2 with word dropout."""
+import numpy as np
+import pytest
+import spacy
+from spacy.util import registry
+from thinc.api import fix_random_seed
+
+WORDS = "the quick brown fox jumps over the lazy dog again and again".split()
+
+
+def build(**kwargs):
+    make = registry.architectures.get("spacy_hcparse.MultiHashEmbed.v1")
+    return make(width=8, attrs=["NORM", "PREFIX", "SUFFIX", "SHAPE"], rows=[50, 20, 30, 30], **kwargs)
+
+
+def docs():
+    nlp = spacy.blank("en")
+    return [nlp(" ".join(WORDS)), nlp("fox")]
+
+
+def test_same_output_as_spacy_multi_hash_embed_at_prediction():
+    fix_random_seed(0)
+    ours = build(word_dropout_rate=0.5)
+    ours.initialize(X=docs())
+    fix_random_seed(0)
+    theirs = registry.architectures.get("spacy.MultiHashEmbed.v2")(
+        width=8, attrs=["NORM", "PREFIX", "SUFFIX", "SHAPE"], rows=[50, 20, 30, 30], include_static_vectors=False)
+    theirs.initialize(X=docs())
+    for a, b in zip(ours.predict(docs()), theirs.predict(docs())):
+        assert a.shape == b.shape and np.allclose(a, b)
+
+
+def test_training_drops_some_words_of_the_named_table():
+    fix_random_seed(0)
+    model = build(word_dropout_rate=0.5)
+    model.initialize(X=docs())
+    predicted = model.predict(docs())[0]
+    trained = model(docs(), is_train=True)[0][0]
+    changed = ~np.isclose(predicted, trained).all(axis=1)
+    assert 0 < changed.sum() < len(WORDS)
+
+
+def test_unknown_dropout_attr():
+    with pytest.raises(ValueError, match="not among attrs"):
+        build(word_dropout_attrs=["LOWER"])
