@@ -8,8 +8,8 @@ from thinc.api import fix_random_seed
 WORDS = "the quick brown fox jumps over the lazy dog again and again".split()
 
 
-def build(**kwargs):
-    make = registry.architectures.get("spacy_hcparse.MultiHashEmbed.v1")
+def build(name="spacy_hcparse.MultiHashEmbed.v1", **kwargs):
+    make = registry.architectures.get(name)
     return make(width=8, attrs=["NORM", "PREFIX", "SUFFIX", "SHAPE"], rows=[50, 20, 30, 30], **kwargs)
 
 
@@ -23,8 +23,7 @@ def test_same_output_as_spacy_multi_hash_embed_at_prediction():
     ours = build(word_dropout_rate=0.5)
     ours.initialize(X=docs())
     fix_random_seed(0)
-    theirs = registry.architectures.get("spacy.MultiHashEmbed.v2")(
-        width=8, attrs=["NORM", "PREFIX", "SUFFIX", "SHAPE"], rows=[50, 20, 30, 30], include_static_vectors=False)
+    theirs = build("spacy.MultiHashEmbed.v2", include_static_vectors=False)
     theirs.initialize(X=docs())
     for a, b in zip(ours.predict(docs()), theirs.predict(docs())):
         assert a.shape == b.shape and np.allclose(a, b)
