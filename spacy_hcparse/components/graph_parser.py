@@ -351,7 +351,6 @@ class GraphParser(ParserPipe):
         spans, gold = self._gold(examples)
         if not any(g is not None for g in gold.spans):
             return losses
-        gold = self.loss.with_targets(gold, docs, spans, self.labels, self.cfg.get("tags", {}))
         set_dropout_rate(self.model, drop)
         keep = [None if g is None else g[0] for g in gold.spans]
         scores, backprop = self.model.begin_update(GraphInput(docs, spans, keep, self.loss.factors))

@@ -9,14 +9,13 @@ Partial gold: a head or label of ``-1`` is unknown (a token that does not align 
 reference, an arc that crosses the span). Unknown heads and labels are left out of the
 cross-entropies; the hinge needs a whole gold tree and is skipped for spans without one.
 """
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 from spacy.util import registry
 
 from ..decoding import HillClimb
 from ..graph_scores import GraphScores
-from .distillation import Targets, Teachers, distillation_loss
 from .hinge import structured_hinge
 from .losses import binary_xent, head_xent, label_xent
 
@@ -32,7 +31,6 @@ class GraphGold(NamedTuple):
     spans: List[Optional[SpanGold]]
     starts: List[Optional[np.ndarray]]
     tags: Dict[str, List[Optional[np.ndarray]]]
-    teacher: Optional[Targets] = None
 
 
 class GraphLoss:
@@ -41,12 +39,10 @@ class GraphLoss:
     sentence-start cross-entropy + ``tag_weight`` * tag cross-entropy, summed over the words of
     the batch (as spaCy's tagger and parser sum theirs, so components sharing a tok2vec pull on
     it with comparable force); with ``per_word`` the gradients are divided by the number of
-    words instead. With ``teachers`` (``learning.distillation``), plus ``teacher_weight`` * the
-    KL divergence from the teachers' mean head, label and tag distributions."""
+    words instead."""
 
     def __init__(self, decoder, hinge_weight: float = 1.0, xent_weight: float = 1.0, label_weight: float = 1.0,
-                 per_word: bool = False, start_weight: float = 1.0, tag_weight: float = 1.0,
-                 teachers: Optional[Teachers] = None, teacher_weight: float = 1.0):
+                 per_word: bool = False, start_weight: float = 1.0, tag_weight: float = 1.0):
         self.decoder = decoder
         self.hinge_weight = hinge_weight
         self.xent_weight = xent_weight
@@ -54,22 +50,11 @@ class GraphLoss:
         self.per_word = per_word
         self.start_weight = start_weight
         self.tag_weight = tag_weight
-        self.teachers = teachers
-        self.teacher_weight = teacher_weight
 
     @property
     def factors(self):
         """The higher-order factor types the loss reads: those its decoder reads."""
         return self.decoder.factors
-
-    def with_targets(self, gold: GraphGold, docs: list, spans: list, labels: Sequence[str],
-                     tags: Dict[str, List[str]]) -> GraphGold:
-        """``gold`` with the teachers' targets on these docs and spans (as the student scores
-        them), given the student's labels and tags; unchanged without teachers."""
-        if self.teachers is None or not self.teacher_weight:
-            return gold
-        heads = [None if g is None else g[0] for g in gold.spans]
-        return gold._replace(teacher=self.teachers.targets(docs, spans, heads, labels, tags))
 
     def __call__(self, scores: GraphScores, gold: GraphGold) -> Tuple[float, GraphScores]:
         """``scores``: numpy scores, label rows on the gold arcs of the spans that have one."""
@@ -92,12 +77,7 @@ class GraphLoss:
             tag_loss, d_tags[attr] = self._doc_losses(logits, gold.tags.get(attr, [None] * len(logits)),
                                                       self.tag_weight, label_xent, n_words)
             total += tag_loss
-        grads = scores.like(d_arcs, d_sib, d_grand, d_labels, d_starts, d_tags)
-        if gold.teacher is not None:
-            loss, d_teacher = distillation_loss(scores, gold.teacher, self.teacher_weight / n_words)
-            total += loss * n_words
-            grads = _summed(grads, d_teacher)
-        return total, grads
+        return total, scores.like(d_arcs, d_sib, d_grand, d_labels, d_starts, d_tags)
 
     def _tree_loss(self, scores: GraphScores, i: int, gold: Optional[SpanGold]):
         d_sib = np.zeros(len(scores.sib[i]))
@@ -144,13 +124,6 @@ class GraphLoss:
         return total, grads
 
 
-def _summed(a: GraphScores, b: GraphScores) -> GraphScores:
-    """Two gradients of the same scores added."""
-    add = lambda xs, ys: [x + y for x, y in zip(xs, ys)]  # noqa: E731
-    return a.like(add(a.arcs, b.arcs), add(a.sib, b.sib), add(a.grand, b.grand), add(a.labels, b.labels),
-                  add(a.starts, b.starts), {attr: add(a.tags[attr], b.tags[attr]) for attr in a.tags})
-
-
 @registry.misc("spacy_hcparse.GraphLoss.v1")
 def make_graph_loss(
     decoder: Optional[object] = None,
@@ -160,17 +133,13 @@ def make_graph_loss(
     per_word: bool = False,
     start_weight: float = 1.0,
     tag_weight: float = 1.0,
-    teachers: Optional[Teachers] = None,
-    teacher_weight: float = 1.0,
 ) -> GraphLoss:
     """The graph parser's loss. ``decoder``: cost-augmented decoding for the hinge (default:
     hill climbing with 2-6 restarts, stopping after 2 hits of the best tree). ``per_word``:
     divide the gradients by the batch's number of words (the recipe before losses were summed).
     ``start_weight``/``tag_weight``: the sentence-start and auxiliary tag losses (models with
-    those scorers). ``teachers`` (``spacy_hcparse.Teachers.v1``): trained parsers whose mean
-    distributions the model also learns, with ``teacher_weight`` (``learning.distillation``)."""
+    those scorers)."""
     if decoder is None:
         decoder = HillClimb(max_restarts=6, min_restarts=2, converge=2, uniform_share=0.0)
     return GraphLoss(decoder, hinge_weight=hinge_weight, xent_weight=xent_weight, label_weight=label_weight,
-                     per_word=per_word, start_weight=start_weight, tag_weight=tag_weight,
-                     teachers=teachers, teacher_weight=teacher_weight)
+                     per_word=per_word, start_weight=start_weight, tag_weight=tag_weight)

@@ -23,7 +23,7 @@ def teacher_heads(teacher: GraphScores) -> List[np.ndarray]:
     out = []
     for i in range(len(teacher)):
         heads = np.full(len(teacher.masks[i]), -1, dtype=np.int64)
-        heads[1:] = head_logits(teacher.arc(i)).argmax(axis=0)
+        heads[1:] = _head_logits(teacher.arc(i)).argmax(axis=0)
         out.append(heads)
     return out
 
@@ -41,7 +41,7 @@ def rehearsal_loss(student: GraphScores, teacher: GraphScores, heads: Sequence[n
     teacher_labels = teacher.tree_labels(heads)
     for i in range(len(heads)):
         arc = student.arc(i)
-        loss, d = soft_xent(head_logits(arc), head_logits(teacher.arc(i)), axis=0)
+        loss, d = soft_xent(_head_logits(arc), _head_logits(teacher.arc(i)), axis=0)
         d_arc = np.zeros(arc.shape)
         d_arc[:, 1:] = d
         rows = teacher_labels[i]
@@ -82,7 +82,7 @@ def soft_binary_xent(logits: np.ndarray, target: np.ndarray) -> Tuple[float, np.
     return float(loss), 0.5 * (1.0 + np.tanh(0.5 * logits)) - q
 
 
-def head_logits(arc: np.ndarray) -> np.ndarray:
+def _head_logits(arc: np.ndarray) -> np.ndarray:
     """(n+1, n) each word's head logits: its column of ``arc``, itself excluded (``-inf``)."""
     logits = np.array(arc[:, 1:], dtype=np.float64)
     logits[1:][np.diag_indices(len(logits) - 1)] = -np.inf
