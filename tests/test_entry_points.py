@@ -1,0 +1,24 @@
+"""setup.cfg's entry points name every function spacy_hcparse registers with spaCy."""
+import configparser
+from pathlib import Path
+
+import spacy_hcparse  # noqa: F401  (registers everything)
+from spacy.util import registry
+
+SETUP = Path(__file__).parent.parent / "setup.cfg"
+
+
+def declared(group: str) -> dict:
+    parser = configparser.ConfigParser()
+    parser.read(SETUP)
+    lines = parser["options.entry_points"][group].strip().splitlines()
+    return dict(line.split(" = ") for line in lines)
+
+
+def test_every_registered_architecture_has_an_entry_point():
+    ours = {name for name in registry.architectures.get_all() if name.startswith("spacy_hcparse.")}
+    entry_points = declared("spacy_architectures")
+    assert ours == set(entry_points)
+    for name, target in entry_points.items():
+        module, function = target.split(":")
+        assert getattr(__import__(module, fromlist=[function]), function) is registry.architectures.get(name)
