@@ -42,27 +42,3 @@ def test_training_drops_some_words_of_the_named_table():
 def test_unknown_dropout_attr():
     with pytest.raises(ValueError, match="not among attrs"):
         build(word_dropout_attrs=["LOWER"])
-
-
-def test_char_multi_hash_embed_rows_roundtrip_and_empty_docs():
-    """spacy_hcparse.CharMultiHashEmbed.v1: one row of ``width`` per token, from bytes the same."""
-    nlp = spacy.blank("en")
-    batch = docs() + [nlp("")]
-    model = build("spacy_hcparse.CharMultiHashEmbed.v1", char_width=4, char_rows=40, word_dropout_rate=0.33)
-    model.initialize(X=batch)
-    out = model.predict(batch)
-    assert [y.shape for y in out] == [(len(WORDS), 8), (1, 8), (0, 8)]
-    assert model.predict([nlp("")])[0].shape == (0, 8)
-    Y, backprop = model.begin_update(batch)
-    backprop([np.ones_like(y) for y in Y])
-    copy = build("spacy_hcparse.CharMultiHashEmbed.v1", char_width=4, char_rows=40)
-    copy.initialize(X=batch)
-    copy.from_bytes(model.to_bytes())
-    assert all(np.allclose(a, b) for a, b in zip(copy.predict(batch), out))
-
-
-def test_char_multi_hash_embed_checks_its_arguments():
-    with pytest.raises(ValueError, match="Mismatched"):
-        registry.architectures.get("spacy_hcparse.CharMultiHashEmbed.v1")(width=8, attrs=["NORM"], rows=[5, 5])
-    with pytest.raises(ValueError, match="not among attrs"):
-        build("spacy_hcparse.CharMultiHashEmbed.v1", word_dropout_attrs=["LOWER"])
