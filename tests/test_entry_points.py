@@ -2,10 +2,12 @@
 import configparser
 from pathlib import Path
 
+import pytest
 import spacy_hcparse  # noqa: F401  (registers everything)
 from spacy.util import registry
 
 SETUP = Path(__file__).parent.parent / "setup.cfg"
+GROUPS = ["architectures", "misc", "readers", "scorers", "loggers"]
 
 
 def declared(group: str) -> dict:
@@ -15,10 +17,12 @@ def declared(group: str) -> dict:
     return dict(line.split(" = ") for line in lines)
 
 
-def test_every_registered_architecture_has_an_entry_point():
-    ours = {name for name in registry.architectures.get_all() if name.startswith("spacy_hcparse.")}
-    entry_points = declared("spacy_architectures")
+@pytest.mark.parametrize("group", GROUPS)
+def test_every_registered_function_has_an_entry_point(group):
+    table = getattr(registry, group)
+    ours = {name for name in table.get_all() if name.startswith("spacy_hcparse.")}
+    entry_points = declared(f"spacy_{group}")
     assert ours == set(entry_points)
     for name, target in entry_points.items():
         module, function = target.split(":")
-        assert getattr(__import__(module, fromlist=[function]), function) is registry.architectures.get(name)
+        assert getattr(__import__(module, fromlist=[function]), function) is table.get(name)
