@@ -21,6 +21,7 @@ from ..layers.biaffine_arc import biaffine_arc
 from ..layers import biaffine_label as low_rank_labels, full_label as full_rank_labels
 from ..layers.biaffine_label import biaffine_label
 from ..layers.full_label import full_label
+from ..layers.label_encoder import label_encoder
 from ..layers.lstm import lstm
 from ..layers.sentence_encoder import sentence_encoder, token_rows
 from ..layers.sentence_starts import sentence_starts
@@ -198,6 +199,41 @@ def build_graph_parser_model_v6(
     return model
 
 
+@registry.architectures("spacy_hcparse.GraphParserModel.v7")
+def build_graph_parser_model_v7(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    lstm_width: int = 0,
+    lstm_depth: int = 1,
+    max_length: int = 100,
+    arc_width: int = 256,
+    label_width: int = 128,
+    label_rank: int = 0,
+    sibling_rank: int = 64,
+    grand_rank: int = 64,
+    dropout: float = 0.25,
+    top_k: int = 6,
+    higher_order_max_length: int = 100,
+    sentence_width: int = 64,
+    label_lstm_width: int = 192,
+    tag_attrs: Sequence[str] = ("POS",),
+    nO: Optional[int] = None,
+) -> Model[GraphInput, GraphScores]:
+    """``GraphParserModel.v5`` whose label scorer has an encoder of its own: a one-layer BiLSTM
+    over the shared encoder's rows, its output beside them (``layers.label_encoder``).
+
+    label_lstm_width: that BiLSTM's output width (both directions together); 0 for none (then
+        the model is ``.v5``'s). Other arguments as in ``.v5``.
+    """
+    model = build_graph_parser_model_v5(
+        tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank, sibling_rank,
+        grand_rank, dropout, top_k, higher_order_max_length, sentence_width, tag_attrs, nO)
+    if label_lstm_width > 0:
+        wrapper = label_encoder(_context(label_lstm_width, 1, dropout), model.get_ref("label_scorer"))
+        model.layers.append(wrapper)
+        model.set_ref("label_encoder", wrapper)
+    return model
+
+
 def _context(lstm_width: int, lstm_depth: int, dropout: float) -> Optional[Model]:
     if lstm_width <= 0:
         return None
@@ -236,7 +272,7 @@ def init(model: Model, X: Optional[GraphInput] = None, Y=None) -> Model:
     model.get_ref("arc_scorer").initialize(X=sample)
     model.get_ref("sibling_scorer").initialize(X=(sample, triples))
     model.get_ref("grand_scorer").initialize(X=(sample, triples))
-    model.get_ref("label_scorer").initialize(X=(sample, arcs))
+    _label_model(model).initialize(X=(sample, arcs))
     tokens = [model.ops.alloc2f(3, width)]
     tag_rows = sample if model.attrs["tags_from_context"] else tokens
     for attr in model.attrs["tag_attrs"]:
@@ -311,7 +347,7 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
     grand_triples = [triples_of(m, h and "grand" in X.factors, grandparent_triples) for m, h in zip(masks, higher)]
     grand, bp_grand = _score_triples(model.get_ref("grand_scorer"), blocks, grand_triples, is_train)
     del grand_triples
-    label_scorer = model.get_ref("label_scorer")
+    label_scorer = _label_model(model)
     if is_train:
         label_arcs = [_tree_arcs(k, len(m)) for k, m in zip(keep, masks)] if X.keep is not None \
             else [candidate_arcs(m) for m in masks]
@@ -355,6 +391,11 @@ def _spans(model: Model, X: GraphInput, starts) -> Tuple[List[List[Tuple[int, in
     each a sentence)."""
     begins = [np.asarray(model.ops.to_numpy(logits)) > 0.0 if len(logits) else None for logits in starts]
     return segment_docs(X.docs, X.spans, begins, model.attrs["max_length"])
+
+
+def _label_model(model: Model) -> Model:
+    """What scores labels: the label scorer, or the label encoder around it (``.v7``)."""
+    return model.get_ref("label_encoder") if model.has_ref("label_encoder") else model.get_ref("label_scorer")
 
 
 def _run(layer: Model, X, is_train: bool):

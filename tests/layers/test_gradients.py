@@ -1,11 +1,13 @@
 """Backprop of the scorer layers agrees with finite differences on their inputs and params."""
 import numpy as np
 import pytest
-from thinc.api import fix_random_seed
+from thinc.api import fix_random_seed, with_padded
 
 from spacy_hcparse.layers.biaffine_arc import biaffine_arc
 from spacy_hcparse.layers.biaffine_label import biaffine_label
 from spacy_hcparse.layers.full_label import full_label
+from spacy_hcparse.layers.label_encoder import label_encoder
+from spacy_hcparse.layers.lstm import lstm
 from spacy_hcparse.layers.trilinear import trilinear
 
 RNG = np.random.default_rng(0)
@@ -44,6 +46,19 @@ def full_label_layer():
     return m, (BLOCKS, ARCS)
 
 
+def label_encoder_layer():
+    """The low-rank label scorer behind a BiLSTM of its own: the gradient reaches the shared
+    rows both directly and through the BiLSTM."""
+    fix_random_seed(0)
+    scorer = biaffine_label(width=4, dropout=0.0, nO=3, rank=5)
+    m = label_encoder(with_padded(lstm(4, bi=True, depth=1)), scorer)
+    m.initialize(X=(BLOCKS, ARCS))
+    scorer.set_param("C", RNG.normal(size=(3, 5)).astype("f"))
+    for name in ("G", "Wd", "Wh"):
+        scorer.set_param(name, RNG.normal(size=scorer.get_param(name).shape).astype("f"))
+    return m, (BLOCKS, ARCS)
+
+
 def sib_layer():
     fix_random_seed(0)  # finite differences must not straddle a ReLU kink by chance
     m = trilinear("sib", rank=4, dropout=0.0, null_middle=True)
@@ -66,7 +81,8 @@ def label_layer_v1():
     return m, (BLOCKS, ARCS)
 
 
-@pytest.mark.parametrize("make", [arc_layer, label_layer, label_layer_v1, full_label_layer, sib_layer])
+@pytest.mark.parametrize("make", [arc_layer, label_layer, label_layer_v1, full_label_layer, label_encoder_layer,
+                                  sib_layer])
 def test_input_gradient(make):
     model, X = make()
     Y, backprop = model.begin_update(X)
@@ -85,25 +101,29 @@ def test_input_gradient(make):
     assert numeric == pytest.approx(analytic, rel=2e-2, abs=1e-3)
 
 
-@pytest.mark.parametrize("make", [arc_layer, label_layer, label_layer_v1, full_label_layer, sib_layer])
+@pytest.mark.parametrize("make", [arc_layer, label_layer, label_layer_v1, full_label_layer, label_encoder_layer,
+                                  sib_layer])
 def test_param_gradient(make):
     model, X = make()
     Y, backprop = model.begin_update(X)
     weights = [RNG.normal(size=y.shape) for y in Y]
     backprop([w.astype("f") for w in weights])
-    for name in model.param_names:
-        grad = model.get_grad(name).copy()
-        value = model.get_param(name).copy()
-        direction = RNG.normal(size=value.shape).astype("f")
-        eps = 1e-3
-        model.set_param(name, value + eps * direction)
-        up = objective(model, X, weights)
-        model.set_param(name, value - eps * direction)
-        down = objective(model, X, weights)
-        model.set_param(name, value)
-        numeric = (up - down) / (2 * eps)
-        analytic = float((grad * direction).sum())
-        assert numeric == pytest.approx(analytic, rel=2e-2, abs=1e-3), name
+    for node in model.walk():
+        for name in node.param_names:
+            if not node.has_grad(name):  # the BiLSTM's initial states: never trained
+                continue
+            grad = node.get_grad(name).copy()
+            value = node.get_param(name).copy()
+            direction = RNG.normal(size=value.shape).astype("f")
+            eps = 1e-3
+            node.set_param(name, value + eps * direction)
+            up = objective(model, X, weights)
+            node.set_param(name, value - eps * direction)
+            down = objective(model, X, weights)
+            node.set_param(name, value)
+            numeric = (up - down) / (2 * eps)
+            analytic = float((grad * direction).sum())
+            assert numeric == pytest.approx(analytic, rel=2e-2, abs=1e-3), (node.name, name)
 
 
 @pytest.mark.parametrize("null_middle", [False, True])

@@ -9,7 +9,7 @@ from thinc.api import Model, NumpyOps, Ops, fix_random_seed
 from spacy_hcparse.graph_scores import GraphInput
 from spacy_hcparse.models.graph_parser import (
     build_graph_parser_model, build_graph_parser_model_v4, build_graph_parser_model_v5, build_graph_parser_model_v6,
-    resize_labels,
+    build_graph_parser_model_v7, resize_labels,
 )
 from spacy_hcparse.segment import segment_docs, sentence_spans
 from tests.strict_ops import DeviceArray, DeviceLeak, StrictOps, strict_xp, teach_thinc, to_ops
@@ -53,7 +53,7 @@ def build(version: str, **options) -> Model:
     if version == "v1":
         return build_graph_parser_model(tiny_tok2vec(), **common, **options)
     builder = {"v4": build_graph_parser_model_v4, "v5": build_graph_parser_model_v5,
-               "v6": build_graph_parser_model_v6}[version]
+               "v6": build_graph_parser_model_v6, "v7": build_graph_parser_model_v7}[version]
     model = builder(tiny_tok2vec(), sentence_width=5, tag_attrs=("POS",), **common, **options)
     model.set_dim("nT_POS", 4)
     return model
@@ -162,6 +162,7 @@ def test_strict_ops_arrays_flow_through_xp():
     ("v4", NumpyOps, {"label_rank": 4, "lstm_width": 6}),
     ("v5", NumpyOps, {"label_rank": 4, "lstm_width": 6}),  # tags read the BiLSTM
     ("v6", NumpyOps, {"label_rank": 4, "lstm_width": 6, "sentence_lstm_width": 4}),  # starts read a doc BiLSTM
+    ("v7", NumpyOps, {"label_rank": 4, "lstm_width": 6, "label_lstm_width": 4}),  # labels' own BiLSTM
 ])
 def test_training_forward_and_backward_stay_on_the_device(version, reference, options):
     cpu, device, docs, spans = pair(version, reference, **options)
@@ -224,7 +225,8 @@ def test_numpy_ops_results_are_numpy():
     assert all(type(a) is np.ndarray for a in scores.arcs + chain_labels(scores))
 
 
-@pytest.mark.parametrize("version,options", [("v1", {}), ("v4", {}), ("v4", {"label_rank": 4})])
+@pytest.mark.parametrize("version,options", [("v1", {}), ("v4", {}), ("v4", {"label_rank": 4}),
+                                             ("v7", {"label_rank": 4, "label_lstm_width": 4})])
 def test_resize_labels_keeps_every_other_score(version, options):
     model = build(version, **options)
     docs, spans = batch()
@@ -235,13 +237,14 @@ def test_resize_labels_keeps_every_other_score(version, options):
     for name in scorer.param_names:  # trained-like weights: zero-initialized ones too
         scorer.set_param(name, (0.3 * rng.normal(size=scorer.get_param(name).shape)).astype("f"))
     before = model.predict(X)
+    before_labels = chain_labels(before)  # now: labels are scored on demand, by the model as it is
     assert resize_labels(model, N_LABELS + 2) is model
     assert model.get_dim("nO") == model.get_ref("label_scorer").get_dim("nO") == N_LABELS + 2
     assert model.get_ref("label_scorer") is not scorer and model.get_ref("label_scorer") in model.layers
     after = model.predict(X)
     for field in ("arcs", "sib", "grand"):
         assert all(np.array_equal(a, b) for a, b in zip(getattr(before, field), getattr(after, field))), field
-    for old, new in zip(chain_labels(before), chain_labels(after)):
+    for old, new in zip(before_labels, chain_labels(after)):
         assert np.array_equal(new[:, :N_LABELS], old) and not new[:, N_LABELS:].any()
     with pytest.raises(ValueError, match="shrink"):
         resize_labels(model, N_LABELS)
@@ -336,3 +339,23 @@ def test_v6_round_trips_through_bytes():
     copy.from_bytes(model.to_bytes())
     expected = model.predict(GraphInput(docs, [None], starts=True)).starts
     assert np.array_equal(copy.predict(GraphInput(docs, [None], starts=True)).starts[0], expected[0])
+
+
+def test_v7_labels_read_their_own_bilstm():
+    """``.v7``'s label scores read a BiLSTM of their own: the label gradient alone trains it, and
+    the model (label encoder included) round-trips through bytes."""
+    cpu, _, docs, spans = pair("v7", label_rank=4, lstm_width=6, label_lstm_width=4)
+    X = GraphInput(docs, spans, keep=keep_of(spans))
+    scores, backprop = cpu.begin_update(X)
+    zeros = lambda values: [np.zeros(np.shape(v), dtype="f") for v in values]  # noqa: E731
+    backprop(scores.like(*(zeros(getattr(scores, f)) for f in ("arcs", "sib", "grand")),
+                         gradient_like(scores.labels, 4), zeros(scores.starts),
+                         tags={attr: zeros(v) for attr, v in scores.tags.items()}))
+    encoder = cpu.get_ref("label_encoder")
+    assert cpu.get_ref("label_scorer") in encoder.layers
+    assert np.abs(encoder.layers[0].layers[0].get_grad("LSTM")).sum() > 0
+    copy = build("v7", label_rank=4, lstm_width=6, label_lstm_width=4)
+    copy.initialize(X=GraphInput(docs, spans))
+    copy.from_bytes(cpu.to_bytes())
+    expected = chain_labels(cpu.predict(GraphInput(docs, spans)))
+    assert all(np.array_equal(a, b) for a, b in zip(chain_labels(copy.predict(GraphInput(docs, spans))), expected))
