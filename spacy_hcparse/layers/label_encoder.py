@@ -4,6 +4,8 @@ from typing import Callable, List, Optional, Tuple
 from thinc.api import Model
 from thinc.types import Floats2d, Ints2d
 
+from .sentence_encoder import beside_context
+
 InT = Tuple[List[Floats2d], List[Ints2d]]
 
 
@@ -16,7 +18,7 @@ def label_encoder(context: Model[List[Floats2d], List[Floats2d]], scorer: Model[
     Input and output as the scorer's: (n+1, d) blocks (row 0 the root) and per block a (C, 2) int
     array of arcs ``(h, m)``; one (C, nO) block of label scores per block.
     """
-    return Model("label_encoder", forward, init=init, layers=[context, scorer], dims={"nI": None})
+    return Model("label_encoder", forward, init=init, layers=[context, scorer])
 
 
 def init(model: Model, X: Optional[InT] = None, Y=None) -> Model:
@@ -24,24 +26,17 @@ def init(model: Model, X: Optional[InT] = None, Y=None) -> Model:
     if X is not None:
         blocks, arcs = X
         context.initialize(X=blocks)
-        scorer.initialize(X=(_joined(model.ops, blocks, context.predict(blocks)), arcs))
+        scorer.initialize(X=(beside_context(model.ops, context, blocks, False)[0], arcs))
     return model
 
 
 def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Callable]:
     context, scorer = model.layers
     blocks, arcs = X
-    outputs, bp_context = context(blocks, is_train)
-    width = blocks[0].shape[1] if blocks else 0
-    scores, bp_scorer = scorer((_joined(model.ops, blocks, outputs), arcs), is_train)
+    rows, bp_rows = beside_context(model.ops, context, blocks, is_train)
+    scores, bp_scorer = scorer((rows, arcs), is_train)
 
     def backprop(d_scores: List[Floats2d]) -> List[Floats2d]:
-        d_rows = bp_scorer(d_scores)
-        d_context = bp_context([model.ops.xp.ascontiguousarray(d[:, width:]) for d in d_rows])
-        return [d[:, :width] + dc for d, dc in zip(d_rows, d_context)]
+        return bp_rows(bp_scorer(d_scores))
 
     return scores, backprop
-
-
-def _joined(ops, blocks: List[Floats2d], outputs: List[Floats2d]) -> List[Floats2d]:
-    return [ops.xp.hstack([b, o]) for b, o in zip(blocks, outputs)]

@@ -54,15 +54,12 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
     index = span_index(spans)
     blocks = [ops.xp.vstack((root[None, :], tokvecs[i][start:end])) for i, start, end in index]
     bp_context = None
-    width = root.shape[0]
     if model.layers:
-        contexts, bp_context = model.layers[0](blocks, is_train)
-        blocks = [ops.xp.hstack((block, context)) for block, context in zip(blocks, contexts)]
+        blocks, bp_context = beside_context(ops, model.layers[0], blocks, is_train)
 
     def backprop(d_blocks: List[Floats2d]) -> List[Floats2d]:
         if bp_context is not None:
-            d_contexts = bp_context([ops.xp.ascontiguousarray(d[:, width:]) for d in d_blocks])
-            d_blocks = [d[:, :width] + d_context for d, d_context in zip(d_blocks, d_contexts)]
+            d_blocks = bp_context(d_blocks)
         d_tokvecs = [ops.alloc2f(*vecs.shape) for vecs in tokvecs]
         d_root = ops.alloc1f(root.shape[0])
         for (i, start, end), d_block in zip(index, d_blocks):
@@ -72,6 +69,22 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
         return d_tokvecs
 
     return blocks, backprop
+
+
+def beside_context(ops, context: Model[List[Floats2d], List[Floats2d]], blocks: List[Floats2d],
+                   is_train: bool) -> Tuple[List[Floats2d], Callable]:
+    """Each (n, d) block with ``context``'s output for it beside it: ``[block; context(blocks)]``,
+    a skip connection around ``context``. The backprop takes the joined rows' gradients and
+    returns the blocks' (the direct part plus what flows back through ``context``)."""
+    width = blocks[0].shape[1] if blocks else 0
+    contexts, bp_context = context(blocks, is_train)
+    joined = [ops.xp.hstack((block, rows)) for block, rows in zip(blocks, contexts)]
+
+    def backprop(d_joined: List[Floats2d]) -> List[Floats2d]:
+        d_contexts = bp_context([ops.xp.ascontiguousarray(d[:, width:]) for d in d_joined])
+        return [d[:, :width] + d_context for d, d_context in zip(d_joined, d_contexts)]
+
+    return joined, backprop
 
 
 def span_index(spans: List[List[Span]]) -> List[Tuple[int, int, int]]:

@@ -112,6 +112,11 @@ def gradient_like(values, seed):
     return [rng.normal(size=np.shape(v)).astype("f") for v in values]
 
 
+def zeros_like(values):
+    """Zero gradients shaped as ``values``."""
+    return [np.zeros(np.shape(v), dtype="f") for v in values]
+
+
 def close(a, b):
     return np.allclose(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), rtol=1e-4, atol=1e-5)
 
@@ -299,8 +304,7 @@ def test_tag_objective_reaches_the_bilstm_in_v5_only(version, reaches):
     """``.v5``'s tag scorers read the encoder's rows: a tag gradient alone trains the BiLSTM."""
     cpu, _, docs, spans = pair(version, lstm_width=6)
     scores, backprop = cpu.begin_update(GraphInput(docs, spans, keep=keep_of(spans)))
-    zeros = lambda values: [np.zeros(np.shape(v), dtype="f") for v in values]  # noqa: E731
-    grads = scores.like(*(zeros(getattr(scores, f)) for f in ("arcs", "sib", "grand", "labels", "starts")),
+    grads = scores.like(*(zeros_like(getattr(scores, f)) for f in ("arcs", "sib", "grand", "labels", "starts")),
                         tags={attr: gradient_like(v, 3) for attr, v in scores.tags.items()})
     backprop(grads)
     lstm = [node for node in cpu.walk() if node.name == "lstm"]
@@ -347,10 +351,9 @@ def test_v7_labels_read_their_own_bilstm():
     cpu, _, docs, spans = pair("v7", label_rank=4, lstm_width=6, label_lstm_width=4)
     X = GraphInput(docs, spans, keep=keep_of(spans))
     scores, backprop = cpu.begin_update(X)
-    zeros = lambda values: [np.zeros(np.shape(v), dtype="f") for v in values]  # noqa: E731
-    backprop(scores.like(*(zeros(getattr(scores, f)) for f in ("arcs", "sib", "grand")),
-                         gradient_like(scores.labels, 4), zeros(scores.starts),
-                         tags={attr: zeros(v) for attr, v in scores.tags.items()}))
+    backprop(scores.like(*(zeros_like(getattr(scores, f)) for f in ("arcs", "sib", "grand")),
+                         gradient_like(scores.labels, 4), zeros_like(scores.starts),
+                         tags={attr: zeros_like(v) for attr, v in scores.tags.items()}))
     encoder = cpu.get_ref("label_encoder")
     assert cpu.get_ref("label_scorer") in encoder.layers
     assert np.abs(encoder.layers[0].layers[0].get_grad("LSTM")).sum() > 0
