@@ -17,6 +17,7 @@ LEVELS = {
     "transition": 0,
     "pruning": 0,
     "segment": 0,
+    "valency": 0,
     "graph_scores": 1,
     "decoding": 1,
     "conllu": 1,

@@ -21,13 +21,14 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, set_dropout_rate
 
-from ..decoders import MAX_WORDS, tree_probabilities
+from ..decoders import MAX_WORDS, constrained_labels, tree_probabilities
 from ..decoding import DecodeResult, HillClimb
 from ..graph_scores import FACTORS, GraphInput, GraphScores, Span, flatten, regroup
 from ..learning.graph_loss import GraphGold, GraphLoss, SpanGold
 from ..learning.rehearsal import rehearsal_loss, teacher_heads
 from ..models.graph_parser import resize_labels
 from ..segment import continues, sentence_spans, span_whitespace
+from ..valency import label_classes
 from .annotate import JOIN_LABEL, SPACE_TAGS, CodeTable, write_tags, write_trees
 from .base import (ParserPipe, logger, aligned_gold, aligned_tags, partial_problem, partial_span_tree, reference_spans,
                    span_tree)
@@ -112,7 +113,8 @@ class DocParses(NamedTuple):
     "hc_parser",
     assigns=["token.dep", "token.head", "token.is_sent_start", "doc.sents", "token.pos", "token.tag"],
     default_config={**Config().from_str(DEFAULT_CONFIG), "init_from_doc": False, "doc_arc_bonus": 0.0,
-                    "keep_doc_labels": False, "head_probs": True, "prob_temperature": 1.0, "set_tags": True,
+                    "keep_doc_labels": False, "label_valency": True, "head_probs": True, "prob_temperature": 1.0,
+                    "set_tags": True,
                     "scorer": {"@scorers": "spacy_hcparse.parser_scorer.v1"}},
     default_score_weights={"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None, "sents_p": None,
                            "sents_r": None, "sents_f": 0.0, "ud_uas": None, "ud_las": None,
@@ -127,13 +129,15 @@ def make_graph_parser(
     init_from_doc: bool,
     doc_arc_bonus: float,
     keep_doc_labels: bool,
+    label_valency: bool,
     head_probs: bool,
     prob_temperature: float,
     set_tags: bool,
     scorer: Optional[Callable],
 ) -> "GraphParser":
     return GraphParser(nlp.vocab, model, name, decoder=decoder, loss=loss, init_from_doc=init_from_doc,
-                       doc_arc_bonus=doc_arc_bonus, keep_doc_labels=keep_doc_labels, head_probs=head_probs,
+                       doc_arc_bonus=doc_arc_bonus, keep_doc_labels=keep_doc_labels, label_valency=label_valency,
+                       head_probs=head_probs,
                        prob_temperature=prob_temperature, set_tags=set_tags, scorer=scorer)
 
 
@@ -152,6 +156,11 @@ class GraphParser(ParserPipe):
         margin. 0 = off.
     keep_doc_labels: where the decoded head is the doc's existing head, keep the doc's label
         (if this parser knows it): for an earlier parser whose labels are the better ones.
+    label_valency: label each tree with at most one child per head from each of the label
+        classes that ``initialize`` learns from the training trees (``cfg["label_classes"]``,
+        ``valency.label_classes``: labels no training head has twice, such as ``nsubj`` and
+        ``obj``, and one class of the subject labels), the best labels under that constraint
+        (``decoders.constrained_labels``); False: each word's best label on its own.
     head_probs: write ``token._.hc_head_prob`` and ``span._.hc_parse_prob``, the chosen heads'
         marginal probabilities and the tree's probability under the first-order model
         (matrix-tree theorem over the arc scores divided by ``prob_temperature``, which
@@ -188,6 +197,7 @@ class GraphParser(ParserPipe):
         init_from_doc: bool = False,
         doc_arc_bonus: float = 0.0,
         keep_doc_labels: bool = False,
+        label_valency: bool = True,
         head_probs: bool = True,
         prob_temperature: float = 1.0,
         set_tags: bool = True,
@@ -205,6 +215,7 @@ class GraphParser(ParserPipe):
         self.init_from_doc = init_from_doc
         self.doc_arc_bonus = doc_arc_bonus
         self.keep_doc_labels = keep_doc_labels
+        self.label_valency = label_valency
         self.head_probs = head_probs
         self.prob_temperature = prob_temperature
         self.set_tags = set_tags
@@ -237,6 +248,8 @@ class GraphParser(ParserPipe):
             self.add_label(label)
         self.model.set_dim("nO", len(self.labels))
         self.cfg["unseen_labels"] = []  # every label gets fresh weights below
+        self.cfg["label_classes"] = label_classes(
+            ([tok.head.i for tok in eg.reference], [tok.dep_ for tok in eg.reference]) for eg in get_examples())
         self.cfg["tags"] = {attr: sorted({tag for eg in get_examples() for tag in aligned_tags(eg, attr) if tag})
                             for attr in self.model.attrs.get("tag_attrs", ())}
         for attr, tags in self.cfg["tags"].items():
@@ -455,7 +468,9 @@ class GraphParser(ParserPipe):
         return [None if tree is None else (tree, labels[start:end]) for tree, (start, end) in zip(trees, spans)]
 
     def best_labels(self, heads: np.ndarray, scores: np.ndarray, doc_parse=None) -> np.ndarray:
-        """Best label per word: ``ROOT`` for the root's child, any other label elsewhere; with
+        """Best labels of the tree ``heads`` ((n+1,), root at 0) from ``scores`` ((n, L), row
+        ``m - 1`` for word ``m``): ``ROOT`` for the root's child, any other label elsewhere, with
+        ``label_valency`` at most one child per head from each label class; with
         ``keep_doc_labels``, the doc's own label where ``doc_parse`` (span-local heads and
         label ids) has the same head and a label this parser knows."""
         scores = np.array(scores, dtype=np.float64)
@@ -468,12 +483,18 @@ class GraphParser(ParserPipe):
             scores[~is_root, root] = -np.inf
             scores[is_root, :] = -np.inf
             scores[is_root, root] = 0.0
-        best = scores.argmax(axis=1)
+        classes = self.cfg.get("label_classes") if self.label_valency else None
+        best = constrained_labels(heads, scores, self._label_class(classes)) if classes else scores.argmax(axis=1)
         if doc_parse is not None and self.keep_doc_labels:
             doc_heads, doc_labels = doc_parse
             keep = (doc_heads[1:] == heads[1:]) & (doc_labels >= 0) & ((doc_labels == root) == (heads[1:] == 0))
             best[keep] = doc_labels[keep]
         return best
+
+    def _label_class(self, classes: List[List[str]]) -> np.ndarray:
+        """The class of each label (L,), ``-1`` where unconstrained."""
+        class_of = {label: k for k, members in enumerate(classes) for label in members}
+        return np.array([class_of.get(label, -1) for label in self.labels], dtype=np.int64)
 
     def _grow_labels(self, label: str) -> None:
         """The model's label outputs grow by one for ``label``, which stays unseen (never

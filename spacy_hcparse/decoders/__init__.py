@@ -10,6 +10,7 @@ from .certified import CertifiedResult, decode_certified
 from .dual import DualResult, decode_dual
 from .eisner import decode_eisner
 from .hill_climb import HillClimbResult, decode_hill_climb
+from .labels import constrained_labels
 from .local_optima import count_local_optima
 from .marginals import arc_marginals, log_partition, tree_log_prob, tree_probabilities
 from .mst import decode_mst
@@ -21,6 +22,7 @@ __all__ = [
     "DualResult",
     "HillClimbResult",
     "arc_marginals",
+    "constrained_labels",
     "count_local_optima",
     "decode_certified",
     "decode_dual",

@@ -374,3 +374,26 @@ def test_whitespace_leaves_keep_whitespace_only_spans():
     arc = np.zeros((3, 3))
     assert whitespace_leaves(arc, np.array([True, True])) is arc
     assert whitespace_leaves(arc, np.array([False, False])) is arc
+
+
+def test_label_valency_gives_one_child_per_class(trained):
+    parser = trained.get_pipe("hc_parser")
+    labels = parser.labels
+    heads = np.array([-1, 3, 3, 0])
+    scores = np.zeros((3, len(labels)))
+    nsubj = labels.index("nsubj")
+    scores[0, nsubj], scores[1, nsubj] = 5.0, 4.0
+    scores[1, labels.index("obj")] = 3.0
+    saved = parser.cfg.get("label_classes"), parser.label_valency
+    try:
+        parser.cfg["label_classes"] = [["nsubj"]]
+        assert [labels[i] for i in parser.best_labels(heads, scores)] == ["nsubj", "obj", "ROOT"]
+        parser.label_valency = False
+        assert [labels[i] for i in parser.best_labels(heads, scores)] == ["nsubj", "nsubj", "ROOT"]
+    finally:
+        parser.cfg["label_classes"], parser.label_valency = saved
+
+
+def test_initialize_learns_label_classes(trained):
+    # the tiny treebank has too few heads per label for evidence: no class, no constraint
+    assert trained.get_pipe("hc_parser").cfg["label_classes"] == []

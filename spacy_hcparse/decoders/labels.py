@@ -1,0 +1,173 @@
+"""Labels of a given tree with valency constraints: at most one child per class under each head.
+
+Conventions: ``heads`` (n+1,) with ``heads[0] == -1`` and words ``1..n``; ``scores`` (n, L), row
+``m - 1`` the label scores of word ``m`` (``-inf``: that label is ruled out for that word);
+``label_class`` (L,) the class of each label, ``-1`` for labels any number of siblings may share.
+Labels of one class exclude each other among siblings: a class ``{nsubj, nsubj:pass, csubj}``
+gives every head at most one subject. Per head, the best labelling under the constraints is a
+maximum-weight bipartite matching of classes to children (Hungarian algorithm), exact.
+"""
+import numpy as np
+from numba import njit
+
+from ._checks import MAX_WORDS
+
+# Gains are clipped to this so that a child whose only allowed labels are constrained (every
+# unconstrained score ``-inf``) wins its class over any finite trade-off, with finite arithmetic.
+_BIG = 1e12
+
+
+def constrained_labels(heads, scores, label_class) -> np.ndarray:
+    """The best label id per word (n,) under the classes' at-most-one-per-head constraints.
+
+    Where nothing else is allowed (a word whose every finite label belongs to a class a sibling
+    takes), the word keeps its best label and the constraint yields: the result always has one
+    label per word with a finite score where the word has any. Where no sibling conflicts, this
+    is ``scores.argmax(axis=1)``.
+    """
+    heads, scores, label_class = _check(heads, scores, label_class)
+    n_classes = int(label_class.max()) + 1 if len(label_class) else 0
+    return _constrained(heads, scores, label_class, n_classes)
+
+
+def _check(heads, scores, label_class):
+    try:
+        heads = np.ascontiguousarray(heads, dtype=np.int64)
+        scores = np.ascontiguousarray(scores, dtype=np.float64)
+        label_class = np.ascontiguousarray(label_class, dtype=np.int64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"constrained_labels: inputs must be numeric arrays: {err}") from None
+    if heads.ndim != 1 or len(heads) < 1 or heads[0] != -1:
+        raise ValueError(f"heads must be a (n+1,) array with heads[0] == -1, got {heads[:3]}... of shape {heads.shape}")
+    n = len(heads) - 1
+    if n > MAX_WORDS:
+        raise ValueError(f"sentence of {n} words exceeds MAX_WORDS={MAX_WORDS}; split it first")
+    if n and (heads[1:].min() < 0 or heads[1:].max() > n):
+        raise ValueError(f"heads[1:] must lie in 0..{n}")
+    if scores.ndim != 2 or scores.shape[0] != n or (n and scores.shape[1] < 1):
+        raise ValueError(f"scores must have shape ({n}, L) with L >= 1, got {scores.shape}")
+    if np.isnan(scores).any() or (scores == np.inf).any():
+        raise ValueError("scores must be finite or -inf (NaN or +inf found)")
+    if label_class.shape != (scores.shape[1],):
+        raise ValueError(f"label_class must have shape ({scores.shape[1]},), got {label_class.shape}")
+    if len(label_class) and label_class.min() < -1:
+        raise ValueError("label_class entries must be -1 (unconstrained) or a class id >= 0")
+    return heads, scores, label_class
+
+
+@njit(cache=True)
+def _constrained(heads, scores, label_class, n_classes):
+    n, n_labels = scores.shape
+    best = np.zeros(n, np.int64)
+    for m in range(n):
+        best[m] = np.argmax(scores[m])
+    if n_classes == 0:
+        return best
+    out = best.copy()
+    order = np.argsort(heads[1:], kind="mergesort")  # children grouped by head
+    start = 0
+    while start < n:
+        h = heads[order[start] + 1]
+        end = start
+        while end < n and heads[order[end] + 1] == h:
+            end += 1
+        kids = order[start:end]
+        if _conflict(kids, best, label_class, n_classes):
+            _assign(kids, scores, label_class, n_classes, best, out)
+        start = end
+    return out
+
+
+@njit(cache=True)
+def _conflict(kids, best, label_class, n_classes):
+    seen = np.zeros(n_classes, np.bool_)
+    for m in kids:
+        k = label_class[best[m]]
+        if k >= 0:
+            if seen[k]:
+                return True
+            seen[k] = True
+    return False
+
+
+@njit(cache=True)
+def _assign(kids, scores, label_class, n_classes, best, out):
+    """Labels of one head's children ``kids``: each takes its best unconstrained label, plus at
+    most one child per class takes that class's best label where it gains (a matching)."""
+    n_kids = len(kids)
+    free_score = np.full(n_kids, -np.inf)
+    free_label = np.full(n_kids, -1, np.int64)
+    class_score = np.full((n_classes, n_kids), -np.inf)
+    class_label = np.full((n_classes, n_kids), -1, np.int64)
+    for j in range(n_kids):
+        row = scores[kids[j]]
+        for label in range(len(row)):
+            k = label_class[label]
+            if k < 0:
+                if row[label] > free_score[j]:
+                    free_score[j], free_label[j] = row[label], label
+            elif row[label] > class_score[k, j]:
+                class_score[k, j], class_label[k, j] = row[label], label
+    # Rows: classes; columns: children, then one "nobody" column per class (cost 0).
+    cost = np.zeros((n_classes, n_kids + n_classes))
+    for k in range(n_classes):
+        for j in range(n_kids):
+            if class_score[k, j] > -np.inf:
+                gain = min(class_score[k, j] - free_score[j], _BIG)
+                if gain > 0:
+                    cost[k, j] = -gain
+    match = _hungarian(cost)
+    for j in range(n_kids):
+        out[kids[j]] = free_label[j] if free_score[j] > -np.inf else best[kids[j]]
+    for k in range(n_classes):
+        j = match[k]
+        if j < n_kids and cost[k, j] < 0:
+            out[kids[j]] = class_label[k, j]
+
+
+@njit(cache=True)
+def _hungarian(cost):
+    """Minimum-cost assignment of every row of ``cost`` (r, c), r <= c, to its own column:
+    the column of each row (shortest augmenting paths with potentials, O(r^2 c))."""
+    n_rows, n_cols = cost.shape
+    u = np.zeros(n_rows + 1)
+    v = np.zeros(n_cols + 1)
+    owner = np.zeros(n_cols + 1, np.int64)  # 1-based row matched to each column; 0: none
+    way = np.zeros(n_cols + 1, np.int64)
+    for i in range(1, n_rows + 1):
+        owner[0] = i
+        j0 = 0
+        min_reduced = np.full(n_cols + 1, np.inf)
+        used = np.zeros(n_cols + 1, np.bool_)
+        while True:
+            used[j0] = True
+            i0 = owner[j0]
+            delta = np.inf
+            j1 = 0
+            for j in range(1, n_cols + 1):
+                if not used[j]:
+                    reduced = cost[i0 - 1, j - 1] - u[i0] - v[j]
+                    if reduced < min_reduced[j]:
+                        min_reduced[j] = reduced
+                        way[j] = j0
+                    if min_reduced[j] < delta:
+                        delta = min_reduced[j]
+                        j1 = j
+            for j in range(n_cols + 1):
+                if used[j]:
+                    u[owner[j]] += delta
+                    v[j] -= delta
+                else:
+                    min_reduced[j] -= delta
+            j0 = j1
+            if owner[j0] == 0:
+                break
+        while j0 != 0:
+            j1 = way[j0]
+            owner[j0] = owner[j1]
+            j0 = j1
+    column = np.full(n_rows, -1, np.int64)
+    for j in range(1, n_cols + 1):
+        if owner[j] > 0:
+            column[owner[j] - 1] = j - 1
+    return column
