@@ -10,9 +10,12 @@ from .certified import CertifiedResult, decode_certified
 from .dual import DualResult, decode_dual
 from .eisner import decode_eisner
 from .hill_climb import HillClimbResult, decode_hill_climb
+from .kbest import kbest_eisner, kbest_mst
+from .label_probs import chosen_label_probs, label_probabilities
 from .labels import constrained_labels
 from .local_optima import count_local_optima
 from .marginals import arc_marginals, log_partition, tree_log_prob, tree_probabilities
+from .mbr import decode_mbr, decode_mbr_gain
 from .mst import decode_mst
 from .scoring import tree_score
 
@@ -22,13 +25,19 @@ __all__ = [
     "DualResult",
     "HillClimbResult",
     "arc_marginals",
+    "chosen_label_probs",
     "constrained_labels",
     "count_local_optima",
     "decode_certified",
     "decode_dual",
     "decode_eisner",
     "decode_hill_climb",
+    "decode_mbr",
+    "decode_mbr_gain",
     "decode_mst",
+    "kbest_eisner",
+    "kbest_mst",
+    "label_probabilities",
     "log_partition",
     "tree_log_prob",
     "tree_probabilities",

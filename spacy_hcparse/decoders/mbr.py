@@ -1,0 +1,48 @@
+"""Minimum Bayes risk decoding: the tree with the most expected correct heads.
+
+Conventions: index 0 is the artificial root, words are ``1..n``; ``arc[h, m]`` is the log-potential
+of head ``h`` -> modifier ``m`` (``-inf``: an absent arc; column 0 and the diagonal are ignored);
+heads are int64 (n+1,) with ``heads[0] == -1`` and exactly one word on the root.
+
+Under the first-order tree distribution ``P(tree) ~ exp(sum of its arc scores / temperature)``
+(single-root trees, projective ones with ``projective=True``), the expected number of correct
+heads of a tree ``y`` is ``sum_m P(y[m] -> m)``: a first-order score over the arc marginals
+(``marginals.py``: inside-outside when projective, the matrix-tree theorem otherwise). The MBR tree
+maximizes it with the matching exact decoder (Eisner or the single-root MST) over the marginals;
+absent arcs stay absent. Unlike the highest-scoring tree, it depends on the temperature.
+"""
+from typing import Tuple
+
+import numpy as np
+
+from ._checks import check_arc
+from .absent import usable_mask
+from .eisner import decode_eisner
+from .marginals import arc_marginals
+from .mst import decode_mst
+
+
+def decode_mbr(arc, projective: bool = False, temperature: float = 1.0) -> np.ndarray:
+    """The heads of the tree maximizing the expected number of correct heads under
+    ``arc / temperature`` (see the module docstring). When no tree avoids the absent arcs, the
+    exact decoder's last-resort tree over ``arc``. Raises ``ValueError`` on bad input."""
+    return decode_mbr_gain(arc, projective, temperature)[0]
+
+
+def decode_mbr_gain(arc, projective: bool = False, temperature: float = 1.0) -> Tuple[np.ndarray, float]:
+    """``(heads, expected correct heads)`` of the MBR tree (``decode_mbr``); the expectation is
+    ``nan`` when no tree avoids the absent arcs."""
+    if not temperature > 0 or not np.isfinite(temperature):
+        raise ValueError(f"temperature must be a positive finite number, got {temperature}")
+    arc = check_arc(arc)
+    decode = decode_eisner if projective else decode_mst
+    if arc.shape[0] < 2:
+        return decode(arc), 0.0
+    try:
+        marg = arc_marginals(arc / temperature, projective)
+    except ValueError:  # no tree avoids the absent arcs
+        return decode(arc), float("nan")
+    gain = np.where(usable_mask(arc), marg, -np.inf)
+    heads = decode(gain)
+    words = np.arange(1, len(heads))
+    return heads, float(marg[heads[1:], words].sum())
