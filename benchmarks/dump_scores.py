@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from spacy_hcparse.conllu import read_conllu
 from spacy_hcparse.evaluation import input_doc
-from spacy_hcparse.graph_scores import FACTORS
+from spacy_hcparse.graph.scores import FACTORS
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ import numpy as np
 from spacy.attrs import IS_SPACE
 from spacy.tokens import Doc
 
-Span = Tuple[int, int]
+from .names import Span
 
 
 def sentence_spans(doc: Doc, max_length: int) -> List[Span]:

@@ -1,5 +1,6 @@
-"""Imports inside spacy_hcparse run one way: decoders and transition/ at the bottom, then layers
-and learning, models, components, and the command line on top; no module imports itself back.
+"""Imports inside spacy_hcparse run one way: shared names (``names``), decoders and transition/ at
+the bottom, then segmentation, the graph parser's graph/, layers, learning, models, components, and
+the command line on top; no module imports itself back.
 
 Every import of every module counts, those inside functions too (read from the source with
 ``ast``, so nothing is imported to check)."""
@@ -13,26 +14,24 @@ PACKAGE = Path(spacy_hcparse.__file__).parent
 # level of each top-level package or module; a module may import its own package or a lower level
 LEVELS = {
     "__init__": 0,  # the package root: __version__
-    "decoders": 0,
-    "transition": 0,
-    "pruning": 0,
-    "segment": 0,
-    "valency": 0,
-    "graph_scores": 1,
-    "decoding": 1,
-    "conllu": 1,
-    "loggers": 1,
-    "readers": 1,
-    "layers": 1,
-    "learning": 2,
-    "calibration": 2,
-    "models": 3,
-    "evaluation": 3,
-    "components": 4,
-    "corpus": 4,
-    "distributed": 5,
-    "cli": 6,
-    "__main__": 7,
+    "names": 0,  # Span, ROOT_LABEL
+    "decoders": 1,
+    "transition": 1,
+    "segment": 1,
+    "graph": 2,
+    "conllu": 2,
+    "loggers": 2,
+    "readers": 2,
+    "layers": 2,
+    "learning": 3,
+    "calibration": 3,
+    "models": 4,
+    "evaluation": 4,
+    "components": 5,
+    "corpus": 5,
+    "distributed": 6,
+    "cli": 7,
+    "__main__": 8,
 }
 PURE = ("decoders", "transition")  # numpy + numba only
 FRAMEWORKS = ("spacy", "thinc")

@@ -2,7 +2,7 @@
 
 Data flows one way: Docs -> spans (``segment.sentence_spans``, once per batch) -> the model
 (``GraphInput`` -> ``GraphScores``: arcs, candidates, factor and label scores) -> numpy at the
-decoder boundary -> the configured decoder (``spacy_hcparse.decoding``) per span -> heads and
+decoder boundary -> the configured decoder (``spacy_hcparse.graph.decoding``) per span -> heads and
 labels -> Docs. ``predict`` returns arrays and leaves Docs alone; ``set_annotations`` writes them.
 Training: the model's scores -> ``GraphLoss`` (``learning.graph_loss``) -> their gradients -> the
 model's backprop.
@@ -22,19 +22,18 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, set_dropout_rate
 
 from ..decoders import MAX_WORDS, constrained_labels, tree_probabilities
-from ..decoding import DecodeResult, HillClimb
-from ..graph_scores import FACTORS, GraphInput, GraphScores, Span, flatten, regroup
+from ..graph.decoding import DecodeResult, HillClimb
+from ..graph.scores import FACTORS, GraphInput, GraphScores, Span, flatten, regroup
 from ..learning.graph_loss import GraphGold, GraphLoss, SpanGold
 from ..learning.rehearsal import rehearsal_loss, teacher_heads
 from ..models.graph_parser import resize_labels
+from ..names import ROOT_LABEL
 from ..segment import continues, sentence_spans, span_whitespace
-from ..valency import label_classes
+from ..graph.valency import label_classes
 from .annotate import JOIN_LABEL, SPACE_TAGS, CodeTable, write_tags, write_trees
 from .base import (ParserPipe, logger, aligned_gold, aligned_tags, partial_problem, partial_span_tree, reference_spans,
                    span_tree)
 from .extensions import register_extensions, write_values
-
-ROOT_LABEL = "ROOT"
 
 DEFAULT_CONFIG = """
 [model]
@@ -144,7 +143,7 @@ def make_graph_parser(
 class GraphParser(ParserPipe):
     """Graph-based parser with arc, sibling and grandparent factors and a configurable decoder.
 
-    decoder: a decoder object (``spacy_hcparse.decoding``: ``HillClimb.v1``, ``Dual.v1``,
+    decoder: a decoder object (``spacy_hcparse.graph.decoding``: ``HillClimb.v1``, ``Dual.v1``,
         ``MST.v1``, ``Eisner.v1``); it names the factors it reads, and only those are scored.
     loss: the training objective (``spacy_hcparse.GraphLoss.v1``) with its cost-augmented decoder.
     init_from_doc: when the doc already has a parse (e.g. from ``hc_transition_parser`` earlier in

@@ -13,11 +13,11 @@ import numpy as np
 from spacy.pipeline._parser_internals import nonproj
 from spacy.training import Example
 
-from ..segment import Span, continues
+from ..names import ROOT_LABEL, Span
+from ..segment import continues
 from .base import aligned_gold, partial_span_tree, reference_spans
 
 DECORATION = nonproj.DELIMITER  # "||"
-ROOT_LABEL = "ROOT"  # the label of the root's dependent, and of nothing else
 
 
 def lifted_labels(examples: Iterable[Example], cutoff: int) -> List[str]:

@@ -30,7 +30,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from ..conllu import read_conllu
-from ..graph_scores import FACTORS
+from ..graph.scores import FACTORS
 from .ud import gold_doc, input_doc, score_conllu, sentence_conllu
 
 PathLike = Union[str, Path]

@@ -6,7 +6,8 @@ import numpy as np
 from thinc.api import Model
 from thinc.types import Floats2d
 
-Span = Tuple[int, int]
+from ..names import Span
+
 InT = Tuple[List[Floats2d], List[List[Span]]]
 
 

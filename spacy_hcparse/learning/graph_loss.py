@@ -14,8 +14,8 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 import numpy as np
 from spacy.util import registry
 
-from ..decoding import HillClimb
-from ..graph_scores import GraphScores
+from ..graph.decoding import HillClimb
+from ..graph.scores import GraphScores
 from .hinge import structured_hinge
 from .losses import binary_xent, head_xent, label_xent
 

@@ -6,7 +6,7 @@ grandparent scores on the triples the candidates allow, label scores (on the arc
 in training, on demand at prediction); for ``.v4`` and later also sentence-start and tag logits), and one
 backprop that takes a ``GraphScores`` of gradients. Data flow inside: Docs -> tok2vec (whole
 docs) -> [sentence starts -> spans of docs to segment] -> span blocks (row 0 the root) -> arc
-scores -> pruning (``pruning.py``) -> higher-order and label scores on the kept structures.
+scores -> pruning (``graph.pruning``) -> higher-order and label scores on the kept structures.
 """
 from typing import Callable, List, Optional, Sequence, Tuple
 
@@ -16,7 +16,7 @@ from spacy.util import registry
 from thinc.api import Linear, Model, with_array, with_padded
 from thinc.types import Floats2d
 
-from ..graph_scores import GraphInput, GraphScores, candidate_arcs, triples_of
+from ..graph.scores import GraphInput, GraphScores, candidate_arcs, triples_of
 from ..layers.biaffine_arc import biaffine_arc
 from ..layers import biaffine_label as low_rank_labels, full_label as full_rank_labels
 from ..layers.biaffine_label import biaffine_label
@@ -26,7 +26,7 @@ from ..layers.lstm import lstm
 from ..layers.sentence_encoder import sentence_encoder, token_rows
 from ..layers.sentence_starts import sentence_starts
 from ..layers.trilinear import trilinear
-from ..pruning import candidate_heads, grandparent_triples, sibling_triples
+from ..graph.pruning import candidate_heads, grandparent_triples, sibling_triples
 from ..segment import index_groups, segment_docs
 
 # Label arcs and factor triples scored in one call at prediction: bounds the scorers'

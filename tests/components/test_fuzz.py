@@ -8,7 +8,7 @@ import spacy
 from hypothesis import HealthCheck, given, settings, strategies as st
 from spacy.tokens import Doc
 
-from spacy_hcparse.decoding import make_hill_climb
+from spacy_hcparse.graph.decoding import make_hill_climb
 from tests.components import test_graph_parser, test_transition_parser
 from tests.components.odd_docs import assert_parsed
 

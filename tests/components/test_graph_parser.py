@@ -6,7 +6,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from spacy_hcparse.decoders import tree_problem
-from spacy_hcparse.decoding import make_certified, make_dual, make_eisner, make_hill_climb, make_mst
+from spacy_hcparse.graph.decoding import make_certified, make_dual, make_eisner, make_hill_climb, make_mst
 from tests.decoders.brute import is_projective
 from tests.treebank import SENTENCES, make_doc_with_sentences, make_examples
 

@@ -7,7 +7,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from spacy_hcparse.decoding import make_dual, make_hill_climb
+from spacy_hcparse.graph.decoding import make_dual, make_hill_climb
 from tests.components import test_graph_parser, test_transition_parser
 from tests.components.odd_docs import (
     assert_parsed, odd_docs, parse_of, same_boundaries, words_without_boundaries,

@@ -6,7 +6,7 @@ import spacy
 from spacy.tokens import Doc
 from thinc.api import Model, NumpyOps, Ops, fix_random_seed
 
-from spacy_hcparse.graph_scores import GraphInput
+from spacy_hcparse.graph.scores import GraphInput
 from spacy_hcparse.models.graph_parser import (
     build_graph_parser_model, build_graph_parser_model_v4, build_graph_parser_model_v5, build_graph_parser_model_v6,
     build_graph_parser_model_v7, resize_labels,

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from spacy_hcparse import pruning
+from spacy_hcparse.graph import pruning
 
 
 def ref_sibling_triples(mask):

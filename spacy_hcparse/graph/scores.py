@@ -35,9 +35,9 @@ from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Sequen
 
 import numpy as np
 
+from ..names import Span
 from .pruning import grandparent_triples, sibling_triples
 
-Span = Tuple[int, int]
 FACTORS: FrozenSet[str] = frozenset({"sib", "grand"})
 # Score of the arcs pruning dropped: absent, in the decoders' convention.
 PRUNED = -np.inf

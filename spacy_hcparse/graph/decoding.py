@@ -19,8 +19,8 @@ from typing import FrozenSet, NamedTuple, Optional
 import numpy as np
 from spacy.util import registry
 
-from .decoders import decode_certified, decode_dual, decode_eisner, decode_hill_climb, decode_mst, tree_score
-from .decoders.scoring import arc_part
+from ..decoders import decode_certified, decode_dual, decode_eisner, decode_hill_climb, decode_mst, tree_score
+from ..decoders.scoring import arc_part
 
 NO_FACTORS: FrozenSet[str] = frozenset()
 SIBLINGS: FrozenSet[str] = frozenset({"sib"})

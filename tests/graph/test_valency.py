@@ -1,5 +1,5 @@
 """valency.label_classes: labels no training head has twice, and one class of subjects."""
-from spacy_hcparse.valency import label_classes
+from spacy_hcparse.graph.valency import label_classes
 
 
 def tree(*children):
