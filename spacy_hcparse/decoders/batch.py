@@ -1,0 +1,337 @@
+"""Batched host work: a decoder over every span of a batch in one compiled call.
+
+The per-span functions (``decode_eisner`` with ``tree_score``, ``constrained_labels`` or the
+argmax, ``tree_probabilities``, first-order head margins) run here over all the spans of a batch
+at once, with results identical to theirs: each span goes through the same compiled kernels, so
+what goes away is the Python loop around them (its checks, copies and calls, a third of parse time
+on EWT). With ``threads > 1`` the spans are spread over numba's threads (``prange``, one span at a
+time per thread); ``threads=1`` runs a serial loop.
+
+Layout (B spans; span ``i`` has ``n_i`` words and ``size_i = n_i + 1`` rows, index 0 the root):
+
+- ``sizes`` (B,) int64: the ``size_i``;
+- square arrays (arc scores ``arc[h, m]``) end to end, each row-major, in one flat float64 array:
+  span ``i``'s block starts at ``sum(size_j ** 2 for j < i)`` (``pack`` builds it);
+- ``heads`` (sum size_i,) int64 end to end, ``heads[0] == -1`` in each span's block: span ``i``
+  starts at ``sum(size_j for j < i)``;
+- per-word arrays (label scores (N, L), labels, head probabilities, margins) end to end: word ``m``
+  (1-based) of span ``i`` at row ``sum(n_j for j < i) + m - 1``;
+- sibling factors, per span ``sib_counts[i]`` triples ``(h, s, m)`` (``s == h`` for the closest
+  modifier) in ``sib_triples`` (T, 3) with their scores in ``sib_values`` (T,), end to end in span
+  order; ``sib_counts[i] == -1``: span ``i`` has no sibling factors (first-order decoding; a span
+  with a cube of zeros is decoded by the second-order kernel, which breaks ties its own way).
+
+Probabilities and margins: ``batch_marginals.py``.
+"""
+from contextlib import contextmanager
+from typing import List, NamedTuple, Optional, Sequence
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from ._checks import MAX_WORDS, _tree_problem_code
+from .absent import _any_absent, _fill_absent, _flat_range, usable_mask
+from .eisner import eisner2_kernel, eisner_kernel
+from .labels import _constrained
+from .scoring import arc_part, sib_part
+
+
+class Layout(NamedTuple):
+    """Where each span's blocks start: ``squares`` (B,) in the flat square arrays, ``rows`` (B,)
+    in ``heads``, ``words`` (B,) in the per-word arrays, ``triples`` (B,) in the sibling triples."""
+
+    squares: np.ndarray
+    rows: np.ndarray
+    words: np.ndarray
+    triples: np.ndarray
+
+
+def pack(arrays: Sequence[np.ndarray]) -> tuple:
+    """``(flat, sizes)``: square (size_i, size_i) arrays laid end to end as float64, and their
+    sizes (int64 (B,))."""
+    sizes = np.array([len(a) for a in arrays], dtype=np.int64)
+    if not len(arrays):
+        return np.zeros(0), sizes
+    return np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays]), sizes
+
+
+def split_rows(flat: np.ndarray, sizes: np.ndarray) -> List[np.ndarray]:
+    """Per span its block of an array laid out like ``heads`` (views)."""
+    return np.split(flat, np.cumsum(sizes)[:-1]) if len(sizes) else []
+
+
+def split_words(flat: np.ndarray, sizes: np.ndarray) -> List[np.ndarray]:
+    """Per span its rows of a per-word array (views)."""
+    return np.split(flat, np.cumsum(np.asarray(sizes) - 1)[:-1]) if len(sizes) else []
+
+
+def layout(sizes: np.ndarray, sib_counts: Optional[np.ndarray] = None) -> Layout:
+    """The offsets of every span's blocks (see the module docstring)."""
+    start = lambda counts: np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)  # noqa: E731
+    triples = np.zeros(len(sizes), np.int64) if sib_counts is None else start(np.maximum(sib_counts, 0))
+    return Layout(start(sizes * sizes), start(sizes), start(sizes - 1), triples)
+
+
+def decode_eisner_batch(arcs, sizes, sib_counts=None, sib_triples=None, sib_values=None, *, threads: int = 1):
+    """``(heads, scores)``: per span the heads of ``decode_eisner(arc, sib)`` (int64, laid out as
+    the module docstring says) and the tree's ``tree_score(heads, arc, sib)`` (float64 (B,)).
+
+    ``arcs``: the spans' arc scores ``arc[h, m]`` (``-inf``: an absent arc, used only where no
+    projective tree avoids it); ``sib_counts``/``sib_triples``/``sib_values``: the spans' sibling
+    factors (None: none anywhere), the dense cube of span ``i`` being zero except at its triples.
+    Raises ``ValueError`` on bad input, naming the span.
+    """
+    sizes, arcs, where = _checked_squares(arcs, sizes, "arcs")
+    counts, triples, values = _checked_siblings(sizes, sib_counts, sib_triples, sib_values)
+    where = layout(sizes, counts)
+    heads = np.full(int(sizes.sum()), -1, dtype=np.int64)
+    scores = np.zeros(len(sizes))
+    with _threads(threads) as parallel:
+        kernel = _eisner_parallel if parallel else _eisner_serial
+        kernel(arcs, sizes, where.squares, where.rows, counts, triples, values, where.triples, heads, scores)
+    return heads, scores
+
+
+def labels_batch(heads, sizes, scores, label_class=None, root: int = -1, *, threads: int = 1) -> np.ndarray:
+    """Label id per word (int64 (N,)) of each span's tree: ``constrained_labels(heads, scores,
+    label_class)`` per span (at most one child per head from each class), or each word's best
+    label without ``label_class`` (or with no class in it).
+
+    ``scores`` (N, L): per word its label scores (``-inf``: ruled out). ``root`` >= 0: that label
+    is the root's child's, and only its (the rule of ``hc_parser``'s ``ROOT`` label). Raises
+    ``ValueError`` on bad input.
+    """
+    sizes = _checked_sizes(sizes)
+    heads = _checked_heads(heads, sizes, trees=False)
+    n_words = int((sizes - 1).sum())
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    if scores.ndim != 2 or scores.shape[0] != n_words or (n_words and scores.shape[1] < 1):
+        raise ValueError(f"scores must have shape ({n_words}, L) with L >= 1, got {scores.shape}")
+    if np.isnan(scores).any() or (scores == np.inf).any():
+        raise ValueError("scores must be finite or -inf (NaN or +inf found)")
+    n_labels = scores.shape[1]
+    label_class = np.full(n_labels, -1, np.int64) if label_class is None \
+        else np.ascontiguousarray(label_class, dtype=np.int64)
+    if label_class.shape != (n_labels,) or (n_labels and label_class.min() < -1):
+        raise ValueError(f"label_class must have shape ({n_labels},) with entries >= -1, got {label_class.shape}")
+    if not -1 <= root < max(n_labels, 1):
+        raise ValueError(f"root must be -1 or a label id below {n_labels}, got {root}")
+    n_classes = int(label_class.max()) + 1 if n_labels else 0
+    where = layout(sizes)
+    out = np.zeros(n_words, dtype=np.int64)
+    with _threads(threads) as parallel:
+        kernel = _labels_parallel if parallel else _labels_serial
+        kernel(heads, sizes, where.rows, where.words, scores, label_class, n_classes, int(root), out)
+    return out
+
+
+# ----- checks ----------------------------------------------------------------------------------
+def _checked_sizes(sizes) -> np.ndarray:
+    try:
+        sizes = np.ascontiguousarray(sizes, dtype=np.int64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"sizes must be an integer array: {err}") from None
+    if sizes.ndim != 1:
+        raise ValueError(f"sizes must be a (B,) array, got shape {sizes.shape}")
+    if len(sizes) and sizes.min() < 1:
+        raise ValueError(f"every size (n + 1) must be at least 1, got {sizes.min()} at span {int(sizes.argmin())}")
+    if len(sizes) and sizes.max() - 1 > MAX_WORDS:
+        raise ValueError(f"span {int(sizes.argmax())} of {sizes.max() - 1} words exceeds MAX_WORDS={MAX_WORDS}")
+    return sizes
+
+
+def _checked_squares(squares, sizes, name: str):
+    """``(sizes, squares, layout)`` as int64 / C-contiguous float64, or ``ValueError``: the flat
+    length must match the sizes, and the cells a tree can use (off the diagonal, columns
+    ``1..n``) must be finite or ``-inf``."""
+    sizes = _checked_sizes(sizes)
+    try:
+        squares = np.ascontiguousarray(squares, dtype=np.float64).ravel()
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be a numeric array: {err}") from None
+    expected = int((sizes * sizes).sum())
+    if squares.shape != (expected,):
+        raise ValueError(f"{name} must hold sum(size ** 2) = {expected} values end to end, got {squares.shape}")
+    where = layout(sizes)
+    bad = _first_bad_square(squares, sizes, where.squares)
+    if bad >= 0:
+        raise ValueError(f"{name} of span {bad} contain NaN or +inf where a tree can use them")
+    return sizes, squares, where
+
+
+def _checked_heads(heads, sizes: np.ndarray, trees: bool) -> np.ndarray:
+    """``heads`` as int64 laid out by ``sizes``; each span's block must have ``heads[0] == -1``
+    and heads in ``0..n`` (``trees``: and be a single-root tree), or ``ValueError``."""
+    try:
+        heads = np.ascontiguousarray(heads, dtype=np.int64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"heads must be an integer array: {err}") from None
+    if heads.shape != (int(sizes.sum()),):
+        raise ValueError(f"heads must hold sum(sizes) = {int(sizes.sum())} entries, got {heads.shape}")
+    span, code = _first_bad_heads(heads, sizes, layout(sizes).rows, trees)
+    if span >= 0:
+        what = "a single-root tree" if trees else "a heads array (heads[0] == -1, heads in 0..n)"
+        raise ValueError(f"heads of span {span} is not {what} (problem code {code})")
+    return heads
+
+
+def _checked_siblings(sizes: np.ndarray, counts, triples, values):
+    """Sibling factors as int64 counts (B,), int64 triples (T, 3), float64 values (T,); every
+    span ``-1`` (no factors) when ``counts`` is None."""
+    if counts is None:
+        return np.full(len(sizes), -1, np.int64), np.zeros((0, 3), np.int64), np.zeros(0)
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    triples = np.ascontiguousarray(np.asarray(triples).reshape(-1, 3), dtype=np.int64)
+    values = np.ascontiguousarray(values, dtype=np.float64).ravel()
+    if counts.shape != sizes.shape or (len(counts) and counts.min() < -1):
+        raise ValueError(f"sib_counts must have shape {sizes.shape} with entries >= -1, got {counts.shape}")
+    total = int(np.maximum(counts, 0).sum())
+    if triples.shape != (total, 3) or values.shape != (total,):
+        raise ValueError(f"sib_triples (T, 3) and sib_values (T,) must hold T = {total} factors, got "
+                         f"{triples.shape} and {values.shape}")
+    if not np.isfinite(values).all():
+        raise ValueError("sib_values contain NaN or inf")
+    bound = np.repeat(sizes, np.maximum(counts, 0))
+    if total and (triples.min() < 0 or (triples >= bound[:, None]).any()):
+        raise ValueError("sib_triples hold an index outside its span")
+    return counts, triples, values
+
+
+@njit(cache=True)
+def _first_bad_square(squares, sizes, starts):
+    for i in range(sizes.shape[0]):
+        size = sizes[i]
+        block = squares[starts[i]: starts[i] + size * size]
+        for h in range(size):
+            for m in range(1, size):
+                value = block[h * size + m]
+                if m != h and not np.isfinite(value) and value != -np.inf:
+                    return i
+    return -1
+
+
+@njit(cache=True)
+def _first_bad_heads(heads, sizes, starts, trees):
+    for i in range(sizes.shape[0]):
+        block = heads[starts[i]: starts[i] + sizes[i]]
+        if trees:
+            code, _ = _tree_problem_code(block)
+            if code != 0:
+                return i, code
+            continue
+        if block[0] != -1:
+            return i, 1
+        for m in range(1, block.shape[0]):
+            if block[m] < 0 or block[m] >= block.shape[0]:
+                return i, 2
+    return -1, 0
+
+
+# ----- threads ---------------------------------------------------------------------------------
+@contextmanager
+def _threads(threads: int):
+    """Yields whether to run the parallel kernel: with ``threads`` > 1 (capped at numba's
+    ``NUMBA_NUM_THREADS``), numba's thread count set to it for the call, one span per task."""
+    count = min(int(threads), numba.config.NUMBA_NUM_THREADS)
+    if count <= 1:
+        yield False
+        return
+    previous, chunk = numba.get_num_threads(), numba.get_parallel_chunksize()
+    numba.set_num_threads(count)
+    numba.set_parallel_chunksize(1)
+    try:
+        yield True
+    finally:
+        numba.set_parallel_chunksize(chunk)
+        numba.set_num_threads(previous)
+
+
+# ----- Eisner ----------------------------------------------------------------------------------
+@njit(cache=True)
+def _eisner_span(i, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores):
+    """Span ``i``: ``decode_eisner``'s steps (absent arcs floored as ``absent.with_floor``
+    does, the first- or second-order kernel) and ``tree_score`` of the tree."""
+    size = sizes[i]
+    arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
+    use_sib = counts[i] >= 0
+    cube = np.zeros((size, size, size) if use_sib else (1, 1, 1))
+    if use_sib:
+        for k in range(first[i], first[i] + counts[i]):
+            cube[triples[k, 0], triples[k, 1], triples[k, 2]] = values[k]
+    finite = _floored(arc, cube, use_sib)
+    tree = eisner2_kernel(finite, cube) if use_sib else eisner_kernel(finite)
+    heads[rows[i]: rows[i] + size] = tree
+    total = arc_part(tree, arc)
+    if use_sib:
+        total += sib_part(tree, cube)
+    scores[i] = total
+
+
+@njit(cache=True)
+def _floored(arc, cube, use_sib):
+    """``absent.with_floor(arc, cube).arc``: absent arcs at ``absent_floor``'s finite score."""
+    mask = usable_mask(arc)
+    if not _any_absent(arc, mask):
+        return arc
+    size = arc.shape[0]
+    lo, hi = np.inf, -np.inf
+    for h in range(size):
+        for m in range(size):
+            if mask[h, m]:
+                lo = min(lo, arc[h, m])
+                hi = max(hi, arc[h, m])
+    if lo > hi:  # no usable arc at all
+        floor = -1.0
+    else:
+        n = size - 1
+        spread = n * (hi - lo)
+        if use_sib and cube.size:
+            low, high = _flat_range(cube.ravel())
+            spread += n * (high - low)
+        floor = lo - 2.0 * spread - 1.0
+    out = arc.copy()
+    _fill_absent(out, mask, floor)
+    return out
+
+
+@njit(cache=True)
+def _eisner_serial(arcs, sizes, squares, rows, counts, triples, values, first, heads, scores):
+    for i in range(sizes.shape[0]):
+        _eisner_span(i, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores)
+
+
+@njit(cache=True, parallel=True)
+def _eisner_parallel(arcs, sizes, squares, rows, counts, triples, values, first, heads, scores):
+    for i in prange(sizes.shape[0]):
+        _eisner_span(i, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores)
+
+
+# ----- labels ----------------------------------------------------------------------------------
+@njit(cache=True)
+def _labels_span(i, heads, sizes, rows, words, scores, label_class, n_classes, root, out):
+    """Span ``i``: the ``ROOT`` rule (``root`` >= 0), then ``labels._constrained`` (the argmax
+    without classes)."""
+    n = sizes[i] - 1
+    tree = heads[rows[i]: rows[i] + n + 1]
+    block = scores[words[i]: words[i] + n].copy()
+    if root >= 0:
+        for j in range(n):
+            if tree[j + 1] == 0:
+                block[j, :] = -np.inf
+                block[j, root] = 0.0
+            else:
+                block[j, root] = -np.inf
+    out[words[i]: words[i] + n] = _constrained(tree, block, label_class, n_classes)
+
+
+@njit(cache=True)
+def _labels_serial(heads, sizes, rows, words, scores, label_class, n_classes, root, out):
+    for i in range(sizes.shape[0]):
+        _labels_span(i, heads, sizes, rows, words, scores, label_class, n_classes, root, out)
+
+
+@njit(cache=True, parallel=True)
+def _labels_parallel(heads, sizes, rows, words, scores, label_class, n_classes, root, out):
+    for i in prange(sizes.shape[0]):
+        _labels_span(i, heads, sizes, rows, words, scores, label_class, n_classes, root, out)

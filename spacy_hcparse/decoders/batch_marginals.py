@@ -1,0 +1,181 @@
+"""Batched head probabilities and margins: every span of a batch in one compiled call.
+
+Layout, threads and checks as in ``batch.py`` (square arc scores end to end, ``heads`` end to end
+with ``heads[0] == -1`` per span, per-word outputs end to end). Results are identical to the
+per-span functions: ``marginals.tree_probabilities`` (the same kernels; the tree's score summed in
+numpy's pairwise order) and the first-order margin of each word's head (``hc_parser``'s
+``hc_head_margin``).
+"""
+import numpy as np
+from numba import njit, prange
+
+from .absent import has_single_root_tree, usable_mask
+from .batch import _checked_heads, _checked_squares, _threads
+from .marginals import _inside, _is_projective, _matrix_tree
+
+
+def tree_probabilities_batch(heads, sizes, arcs, projective: bool = False, *, threads: int = 1):
+    """``(probs, log_probs)``: per word ``P(heads[m] -> m)`` (float64 (N,)) and per span
+    ``log P(heads)`` (float64 (B,)) under the first-order single-root tree distribution of its
+    ``arc`` (``-inf``: absent arc), as ``tree_probabilities(heads, arc, projective)`` gives them
+    span by span. Raises ``ValueError`` on bad input, or naming the first span where no
+    single-root tree avoids the absent arcs."""
+    sizes, arcs, where = _checked_squares(arcs, sizes, "arcs")
+    heads = _checked_heads(heads, sizes, trees=True)
+    probs = np.zeros(int((sizes - 1).sum()))
+    log_probs = np.zeros(len(sizes))
+    failed = np.zeros(len(sizes), dtype=np.bool_)
+    with _threads(threads) as parallel:
+        kernel = _probabilities_parallel if parallel else _probabilities_serial
+        kernel(heads, sizes, arcs, where.squares, where.rows, where.words, bool(projective), probs, log_probs, failed)
+    if failed.any():
+        raise ValueError(f"span {int(np.argmax(failed))}: no single-root tree avoids the absent (-inf) arcs")
+    return probs, log_probs
+
+
+def head_margins_batch(heads, sizes, arcs, *, threads: int = 1) -> np.ndarray:
+    """Per word (float64 (N,)) the first-order score gap between its head in ``heads`` and its
+    best other head (not itself), ``arc[heads[m], m] - max(arc[h, m] for h not in {m,
+    heads[m]})``; 0 where no other head has a finite score."""
+    sizes, arcs, where = _checked_squares(arcs, sizes, "arcs")
+    heads = _checked_heads(heads, sizes, trees=False)
+    out = np.zeros(int((sizes - 1).sum()))
+    with _threads(threads) as parallel:
+        kernel = _margins_parallel if parallel else _margins_serial
+        kernel(heads, sizes, arcs, where.squares, where.rows, where.words, out)
+    return out
+
+
+# ----- probabilities ---------------------------------------------------------------------------
+@njit(cache=True)
+def _probabilities_span(i, heads, sizes, arcs, squares, rows, words, projective, probs, log_probs, failed):
+    """Span ``i``: ``tree_probabilities``'s steps (``_checked``, ``_partition``, ``_tree_score``)."""
+    size = sizes[i]
+    n = size - 1
+    arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
+    tree = heads[rows[i]: rows[i] + size]
+    mask = usable_mask(arc)
+    clean = np.full((size, size), -np.inf)
+    for h in range(size):
+        for m in range(size):
+            if mask[h, m]:
+                clean[h, m] = arc[h, m]
+    if n == 0:
+        log_probs[i] = 0.0
+        return
+    if projective:
+        log_z, marg = _inside(clean)
+    elif has_single_root_tree(mask):
+        log_z, marg = _matrix_tree(clean, mask)
+    else:
+        failed[i] = True
+        return
+    if not np.isfinite(log_z):
+        failed[i] = True
+        return
+    picked = np.empty(n)
+    allowed = True
+    for m in range(1, size):
+        probs[words[i] + m - 1] = marg[tree[m], m]
+        picked[m - 1] = clean[tree[m], m]
+        allowed = allowed and mask[tree[m], m]
+    if not allowed or (projective and not _is_projective(tree)):
+        log_probs[i] = -np.inf
+    else:
+        log_probs[i] = (0.0 + _pairwise_sum(picked, n)) - log_z
+
+
+@njit(cache=True)
+def _pairwise_sum(a, n):
+    """``a[:n].sum()`` as numpy sums float64 (pairwise: halves, rounded to 8, down to blocks of at
+    most 128 summed by 8 accumulators), so that the tree's log probability is the per-span
+    function's to the last bit. Without recursion: numba's cache reloads recursive functions
+    badly (a segfault)."""
+    if n <= 128:
+        return _block_sum(a, 0, n)
+    lo_of = np.empty(64, np.int64)  # the halves still to sum, depth first (at most ~2 log2 n)
+    n_of = np.empty(64, np.int64)
+    step = np.empty(64, np.int64)  # 0: left half next, 1: right half next, 2: both summed
+    sums = np.empty(64)
+    lo_of[0], n_of[0], step[0] = 0, n, 0
+    top, done = 1, 0
+    while top > 0:
+        lo, size = lo_of[top - 1], n_of[top - 1]
+        half = size // 2
+        half -= half % 8
+        if size <= 128:
+            sums[done] = _block_sum(a, lo, size)
+            done += 1
+            top -= 1
+        elif step[top - 1] == 0:
+            step[top - 1] = 1
+            lo_of[top], n_of[top], step[top] = lo, half, 0
+            top += 1
+        elif step[top - 1] == 1:
+            step[top - 1] = 2
+            lo_of[top], n_of[top], step[top] = lo + half, size - half, 0
+            top += 1
+        else:
+            sums[done - 2] = sums[done - 2] + sums[done - 1]
+            done -= 1
+            top -= 1
+    return sums[0]
+
+
+@njit(cache=True)
+def _block_sum(a, lo, n):
+    """numpy's pairwise sum of ``a[lo:lo + n]``, ``n <= 128``."""
+    if n < 8:
+        total = -0.0
+        for k in range(lo, lo + n):
+            total += a[k]
+        return total
+    acc = a[lo: lo + 8].copy()
+    k = 8
+    while k < n - (n % 8):
+        for j in range(8):
+            acc[j] += a[lo + k + j]
+        k += 8
+    total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+    while k < n:
+        total += a[lo + k]
+        k += 1
+    return total
+
+
+@njit(cache=True)
+def _probabilities_serial(heads, sizes, arcs, squares, rows, words, projective, probs, log_probs, failed):
+    for i in range(sizes.shape[0]):
+        _probabilities_span(i, heads, sizes, arcs, squares, rows, words, projective, probs, log_probs, failed)
+
+
+@njit(cache=True, parallel=True)
+def _probabilities_parallel(heads, sizes, arcs, squares, rows, words, projective, probs, log_probs, failed):
+    for i in prange(sizes.shape[0]):
+        _probabilities_span(i, heads, sizes, arcs, squares, rows, words, projective, probs, log_probs, failed)
+
+
+# ----- margins ---------------------------------------------------------------------------------
+@njit(cache=True)
+def _margins_span(i, heads, sizes, arcs, squares, rows, words, out):
+    size = sizes[i]
+    arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
+    for m in range(1, size):
+        head = heads[rows[i] + m]
+        best = -np.inf
+        for h in range(size):
+            if h != m and h != head and arc[h, m] > best:
+                best = arc[h, m]
+        out[words[i] + m - 1] = arc[head, m] - best if np.isfinite(best) else 0.0
+
+
+@njit(cache=True)
+def _margins_serial(heads, sizes, arcs, squares, rows, words, out):
+    for i in range(sizes.shape[0]):
+        _margins_span(i, heads, sizes, arcs, squares, rows, words, out)
+
+
+@njit(cache=True, parallel=True)
+def _margins_parallel(heads, sizes, arcs, squares, rows, words, out):
+    for i in prange(sizes.shape[0]):
+        _margins_span(i, heads, sizes, arcs, squares, rows, words, out)
