@@ -1,52 +1,78 @@
 """Command line: ``python -m spacy_hcparse parse|evaluate``.
 
-    python -m spacy_hcparse parse MODEL INPUT [--format conllu|json] [--output FILE]
+    python -m spacy_hcparse parse MODEL INPUT [--format conllu|json] [--output FILE] [--keep-columns]
     python -m spacy_hcparse parse MODEL INPUTS... --output-dir DIR [--pattern GLOB] [--n-process N]
         [--overwrite] [--strict] [--scheduler ADDRESS]
-    python -m spacy_hcparse evaluate GOLD SYSTEM [--json FILE]
+    python -m spacy_hcparse evaluate GOLD SYSTEM [--json FILE] [--per-label]
 
 ``parse`` reads plain text (one sentence or paragraph per line; the pipeline tokenizes and the
-parser splits) or CoNLL-U (gold words and sentences are kept: one Doc per sentence with its start
-preset, the input's other columns copied through) and writes CoNLL-U or JSON. One input goes to
-stdout or ``--output``; with ``--output-dir``, files and directories (searched recursively for
-``--pattern``) are parsed to one output file each at the mirrored path, resumably and in parallel
-(see ``spacy_hcparse.corpus`` and docs/corpus.md). ``evaluate`` prints the CoNLL 2018 shared task
-scores (``spacy_hcparse.evaluation.conll18``: any tokenization, character alignment) and, when both
-files hold the same words, the UD-style details of ``spacy_hcparse.evaluation.ud``.
+parser splits) or CoNLL-U (its words and sentences are kept: one Doc per sentence with its start
+preset; comments, MISC and multiword-token lines are copied through) and writes CoNLL-U or JSON
+with the pipeline's heads, labels and tags (UPOS, XPOS; LEMMA and FEATS when a component sets
+them). ``--keep-columns`` copies LEMMA, UPOS, XPOS and FEATS from CoNLL-U input instead: without
+it, a gold file's tags never reach the output, so ``evaluate`` scores the pipeline's own. One input
+goes to stdout or ``--output``; with ``--output-dir``, files and directories (searched recursively
+for ``--pattern``) are parsed to one output file each at the mirrored path, resumably and in
+parallel (see ``spacy_hcparse.corpus`` and docs/corpus.md). ``evaluate`` prints the CoNLL 2018
+shared task scores (``spacy_hcparse.evaluation.conll18``: any tokenization, character alignment)
+and, when both files hold the same words, the UD-style details of ``spacy_hcparse.evaluation.ud``.
+
+Messages go to stderr, each starting ``error:``, ``warning:`` or ``done:``; progress bars too (when
+stderr is a terminal, unless ``--quiet``). The output of ``parse`` without ``--output`` and the
+tables of ``evaluate`` go to stdout.
 
 Exit status of ``parse``: 0 done; 1 an error (bad arguments, model, input, or a failing file with
-``--strict``); 3 done, but some files failed (listed in the summary).
+``--strict``); 3 done, but some files failed (each named in an ``error:`` line).
 """
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import List, Optional
 
 from .conllu import ConlluError, iter_lines
-from .corpus import ParseOptions, atomic_output, parse_corpus, parse_stream, plan_files
+from .corpus import ParseOptions, Progress, Summary, atomic_output, parse_corpus, parse_stream, plan_files
 from .evaluation import score_conllu
 
 EXIT_SOME_FAILED = 3
+DESCRIPTION = "Parse text or CoNLL-U with a trained spaCy pipeline, and score CoNLL-U output against gold."
+PARSE_DESCRIPTION = """Parse text (one sentence or paragraph a line) or CoNLL-U (its words and sentences kept) with
+a trained pipeline and write CoNLL-U or JSON with the pipeline's heads, labels and tags.
+
+examples:
+  python -m spacy_hcparse parse MODEL input.txt --output parsed.conllu
+  python -m spacy_hcparse parse MODEL gold.conllu --output parsed.conllu
+  python -m spacy_hcparse parse MODEL corpus/ --output-dir parsed/ --pattern '*.txt' --n-process 2"""
+EVALUATE_DESCRIPTION = """CoNLL 2018 shared task scores of a system CoNLL-U file against a gold one (any tokenization);
+when both hold the same words, also UD-style scores (punctuation counted, label subtypes dropped)."""
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m spacy_hcparse", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("parse", help="parse text or CoNLL-U with a trained pipeline")
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m spacy_hcparse``."""
+    parser = argparse.ArgumentParser(prog="python -m spacy_hcparse", description=DESCRIPTION)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{parse,evaluate}")
+    raw = argparse.RawDescriptionHelpFormatter
+    p = sub.add_parser("parse", help="parse text or CoNLL-U with a trained pipeline",
+                       description=PARSE_DESCRIPTION, formatter_class=raw)
     p.add_argument("model", help="pipeline directory or installed package name")
     p.add_argument("inputs", type=Path, nargs="+", metavar="INPUT",
-                   help="text file (one sentence/paragraph a line) or CoNLL-U; '-' for stdin; "
+                   help="text file (one sentence or paragraph a line) or CoNLL-U file; '-' for stdin; "
                         "with --output-dir also several files and directories")
-    p.add_argument("--format", choices=("conllu", "json"), default="conllu", help="output format")
-    p.add_argument("--input-format", choices=("auto", "text", "conllu"), default="auto")
+    p.add_argument("--format", choices=("conllu", "json"), default="conllu", help="output format (default: conllu)")
+    p.add_argument("--input-format", choices=("auto", "text", "conllu"), default="auto",
+                   help="input format (default: auto, CoNLL-U for a .conllu/.conll/.conllx file or "
+                        "lines of 10 tab-separated columns, else text)")
+    p.add_argument("--keep-columns", action="store_true",
+                   help="copy LEMMA, UPOS, XPOS and FEATS from CoNLL-U input instead of writing the "
+                        "pipeline's (default: the pipeline's, '_' where it sets none)")
     p.add_argument("--output", type=Path, default=None, help="output file of one input (default: stdout)")
     p.add_argument("--output-dir", type=Path, default=None,
                    help="one output file per input file, at its path relative to the input directory")
     p.add_argument("--pattern", action="append", default=None,
                    help="glob of the files to parse in input directories, repeatable (default: '*')")
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--n-process", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--batch-size", type=int, default=64, help="docs per nlp.pipe batch (default: 64)")
+    p.add_argument("--n-process", type=int, default=1, help="worker processes (default: 1)")
     p.add_argument("--parallel", choices=("auto", "files", "docs"), default="auto",
                    help="with --n-process > 1: a pool of processes over files; nlp.pipe(n_process) within "
                         "each file (costly: every Doc comes back as bytes); auto: files when there are "
@@ -56,24 +82,34 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run on a Dask cluster (tcp://HOST:8786, or 'local' for a local cluster of "
                         "--n-process workers); needs the 'distributed' extra")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
-    e = sub.add_parser("evaluate", help="CoNLL 2018 scores of a system CoNLL-U file against gold (any tokenization)")
-    e.add_argument("gold", type=Path)
-    e.add_argument("system", type=Path)
-    e.add_argument("--json", type=Path, default=None, help="also write the metrics as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bars (messages still go to stderr)")
+    e = sub.add_parser("evaluate", help="score a system CoNLL-U file against gold (CoNLL 2018, UD-style)",
+                       description=EVALUATE_DESCRIPTION)
+    e.add_argument("gold", type=Path, help="gold CoNLL-U file")
+    e.add_argument("system", type=Path, help="system CoNLL-U file (e.g. the output of parse)")
+    e.add_argument("--json", type=Path, default=None, help="also write the metrics as JSON to this file")
     e.add_argument("--per-label", action="store_true", help="print the per-label table")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         if args.command == "parse":
             return _parse(args)
         return _evaluate(args)
     except (ConlluError, ValueError, OSError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        _say("error", str(err))
         return 1
 
 
+def _say(kind: str, message: str) -> None:
+    """One message on stderr, ``kind: message`` (kind: error, warning or done)."""
+    print(f"{kind}: {message}", file=sys.stderr, flush=True)
+
+
 def _parse(args) -> int:
-    options = ParseOptions(args.input_format, args.format, args.batch_size)
+    options = ParseOptions(args.input_format, args.format, args.batch_size, keep_columns=args.keep_columns)
     if args.n_process < 1:
         raise ValueError(f"--n-process must be >= 1, got {args.n_process}")
     if args.output_dir is None:
@@ -81,6 +117,9 @@ def _parse(args) -> int:
     if args.output is not None:
         raise ValueError("--output is for one input; with --output-dir each input gets its own file")
     tasks = plan_files(args.inputs, args.output_dir, args.pattern or ["*"], args.format)
+    if not tasks:
+        _say("warning", f"no files to parse in {', '.join(map(str, args.inputs))} "
+                        f"(patterns: {', '.join(args.pattern or ['*'])})")
     progress = False if args.quiet else None
     if args.scheduler:
         from .distributed import run_tasks_dask
@@ -93,14 +132,23 @@ def _parse(args) -> int:
         nlp = spacy.load(args.model)  # errors here are reported before any work starts
         summary = parse_corpus(args.model, tasks, options, n_process=args.n_process, parallel=args.parallel,
                                overwrite=args.overwrite, strict=args.strict, progress=progress, nlp=nlp)
-    print(summary.report())
+    if summary.parsed and not summary.words:
+        _say("warning", f"the {summary.parsed} parsed files hold no words to parse")
+    _say("done", _summary_line(summary))
     if summary.failed:
         return 1 if args.strict else EXIT_SOME_FAILED
     return 0
 
 
+def _summary_line(summary: Summary) -> str:
+    return (f"files: {summary.parsed} parsed, {summary.skipped} skipped (output already there), "
+            f"{len(summary.failed)} failed; {summary.words:,} words in {summary.seconds:.1f} s, "
+            f"{summary.words_per_sec:,.0f} words/sec ({summary.workers})")
+
+
 def _parse_one(args, options: ParseOptions) -> int:
-    """One input (a file or stdin) to stdout or ``--output`` (written atomically)."""
+    """One input (a file or stdin) to stdout or ``--output`` (written atomically); progress (words)
+    and a one-line summary on stderr."""
     if len(args.inputs) != 1 or args.inputs[0].is_dir():
         raise ValueError("several inputs or a directory: give --output-dir DIR")
     if args.scheduler:
@@ -111,12 +159,26 @@ def _parse_one(args, options: ParseOptions) -> int:
     source = args.inputs[0]
     name = "<stdin>" if str(source) == "-" else str(source)
     lines = iter_lines(source)
-    parallel = ParseOptions(options.input_format, options.output_format, options.batch_size, args.n_process)
-    if args.output is None:
-        parse_stream(nlp, lines, sys.stdout, name=name, options=parallel)
-    else:
-        with atomic_output(args.output) as out:
-            parse_stream(nlp, lines, out, name=name, options=parallel)
+    parallel = ParseOptions(options.input_format, options.output_format, options.batch_size, args.n_process,
+                            options.keep_columns)
+    bar = Progress(1, False if args.quiet else None)
+    start = time.perf_counter()
+    try:
+        if args.output is None:
+            words = parse_stream(nlp, lines, sys.stdout, name=name, options=parallel, on_words=bar.add_words)
+            sys.stdout.flush()
+        else:
+            with atomic_output(args.output) as out:
+                words = parse_stream(nlp, lines, out, name=name, options=parallel, on_words=bar.add_words)
+        bar.files.update(1)
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - start
+    if not words:
+        _say("warning", f"{name} holds no words to parse; the output is empty")
+    target = "<stdout>" if args.output is None else str(args.output)
+    rate = words / seconds if seconds > 0 else 0.0
+    _say("done", f"{name} -> {target}: {words:,} words in {seconds:.1f} s, {rate:,.0f} words/sec")
     return 0
 
 

@@ -1,18 +1,23 @@
 """CoNLL-U reading and writing with errors that name the file and line.
 
-Multiword-token lines (``1-2``) and empty nodes (``1.1``) are skipped on reading: the parsers work
-on syntactic words, as UD's evaluation aligns to (their ids are still checked: a range must start
-at the next word and end inside the sentence, an empty node must follow its word). Every other
+The parsers work on syntactic words, as UD's evaluation aligns to: multiword-token lines
+(``2-3``) are not words, but each sentence keeps them (``Sentence.multiword``, by first word id) so
+that a writer can put them back; empty nodes (``1.1``) are dropped. Their ids are still checked: a
+range must start at the next word and end inside the sentence, an empty node must follow its
+word. Every other
 malformed line raises ``ConlluError`` naming the file and line: not 10 tab-separated columns, a
 word id or head that is not an integer, ids out of sequence, a negative head or one beyond the
 sentence's last word, an empty FORM, bytes that are not UTF-8 (a byte order mark is allowed). A
 sentence whose heads are not one tree (cycle, no root, several roots) raises too, naming its
 first line and ``sent_id``, unless ``skip_invalid=True``, which skips it and records the message in
 ``skipped`` so a caller can report it; ``check_trees=False`` (system output) accepts it.
+
+``parsed_conllu`` writes one parsed sentence (a spaCy Doc or Span, read by duck typing: this module
+imports no spaCy) with the pipeline's own tags, and with the multiword-token lines of its source.
 """
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, List, Optional, TextIO, Tuple, Union
+from typing import Dict, Iterator, List, Optional, TextIO, Tuple, Union
 
 import numpy as np
 
@@ -39,11 +44,13 @@ class Word:
 
 @dataclass
 class Sentence:
-    """One sentence: its syntactic words (ids 1..n), comment lines and first line number."""
+    """One sentence: its syntactic words (ids 1..n), comment lines, first line number, and its
+    multiword-token lines (``2-3\tcan't\t...``, without the line break) by first word id."""
 
     words: List[Word]
     comments: List[str] = field(default_factory=list)
     line: int = 0
+    multiword: Dict[int, str] = field(default_factory=dict)
 
     @property
     def tokens(self) -> List[Word]:
@@ -122,6 +129,7 @@ def parse_conllu(
     comments: List[str] = []
     where: List[int] = []  # the line of each word, then of each multiword token's last word
     ranges: List[Tuple[int, int]] = []  # (last word id of a multiword token, its line)
+    multiword: Dict[int, str] = {}  # first word id -> the multiword token's line
     first = 0
     lineno = 0
     for lineno, raw in enumerate(lines, start=1):
@@ -132,8 +140,9 @@ def parse_conllu(
             if words or comments:
                 sentence = _finish(words, comments, first, name, lineno, where, ranges, **check)
                 if sentence is not None:
+                    sentence.multiword = multiword
                     yield sentence
-            words, comments, where, ranges, first = [], [], [], [], 0
+            words, comments, where, ranges, multiword, first = [], [], [], [], {}, 0
             continue
         if not first:
             first = lineno
@@ -142,6 +151,8 @@ def parse_conllu(
             continue
         word = _parse_word(line, name, lineno, len(words), ranges, words_only)
         if word is None:
+            if "-" in line.split("\t", 1)[0]:
+                multiword[len(words) + 1] = line
             continue
         if word.id != len(words) + 1:
             raise ConlluError(f"{name}:{lineno}: word id {word.id} out of sequence (expected {len(words) + 1})")
@@ -150,6 +161,7 @@ def parse_conllu(
     if words or comments:
         sentence = _finish(words, comments, first, name, lineno + 1, where, ranges, **check)
         if sentence is not None:
+            sentence.multiword = multiword
             yield sentence
 
 
@@ -160,7 +172,7 @@ def _parse_word(line: str, name: str, lineno: int, n_words: int, ranges: list, w
     ident = cols[0]
     if "-" in ident or "." in ident:
         _check_range_id(ident, name, lineno, n_words, ranges)
-        return None  # multiword token or empty node: documented skip
+        return None  # multiword token (kept by the caller) or empty node: not a word
     try:
         wid = int(ident)
     except ValueError:
@@ -228,3 +240,33 @@ def format_conllu(sentences: List[Tuple[List[str], List[int], List[str]]], comme
             out.append("\t".join([str(j), w, "_", "_", "_", "_", str(h), l, "_", "_"]))
         out.append("")
     return "\n".join(out) + "\n"
+
+
+def parsed_conllu(sent, source: Optional[Sentence] = None, *, keep_columns: bool = False) -> str:
+    """One CoNLL-U block (ending in a blank line) for ``sent``, a parsed spaCy Doc or Span read as
+    one sentence: heads 1-based within it, 0 for a token that heads itself (spaCy's root), label
+    ``ROOT`` written ``root``. LEMMA, UPOS, XPOS and FEATS are the pipeline's (``_`` where it set
+    none). With ``source``, the sentence it was parsed from (same words), its comments, MISC and
+    multiword-token lines are kept, and with ``keep_columns`` its LEMMA, UPOS, XPOS and FEATS too;
+    without one, MISC holds ``SpaceAfter=No`` where the text has no space."""
+    tokens = list(sent)
+    if source is not None and len(source.words) != len(tokens):
+        raise ValueError(f"sentence of {len(tokens)} tokens written against a source of {len(source.words)} words")
+    offset = tokens[0].i if tokens else 0
+    lines = list(source.comments) if source is not None else []
+    for i, token in enumerate(tokens, start=1):
+        head = 0 if token.head.i == token.i else token.head.i - offset + 1
+        label = token.dep_ or "dep"
+        label = "root" if label == "ROOT" else label
+        tags = [token.lemma_ or "_", token.pos_ or "_", token.tag_ or "_", str(token.morph) or "_"]
+        if source is None:
+            misc = "_" if token.whitespace_ or i == len(tokens) else "SpaceAfter=No"
+        else:
+            word = source.words[i - 1]
+            misc = word.misc
+            if keep_columns:
+                tags = [word.lemma, word.upos, word.xpos, word.feats]
+            if i in source.multiword:
+                lines.append(source.multiword[i])
+        lines.append("\t".join([str(i), token.text, *tags, str(head), label, "_", misc]))
+    return "\n".join(lines) + "\n\n"

@@ -18,8 +18,9 @@ in flight), whatever the size of the file or of the corpus; a pool of N processe
 N pipelines. The list of input paths is the only thing that grows with the corpus.
 
 Input formats as in ``python -m spacy_hcparse parse``: text, one paragraph a line (blank lines
-skipped; the pipeline tokenizes and splits sentences), or CoNLL-U (gold words and sentences kept,
-the other columns copied through). Format ``auto`` takes CoNLL-U for a ``.conllu``/``.conll``/
+skipped; the pipeline tokenizes and splits sentences), or CoNLL-U (gold words, sentences,
+comments, MISC and multiword-token lines kept; LEMMA, UPOS, XPOS and FEATS are the pipeline's unless
+``ParseOptions.keep_columns``). Format ``auto`` takes CoNLL-U for a ``.conllu``/``.conll``/
 ``.conllx`` suffix or a first word line of 10 tab-separated columns.
 """
 import glob
@@ -39,8 +40,8 @@ from itertools import chain
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, TextIO, Tuple, Union
 
-from .conllu import ConlluError, iter_lines, parse_conllu
-from .evaluation import doc_rows, input_doc, sentence_conllu
+from .conllu import ConlluError, iter_lines, parse_conllu, parsed_conllu
+from .evaluation import doc_rows, input_doc
 
 CONLLU_SUFFIXES = (".conllu", ".conll", ".conllx")
 OUTPUT_SUFFIXES = {"conllu": ".conllu", "json": ".json"}
@@ -53,12 +54,14 @@ WordsCallback = Optional[Callable[[int], None]]
 @dataclass(frozen=True)
 class ParseOptions:
     """How to read, parse and write one file. ``n_process > 1`` parses the file's docs with
-    ``nlp.pipe(n_process=...)`` (parallel within the file)."""
+    ``nlp.pipe(n_process=...)`` (parallel within the file). ``keep_columns``: CoNLL-U output
+    copies LEMMA, UPOS, XPOS and FEATS from CoNLL-U input instead of writing the pipeline's."""
 
     input_format: str = "auto"  # auto | text | conllu
     output_format: str = "conllu"  # conllu | json
     batch_size: int = 64
     n_process: int = 1
+    keep_columns: bool = False
 
     def __post_init__(self):
         if self.input_format not in ("auto", "text", "conllu"):
@@ -239,7 +242,7 @@ def parse_stream(nlp, lines: Iterable[str], out: TextIO, *, name: str = "<input>
     fmt = options.input_format
     if fmt == "auto":
         fmt = "conllu" if Path(name).suffix.lower() in CONLLU_SUFFIXES or _looks_like_conllu(head) else "text"
-    writer = _DocWriter(out, options.output_format)
+    writer = _DocWriter(out, options.output_format, options.keep_columns)
     counter = _WordCounter(on_words)
     if fmt == "conllu":
         sentences = parse_conllu(lines, name, words_only=True)  # heads, if any, are replaced
@@ -276,22 +279,23 @@ def _looks_like_conllu(head: Sequence[str]) -> bool:
 class _DocWriter:
     """CoNLL-U blocks, or one JSON array whose records are written one at a time."""
 
-    def __init__(self, out: TextIO, fmt: str):
-        self.out, self.fmt, self.records = out, fmt, 0
+    def __init__(self, out: TextIO, fmt: str, keep_columns: bool = False):
+        self.out, self.fmt, self.keep_columns, self.records = out, fmt, keep_columns, 0
 
     def write(self, doc, sentence) -> None:
         if self.fmt == "conllu":
             if sentence is not None:
-                self.out.write(sentence_conllu(doc, sentence))
+                self.out.write(parsed_conllu(doc, sentence, keep_columns=self.keep_columns))
                 return
             for sent in doc.sents:
                 self.out.write(f"# text = {sent.text}\n")
-                self.out.write(sentence_conllu(sent.as_doc()))
+                self.out.write(parsed_conllu(sent))
             return
         record = {
             "text": doc.text,
             "sentences": [
-                [{"id": i, "form": f, "head": h, "deprel": d} for i, (f, h, d) in enumerate(doc_rows(s.as_doc()), 1)]
+                [{"id": i, "form": f, "upos": t.pos_ or "_", "xpos": t.tag_ or "_", "head": h, "deprel": d}
+                 for i, ((f, h, d), t) in enumerate(zip(doc_rows(s.as_doc()), s), 1)]
                 for s in doc.sents
             ],
         }

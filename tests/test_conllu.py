@@ -3,7 +3,7 @@ import pytest
 
 from pathlib import Path
 
-from spacy_hcparse.conllu import ConlluError, format_conllu, parse_conllu, read_conllu
+from spacy_hcparse.conllu import ConlluError, format_conllu, parse_conllu, parsed_conllu, read_conllu
 
 GOOD = """# sent_id = s1
 # text = I can't go
@@ -20,11 +20,34 @@ def row(i, head, label="dep"):
     return f"{i}\tw{i}\t_\t_\t_\t_\t{head}\t{label}\t_\t_"
 
 
-def test_reads_words_and_skips_multiword_tokens_and_empty_nodes():
+def test_reads_words_keeps_multiword_tokens_and_drops_empty_nodes():
     (sent,) = parse_conllu(GOOD.splitlines(True), "good.conllu")
     assert [w.form for w in sent.words] == ["I", "ca", "n't"]
     assert list(sent.heads) == [-1, 3, 3, 0]
     assert sent.sent_id == "s1"
+    assert sent.multiword == {2: "2-3\tcan't\t_\t_\t_\t_\t_\t_\t_\t_"}
+
+
+def test_parsed_conllu_writes_the_pipelines_tags_and_the_multiword_tokens():
+    import spacy
+    from spacy.tokens import Doc
+
+    (sent,) = parse_conllu(GOOD.splitlines(True), "good.conllu")
+    doc = Doc(spacy.blank("en").vocab, words=["I", "ca", "n't"], heads=[2, 2, 2], deps=["nsubj", "aux", "ROOT"],
+              pos=["PRON", "VERB", "PART"], tags=["PRP", "MD", "RB"])
+    text = parsed_conllu(doc, sent)
+    lines = text.splitlines()
+    assert lines[:3] == ["# sent_id = s1", "# text = I can't go", "1\tI\t_\tPRON\tPRP\t_\t3\tnsubj\t_\t_"]
+    assert lines[3].startswith("2-3\tcan't\t") and lines[4].startswith("2\tca\t_\tVERB\tMD\t")
+    assert lines[5] == "3\tn't\t_\tPART\tRB\t_\t0\troot\t_\t_" and text.endswith("\n\n")
+    (again,) = parse_conllu(text.splitlines(True), "out.conllu")
+    assert again.multiword == sent.multiword and [w.head for w in again.words] == [3, 3, 0]
+    (kept,) = parse_conllu(parsed_conllu(doc, sent, keep_columns=True).splitlines(True))
+    assert [(w.lemma, w.upos) for w in kept.words] == [("I", "PRON"), ("can", "AUX"), ("not", "PART")]
+    plain = parsed_conllu(doc)  # no source: no comments, SpaceAfter=No from the text
+    assert plain.splitlines()[0] == "1\tI\t_\tPRON\tPRP\t_\t3\tnsubj\t_\t_"
+    with pytest.raises(ValueError, match="source of 2 words"):
+        parsed_conllu(doc, parse_conllu([row(1, 0) + "\n", row(2, 1) + "\n"]).__next__())
 
 
 @pytest.mark.parametrize(

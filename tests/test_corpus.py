@@ -93,7 +93,7 @@ def test_tree_parsed_to_mirrored_paths_then_skipped(parser_model, tmp_path, caps
     tree, out = make_tree(tmp_path / "in"), tmp_path / "out"
     assert parse_dir(parser_model, tree, out) == 0
     assert sorted(outputs(out)) == EXPECTED
-    summary = capsys.readouterr().out
+    summary = capsys.readouterr().err
     assert "files: 5 parsed, 0 skipped (output already there), 0 failed" in summary
     assert "words/sec" in summary
     for rel in EXPECTED:
@@ -107,7 +107,7 @@ def test_tree_parsed_to_mirrored_paths_then_skipped(parser_model, tmp_path, caps
     assert [[w.form for w in s.words] for s in parsed] == [[w.form for w in s.words] for s in gold]
     before = outputs(out)
     assert parse_dir(parser_model, tree, out) == 0
-    assert "files: 0 parsed, 5 skipped" in capsys.readouterr().out
+    assert "files: 0 parsed, 5 skipped" in capsys.readouterr().err
     assert outputs(out) == before
 
 
@@ -121,12 +121,12 @@ def test_resume_redoes_a_missing_output_and_ignores_leftover_partials(parser_mod
     (out / "sub" / "deep" / ".c.conllu.9-x.partial").write_text("junk")
     capsys.readouterr()
     assert parse_dir(parser_model, tree, out) == 0
-    assert "files: 1 parsed, 4 skipped" in capsys.readouterr().out
+    assert "files: 1 parsed, 4 skipped" in capsys.readouterr().err
     assert not (out / "sub" / ".b.conllu.123-abc.partial").exists()  # cleaned once b is written
     assert (out / "sub" / "deep" / ".c.conllu.9-x.partial").exists()  # c skipped: its output is there
     assert {k: v for k, v in outputs(out).items() if "partial" not in k} == reference
     assert parse_dir(parser_model, tree, out, "--overwrite") == 0
-    assert "files: 5 parsed, 0 skipped" in capsys.readouterr().out
+    assert "files: 5 parsed, 0 skipped" in capsys.readouterr().err
     assert outputs(out) == reference  # c's leftover removed after its rewrite
 
 
@@ -170,14 +170,14 @@ def test_failing_files_are_reported_and_skipped(parser_model, tmp_path, capsys):
     (tree / "sub" / "latin.txt").write_bytes("The cat sat .\ncaf\xe9 .\n".encode("latin-1"))
     (tree / "bad.conllu").write_text("1\tA\t_\t_\t_\t_\t0\troot\t_\t_\n2\tb\t_\t_\t_\n\n")
     assert parse_dir(parser_model, tree, out) == EXIT_SOME_FAILED
-    printed = capsys.readouterr().out
+    printed = capsys.readouterr().err
     assert "files: 5 parsed, 0 skipped (output already there), 2 failed" in printed
     assert f"failed: {tree / 'bad.conllu'}:2: expected 10 tab-separated columns" in printed
     assert f"failed: {tree / 'sub' / 'latin.txt'}:2: not valid UTF-8" in printed
     assert sorted(outputs(out)) == EXPECTED  # nothing for the bad files, no partial file left
     strict = tmp_path / "strict"
     assert parse_dir(parser_model, tree, strict, "--strict") == 1
-    assert "files: 1 parsed, 0 skipped (output already there), 1 failed" in capsys.readouterr().out  # a, then bad
+    assert "files: 1 parsed, 0 skipped (output already there), 1 failed" in capsys.readouterr().err  # a, then bad
     assert sorted(outputs(strict)) == ["a.conllu"]
 
 
@@ -201,7 +201,7 @@ def test_two_processes_give_the_same_output_as_one(parser_model, tmp_path, capsy
     tree = make_tree(tmp_path / "in", n_lines=60)
     assert parse_dir(parser_model, tree, tmp_path / "one") == 0
     assert parse_dir(parser_model, tree, tmp_path / "two", "--n-process", "2", "--parallel", parallel) == 0
-    printed = capsys.readouterr().out
+    printed = capsys.readouterr().err
     assert "files: 5 parsed" in printed.split("\n\n")[-1]
     assert ("2 processes over files" if parallel == "files" else "nlp.pipe(n_process=2)") in printed
     assert outputs(tmp_path / "two") == outputs(tmp_path / "one")

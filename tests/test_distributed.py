@@ -41,7 +41,7 @@ def test_cli_against_the_scheduler_reports_a_failing_file(parser_model, client, 
     argv = ["parse", str(parser_model), str(tree), "--output-dir", str(tmp_path / "out"), "--quiet",
             "--scheduler", address] + [a for p in PATTERNS for a in ("--pattern", p)]
     assert main(argv) == EXIT_SOME_FAILED
-    printed = capsys.readouterr().out
+    printed = capsys.readouterr().err
     assert "files: 5 parsed, 0 skipped (output already there), 1 failed" in printed
     assert f"failed: {tree / 'bad.conllu'}:2: expected 10 tab-separated columns" in printed
     assert sorted(outputs(tmp_path / "out")) == EXPECTED
