@@ -15,10 +15,10 @@ from spacy_hcparse.evaluation import gold_doc, input_doc
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample"
 TINY_MODEL = {
     "tok2vec": {"width": 32, "depth": 2, "embed_size": 500},
-    "arc_width": 32,
-    "label_width": 16,
-    "sibling_rank": 8,
-    "grand_rank": 8,
+    "arc_scorer": {"width": 32},
+    "label_scorer": {"width": 16},
+    "sibling_scorer": {"rank": 8},
+    "grand_scorer": {"rank": 8},
 }
 
 

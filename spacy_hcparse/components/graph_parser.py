@@ -26,7 +26,7 @@ from ..graph.decoding import DecodeResult, HillClimb
 from ..graph.scores import FACTORS, GraphInput, GraphScores, Span, flatten, regroup
 from ..learning.graph_loss import GraphGold, GraphLoss, SpanGold
 from ..learning.rehearsal import rehearsal_loss, teacher_heads
-from ..models.graph_parser import resize_labels
+from ..models.graph_parser import resize_labels, tree_label_scores
 from ..names import ROOT_LABEL
 from ..segment import continues, sentence_spans, span_whitespace
 from ..graph.valency import label_classes
@@ -37,20 +37,47 @@ from .extensions import register_extensions, write_values
 
 DEFAULT_CONFIG = """
 [model]
-@architectures = "spacy_hcparse.GraphParserModel.v5"
-lstm_width = 128
-lstm_depth = 1
+@architectures = "spacy_hcparse.GraphParserModel.v8"
 max_length = 100
-arc_width = 192
-label_width = 96
-label_rank = 128
-sibling_rank = 48
-grand_rank = 48
-dropout = 0.1
 top_k = 6
 higher_order_max_length = 100
-sentence_width = 64
-tag_attrs = ["POS"]
+
+[model.context]
+@architectures = "spacy_hcparse.BiLSTMContext.v1"
+width = 128
+depth = 1
+dropout = 0.1
+
+[model.arc_scorer]
+@architectures = "spacy_hcparse.BiaffineArcScorer.v1"
+width = 192
+dropout = 0.1
+
+[model.sibling_scorer]
+@architectures = "spacy_hcparse.SiblingScorer.v1"
+rank = 48
+dropout = 0.1
+
+[model.grand_scorer]
+@architectures = "spacy_hcparse.GrandparentScorer.v1"
+rank = 48
+dropout = 0.1
+
+[model.label_scorer]
+@architectures = "spacy_hcparse.LowRankLabelScorer.v1"
+width = 96
+rank = 128
+dropout = 0.1
+
+[model.start_scorer]
+@architectures = "spacy_hcparse.SentenceStartScorer.v1"
+width = 64
+dropout = 0.1
+
+[model.tags]
+@architectures = "spacy_hcparse.TagScorers.v1"
+attrs = ["POS"]
+from_context = true
 
 [model.tok2vec]
 @architectures = "spacy.HashEmbedCNN.v2"
@@ -274,7 +301,7 @@ class GraphParser(ParserPipe):
         existing = existing or [None] * len(scores)
         spaces = span_whitespace(docs, scores.spans)
         results = [self._decode_span(scores, i, existing[i], spaces[i]) for i in range(len(scores))]
-        label_scores = scores.tree_labels([result.heads for result in results])
+        label_scores = tree_label_scores(self.model, scores, [result.heads for result in results])
         parses = [self._span_parse(scores, i, result, rows, existing[i], spaces[i])
                   for i, (result, rows) in enumerate(zip(results, label_scores))]
         out = []
@@ -291,6 +318,10 @@ class GraphParser(ParserPipe):
         as numpy arrays (what ``predict`` decodes; ``keep``, ``factors`` and ``tags`` as in
         ``GraphInput``)."""
         return self.model.predict(GraphInput(docs, spans, keep, factors, tags=tags)).to_numpy(self.model.ops)
+
+    def label_scores(self, scores: GraphScores, trees: List[np.ndarray]) -> List[np.ndarray]:
+        """Per tree ((n+1,) heads of span 0, 1, ... of ``scores``) its (n, L) label scores."""
+        return tree_label_scores(self.model, scores, trees)
 
     def score(self, examples: Iterable[Example], **kwargs) -> Dict:
         """The scorer's scores, and ``pos_acc``/``tag_acc`` of the tags this parser writes."""
@@ -402,9 +433,10 @@ class GraphParser(ParserPipe):
         teacher = self._rehearsal_model.predict(GraphInput(docs, spans, factors=frozenset(), starts=True))
         teacher = teacher.to_numpy(self._rehearsal_model.ops)
         heads = teacher_heads(teacher)
+        targets = tree_label_scores(self._rehearsal_model, teacher, heads)
         set_dropout_rate(self.model, drop)
         scores, backprop = self.model.begin_update(GraphInput(docs, teacher.spans, heads, frozenset()))
-        loss, d_scores = rehearsal_loss(scores.to_numpy(self.model.ops), teacher, heads, self._teacher_labels)
+        loss, d_scores = rehearsal_loss(scores.to_numpy(self.model.ops), teacher, heads, targets, self._teacher_labels)
         backprop(d_scores)
         if sgd is not None:
             self.finish_update(sgd)

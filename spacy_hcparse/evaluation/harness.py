@@ -235,7 +235,7 @@ def label_accuracy(nlp: Language, gold_path: PathLike, *, limit: int = 0, batch_
         docs = [input_doc(nlp, s) for s in batch]
         heads = [np.array([-1] + [w.head for w in s.words], dtype=np.int64) for s in batch]
         scores = pipe.score_spans(docs, [[(0, len(doc))] for doc in docs], keep=heads, factors=frozenset())
-        for sentence, tree, rows in zip(batch, heads, scores.tree_labels(heads)):
+        for sentence, tree, rows in zip(batch, heads, pipe.label_scores(scores, heads)):
             predicted = pipe.best_labels(tree, rows)
             for word, label in zip(sentence.words, predicted):
                 gold_label = "ROOT" if word.head == 0 else word.deprel

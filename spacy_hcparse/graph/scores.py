@@ -13,9 +13,11 @@ A span is one tree's words: ``(start, end)`` token offsets into its doc, from
   ``factors``: the factor types scored;
 - ``label_arcs[i]`` (C, 2) ``(h, m)`` and ``labels[i]`` (C, L) their label scores, row ``c`` for
   arc ``label_arcs[i][c]``: in training, the arcs the loss reads (the kept trees' known arcs, or
-  else the candidate arcs). At prediction both are empty and ``label_fn`` scores the arcs asked
-  for (``tree_labels``): labels are wanted on one head per word, the one the decoder chose, and
-  scoring all ``top_k`` candidates of every word instead took about a tenth of prediction time.
+  else the candidate arcs). At prediction both are empty and ``blocks[i]`` holds the encoder's
+  (n+1, d) rows of the span (on the model's device), from which the model scores the arcs of
+  the decoded trees (``models.graph_parser.tree_label_scores``): labels are wanted on one head per
+  word, the one the decoder chose, and scoring all ``top_k`` candidates of every word instead
+  took about a tenth of prediction time.
 
 Per doc (``j``), for models with those heads:
 
@@ -31,7 +33,7 @@ one ``GraphScores`` of gradients with the same index arrays (``like``). ``to_num
 boundary: decoders and losses read float64 numpy arrays.
 """
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -82,21 +84,20 @@ class GraphScores:
     sentences: List[Optional[List[int]]] = field(default_factory=list)
     starts: list = field(default_factory=list)
     tags: Dict[str, list] = field(default_factory=dict)
-    # (span indices, per span (C, 2) arcs (h, m)) -> per span (C, L) label scores; prediction only.
-    label_fn: Optional[Callable[[Sequence[int], Sequence[np.ndarray]], list]] = None
+    # per span the encoder's (n+1, d) rows, on the model's device; prediction only (see above)
+    blocks: list = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.arcs)
 
     def to_numpy(self, ops) -> "GraphScores":
         """The same scores as numpy arrays in the model's precision (index arrays are numpy
-        already). The accessors below (``arc``, ``pruned_arc``, ``cubes``, ``label_rows``) give
+        already; ``blocks``, the model's input to label scoring, stay where they are). The accessors below (``arc``, ``pruned_arc``, ``cubes``, ``label_rows``) give
         one span's scores in float64, so a batch never holds float64 copies of everything."""
         convert = lambda values: [ops.to_numpy(v) for v in values]  # noqa: E731
-        label_fn = None if self.label_fn is None else _converted(self.label_fn, convert)
         return replace(self, arcs=convert(self.arcs), sib=convert(self.sib), grand=convert(self.grand),
                        labels=convert(self.labels), starts=convert(self.starts),
-                       tags={attr: convert(values) for attr, values in self.tags.items()}, label_fn=label_fn)
+                       tags={attr: convert(values) for attr, values in self.tags.items()})
 
     def like(self, arcs: list, sib: list, grand: list, labels: list, starts: list, tags: Dict[str, list]) -> "GraphScores":
         """Gradients (or other values) laid out as these scores: same spans, triples, arcs."""
@@ -130,24 +131,19 @@ class GraphScores:
         return sib, grand
 
     def label_rows(self, i: int, heads: np.ndarray) -> Tuple[np.ndarray, int]:
-        """(n, L) label scores of the arcs of the tree ``heads`` (n+1,), and how many of its arcs
-        had no label scores: with scores computed in advance (training), those of arcs that were
-        not candidates, whose words get the label scores of their best-scoring candidate head (a
-        decoder picks a pruned arc only when the candidates hold no tree of its kind); scored on
-        demand (prediction), none."""
-        if self.label_fn is not None:
-            return self.tree_labels([heads], [i])[0], 0
+        """(n, L) label scores of the arcs of the tree ``heads`` (n+1,) from the scores computed in
+        training, and how many of its arcs had none: arcs that were not candidates, whose words
+        get the label scores of their best-scoring candidate head (a decoder picks a pruned arc
+        only when the candidates hold no tree of its kind)."""
         rows, missing = arc_rows(self.label_arcs[i], heads, self.arcs[i], self.masks[i])
         return np.asarray(self.labels[i][rows], dtype=np.float64), missing
 
     def tree_labels(self, trees: Sequence[np.ndarray], spans: Optional[Sequence[int]] = None) -> List[np.ndarray]:
-        """Per tree, the (n, L) float64 label scores of its arcs (``trees[k]``: heads (n+1,) of
-        span ``spans[k]``; by default spans 0, 1, ...), scored together in one call."""
+        """Per tree, the (n, L) float64 label scores of its arcs from the scores computed in
+        training (``trees[k]``: heads (n+1,) of span ``spans[k]``; by default spans 0, 1, ...); at
+        prediction the model scores them (``models.graph_parser.tree_label_scores``)."""
         spans = list(range(len(trees))) if spans is None else list(spans)
-        if self.label_fn is None:
-            return [self.label_rows(i, heads)[0] for i, heads in zip(spans, trees)]
-        arcs = [np.stack([heads[1:], np.arange(1, len(heads))], axis=1).astype(np.int32) for heads in trees]
-        return [np.asarray(rows, dtype=np.float64) for rows in self.label_fn(spans, arcs)]
+        return [self.label_rows(i, heads)[0] for i, heads in zip(spans, trees)]
 
 
 NO_TRIPLES = np.zeros((0, 3), dtype=np.int32)
@@ -156,11 +152,6 @@ NO_TRIPLES = np.zeros((0, 3), dtype=np.int32)
 def triples_of(mask: np.ndarray, scored: bool, build) -> np.ndarray:
     """``build(mask)`` when the span's factors of that type were scored, else no triples."""
     return build(mask) if scored else NO_TRIPLES
-
-
-def _converted(label_fn: Callable, convert: Callable) -> Callable:
-    """``label_fn`` returning its scores through ``convert`` (to numpy)."""
-    return lambda spans, arcs: convert(label_fn(spans, arcs))
 
 
 def dense_cube(size: int, triples: np.ndarray, values: np.ndarray) -> np.ndarray:

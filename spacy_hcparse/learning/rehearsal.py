@@ -29,16 +29,16 @@ def teacher_heads(teacher: GraphScores) -> List[np.ndarray]:
 
 
 def rehearsal_loss(student: GraphScores, teacher: GraphScores, heads: Sequence[np.ndarray],
-                   labels: np.ndarray) -> Tuple[float, GraphScores]:
+                   teacher_labels: Sequence[np.ndarray], labels: np.ndarray) -> Tuple[float, GraphScores]:
     """Loss and gradients (laid out as ``student``) of the student's scores against the teacher's.
 
     Both numpy and of the same spans; ``heads``: ``teacher_heads(teacher)``, the arcs whose label
     rows the student scored (one row per word, in word order: ``GraphInput.keep`` in training);
-    ``labels``: ids of the labels the teacher knew.
+    ``teacher_labels``: per span the teacher's (n, L) label scores on those arcs (the teacher
+    model's ``tree_label_scores``); ``labels``: ids of the labels the teacher knew.
     """
     total = 0.0
     d_arcs, d_labels = [], []
-    teacher_labels = teacher.tree_labels(heads)
     for i in range(len(heads)):
         arc = student.arc(i)
         loss, d = soft_xent(_head_logits(arc), _head_logits(teacher.arc(i)), axis=0)

@@ -1,139 +1,73 @@
-"""``spacy_hcparse.GraphParserModel.v1``/``.v2``/``.v4``/``.v5``/``.v6``: tok2vec, pruning and every scorer.
+"""``spacy_hcparse.GraphParserModel.v8``: tok2vec, context encoder, pruning and every scorer,
+assembled from registered parts (``models.graph_parts``), as spaCy's ``Tok2Vec.v2`` is from its
+``embed`` and ``encode``; ``.v5`` is the same model from a flat list of sizes (the shipped configs
+before ``.v8``: pipelines saved with it load and parse as they did).
 
 The model is a closed function: ``GraphInput`` (docs, their spans, arcs to keep, the factor types
 wanted) -> ``GraphScores`` (arc scores, the candidate arcs first-order pruning keeps, sibling and
-grandparent scores on the triples the candidates allow, label scores (on the arcs the loss reads
-in training, on demand at prediction); for ``.v4`` and later also sentence-start and tag logits), and one
-backprop that takes a ``GraphScores`` of gradients. Data flow inside: Docs -> tok2vec (whole
-docs) -> [sentence starts -> spans of docs to segment] -> span blocks (row 0 the root) -> arc
-scores -> pruning (``graph.pruning``) -> higher-order and label scores on the kept structures.
+grandparent scores on the triples the candidates allow, label scores on the arcs the loss reads
+in training, sentence-start and tag logits), and one backprop that takes a ``GraphScores`` of
+gradients. At prediction the label scores of the decoded trees come after decoding, from
+``tree_label_scores`` (the encoder's rows travel in ``GraphScores.blocks``). Data flow inside:
+Docs -> tok2vec (whole docs) -> [sentence starts -> spans of docs to segment] -> span blocks (row
+0 the root) -> arc scores -> pruning (``graph.pruning``) -> higher-order and label scores on the
+kept structures.
 """
 from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import Linear, Model, with_array, with_padded
+from thinc.api import Model
 from thinc.types import Floats2d
 
-from ..graph.scores import GraphInput, GraphScores, candidate_arcs, triples_of
-from ..layers.biaffine_arc import biaffine_arc
-from ..layers import biaffine_label as low_rank_labels, full_label as full_rank_labels
-from ..layers.biaffine_label import biaffine_label
-from ..layers.full_label import full_label
-from ..layers.label_encoder import label_encoder
-from ..layers.lstm import lstm
-from ..layers.sentence_encoder import sentence_encoder, token_rows
-from ..layers.sentence_starts import sentence_starts
-from ..layers.trilinear import trilinear
 from ..graph.pruning import candidate_heads, grandparent_triples, sibling_triples
+from ..graph.scores import GraphInput, GraphScores, candidate_arcs, triples_of
+from ..layers import biaffine_label as low_rank_labels, full_label as full_rank_labels
+from ..layers.sentence_encoder import sentence_encoder, token_rows
 from ..segment import index_groups, segment_docs
+from .graph_parts import (TagHeads, biaffine_arc_scorer, bilstm_context, full_label_scorer, grandparent_scorer,
+                          low_rank_label_scorer, sentence_start_scorer, sibling_scorer, tag_scorers)
 
 # Label arcs and factor triples scored in one call at prediction: bounds the scorers'
 # intermediate arrays (hundreds of bytes per arc, tens per triple) whatever the batch or doc.
 ARCS_PER_GROUP = 8000
 TRIPLES_PER_GROUP = 100_000
 
+@registry.architectures("spacy_hcparse.GraphParserModel.v8")
+def build_graph_parser_model(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    arc_scorer: Model,
+    sibling_scorer: Model,
+    grand_scorer: Model,
+    label_scorer: Model,
+    context: Optional[Model[List[Floats2d], List[Floats2d]]] = None,
+    start_scorer: Optional[Model] = None,
+    tags: Optional[TagHeads] = None,
+    max_length: int = 100,
+    top_k: int = 6,
+    higher_order_max_length: int = 100,
+    nO: Optional[int] = None,
+) -> Model[GraphInput, GraphScores]:
+    """The graph parser's model from its parts (each a config block, see ``models.graph_parts``).
 
-def _architecture(linear_labels: bool, doc: str) -> Callable[..., Model]:
-    """``.v1``/``.v2``: the same arguments (spaCy validates configs against this signature),
-    differing only in the label scorer's linear terms."""
-
-    def build(
-        tok2vec: Model[List[Doc], List[Floats2d]],
-        lstm_width: int = 0,
-        lstm_depth: int = 1,
-        max_length: int = 100,
-        arc_width: int = 256,
-        label_width: int = 96,
-        label_rank: int = 128,
-        sibling_rank: int = 64,
-        grand_rank: int = 64,
-        dropout: float = 0.25,
-        top_k: int = 6,
-        higher_order_max_length: int = 100,
-        nO: Optional[int] = None,
-    ) -> Model[GraphInput, GraphScores]:
-        scorers = {
-            "arc_scorer": biaffine_arc(arc_width, dropout),
-            "sibling_scorer": trilinear("sibling_scorer", sibling_rank, dropout, null_middle=True),
-            "grand_scorer": trilinear("grand_scorer", grand_rank, dropout),
-            "label_scorer": biaffine_label(label_width, dropout, nO=nO, rank=label_rank, linear=linear_labels),
-        }
-        return _build(tok2vec, _context(lstm_width, lstm_depth, dropout), scorers, {}, max_length, top_k,
-                      higher_order_max_length, nO)
-
-    build.__doc__ = doc
-    return build
-
-
-build_graph_parser_model = registry.architectures("spacy_hcparse.GraphParserModel.v1")(_architecture(
-    linear_labels=False, doc="""Graph parser scorers over a spaCy Tok2Vec, with an optional BiLSTM on top.
-
-    lstm_width: output width of the BiLSTM (both directions together); 0 for none.
+    tok2vec: token vectors of whole docs (any spaCy tok2vec or listener).
+    context: a context encoder over each span's tok2vec rows, read beside them
+        (``spacy_hcparse.BiLSTMContext.v1``); None: the scorers read the tok2vec rows alone.
+    arc_scorer, sibling_scorer, grand_scorer, label_scorer: the factor scorers
+        (``BiaffineArcScorer.v1``, ``SiblingScorer.v1``, ``GrandparentScorer.v1``,
+        ``LowRankLabelScorer.v1`` / ``FullLabelScorer.v1`` / ``EncodedLabelScorer.v1``).
+    start_scorer: sentence starts (``SentenceStartScorer.v1``), which segment docs without
+        sentence boundaries; None: such docs are chunked.
+    tags: the auxiliary tag objectives' heads (``TagScorers.v1``); None for none.
     max_length: longest span parsed as one tree (see ``segment.sentence_spans``).
     top_k: heads kept per word by first-order pruning (the root is always kept as well).
     higher_order_max_length: longer spans get no sibling or grandparent factors (their decoding
         is first-order, and memory stays O(n^2)).
-    dropout: the scorers' dropout; note that spaCy's training overwrites it with its own
-        ``dropout`` at every update (``GraphParserModel.v4`` keeps it).
     nO: number of labels, inferred by the component at initialization.
-    """))
-build_graph_parser_model_v2 = registry.architectures("spacy_hcparse.GraphParserModel.v2")(_architecture(
-    linear_labels=True, doc="""``GraphParserModel.v1`` whose label scorer also has linear terms per side
-    (``biaffine_label(linear=True)``, Dozat & Manning's label classifier). Same arguments."""))
-
-
-@registry.architectures("spacy_hcparse.GraphParserModel.v4")
-def build_graph_parser_model_v4(
-    tok2vec: Model[List[Doc], List[Floats2d]],
-    lstm_width: int = 0,
-    lstm_depth: int = 1,
-    max_length: int = 100,
-    arc_width: int = 256,
-    label_width: int = 128,
-    label_rank: int = 0,
-    sibling_rank: int = 64,
-    grand_rank: int = 64,
-    dropout: float = 0.25,
-    top_k: int = 6,
-    higher_order_max_length: int = 100,
-    sentence_width: int = 64,
-    tag_attrs: Sequence[str] = ("POS",),
-    nO: Optional[int] = None,
-) -> Model[GraphInput, GraphScores]:
-    """``GraphParserModel.v2`` with a sentence-start scorer, auxiliary tag scorers and a
-    full-rank label scorer; ``dropout`` is the scorers' own (training's ``dropout`` reaches the
-    tok2vec only).
-
-    label_rank: 0 for the full-rank biaffine label scorer (``layers.full_label``, Dozat &
-        Manning's), > 0 for the low-rank one of ``.v2`` with that rank.
-    sentence_width: hidden width of the sentence-start scorer (``layers.sentence_starts``),
-        which segments docs without sentence boundaries; 0 for none (docs are then chunked).
-    tag_attrs: token attributes (``"POS"``, ``"TAG"``, ``"DEP"``: each word's own label;
-        ``"RELPOS"``: each word's head as side, count and part of speech, see
-        ``components.base.relative_pos_tags``) whose gold values the encoder also learns to
-        predict in training (an auxiliary objective: a part-of-speech, label and attachment
-        signal for the shared representation); at prediction they are
-        scored only when the input asks (``GraphInput.tags``: a component that writes them; the
-        component writes POS and TAG only). Empty for none.
-    Other arguments as in ``.v1``.
     """
-    if label_rank > 0:
-        labels = biaffine_label(label_width, dropout, nO=nO, rank=label_rank, linear=True, fixed_dropout=True)
-    else:
-        labels = full_label(label_width, dropout, nO=nO)
-    scorers = {
-        "arc_scorer": biaffine_arc(arc_width, dropout, fixed_dropout=True),
-        "sibling_scorer": trilinear("sibling_scorer", sibling_rank, dropout, null_middle=True, fixed_dropout=True),
-        "grand_scorer": trilinear("grand_scorer", grand_rank, dropout, fixed_dropout=True),
-        "label_scorer": labels,
-    }
-    heads = {f"tag_scorer_{attr}": with_array(Linear()) for attr in tag_attrs}
-    if sentence_width > 0:
-        heads["start_scorer"] = sentence_starts(sentence_width, dropout)
-    return _build(tok2vec, _context(lstm_width, lstm_depth, dropout), scorers, heads, max_length, top_k,
-                  higher_order_max_length, nO, tag_attrs=tuple(tag_attrs))
+    return _build(tok2vec, context, arc_scorer, sibling_scorer, grand_scorer, label_scorer, start_scorer, tags,
+                  max_length, top_k, higher_order_max_length, nO)
 
 
 @registry.architectures("spacy_hcparse.GraphParserModel.v5")
@@ -154,106 +88,46 @@ def build_graph_parser_model_v5(
     tag_attrs: Sequence[str] = ("POS",),
     nO: Optional[int] = None,
 ) -> Model[GraphInput, GraphScores]:
-    """``GraphParserModel.v4`` whose tag scorers read the encoder's output (``[tok2vec;
-    BiLSTM]``, the rows the arc and label scorers read) instead of the tok2vec's: the tags see the
-    whole sentence, and the part-of-speech objective trains the BiLSTM too. Same arguments."""
-    model = build_graph_parser_model_v4(
-        tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank, sibling_rank,
-        grand_rank, dropout, top_k, higher_order_max_length, sentence_width, tag_attrs, nO)
-    model.attrs["tags_from_context"] = True
-    return model
+    """``.v8`` from the sizes of its parts, kept for pipelines saved with it (same parameter layout):
+    ``lstm_width`` (0: no context) and ``lstm_depth`` the ``BiLSTMContext``; ``arc_width``;
+    ``label_rank`` > 0 a ``LowRankLabelScorer`` of ``label_width`` and that rank, 0 a
+    ``FullLabelScorer`` of ``label_width``; ``sibling_rank``, ``grand_rank``; ``sentence_width``
+    (0: none) the ``SentenceStartScorer``; ``tag_attrs`` the ``TagScorers`` (read from the
+    context); ``dropout`` every part's. New configs use ``.v8``."""
+    labels = low_rank_label_scorer(label_width, label_rank, dropout, nO) if label_rank > 0 \
+        else full_label_scorer(label_width, dropout, nO)
+    return _build(
+        tok2vec, bilstm_context(lstm_width, lstm_depth, dropout) if lstm_width > 0 else None,
+        biaffine_arc_scorer(arc_width, dropout), sibling_scorer(sibling_rank, dropout),
+        grandparent_scorer(grand_rank, dropout), labels,
+        sentence_start_scorer(sentence_width, dropout) if sentence_width > 0 else None,
+        tag_scorers(list(tag_attrs), from_context=True), max_length, top_k, higher_order_max_length, nO)
 
 
-@registry.architectures("spacy_hcparse.GraphParserModel.v6")
-def build_graph_parser_model_v6(
-    tok2vec: Model[List[Doc], List[Floats2d]],
-    lstm_width: int = 0,
-    lstm_depth: int = 1,
-    max_length: int = 100,
-    arc_width: int = 256,
-    label_width: int = 128,
-    label_rank: int = 0,
-    sibling_rank: int = 64,
-    grand_rank: int = 64,
-    dropout: float = 0.25,
-    top_k: int = 6,
-    higher_order_max_length: int = 100,
-    sentence_width: int = 64,
-    sentence_lstm_width: int = 64,
-    tag_attrs: Sequence[str] = ("POS",),
-    nO: Optional[int] = None,
-) -> Model[GraphInput, GraphScores]:
-    """``GraphParserModel.v5`` whose sentence-start scorer also reads a BiLSTM run over each whole
-    doc (``layers.sentence_starts``' ``context``), not only the tok2vec's few-word window.
-
-    sentence_lstm_width: output width of that BiLSTM (both directions together); 0 for none
-        (then the model is ``.v5``'s). It runs only where docs are segmented (training, and
-        prediction on docs without sentences). Other arguments as in ``.v5``.
-    """
-    model = build_graph_parser_model_v5(
-        tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank, sibling_rank,
-        grand_rank, dropout, top_k, higher_order_max_length, sentence_width, tag_attrs, nO)
-    if sentence_width > 0 and sentence_lstm_width > 0:
-        context = _context(sentence_lstm_width, 1, dropout)
-        model.replace_node(model.get_ref("start_scorer"), sentence_starts(sentence_width, dropout, context))
-    return model
-
-
-@registry.architectures("spacy_hcparse.GraphParserModel.v7")
-def build_graph_parser_model_v7(
-    tok2vec: Model[List[Doc], List[Floats2d]],
-    lstm_width: int = 0,
-    lstm_depth: int = 1,
-    max_length: int = 100,
-    arc_width: int = 256,
-    label_width: int = 128,
-    label_rank: int = 0,
-    sibling_rank: int = 64,
-    grand_rank: int = 64,
-    dropout: float = 0.25,
-    top_k: int = 6,
-    higher_order_max_length: int = 100,
-    sentence_width: int = 64,
-    label_lstm_width: int = 192,
-    tag_attrs: Sequence[str] = ("POS",),
-    nO: Optional[int] = None,
-) -> Model[GraphInput, GraphScores]:
-    """``GraphParserModel.v5`` whose label scorer has an encoder of its own: a one-layer BiLSTM
-    over the shared encoder's rows, its output beside them (``layers.label_encoder``).
-
-    label_lstm_width: that BiLSTM's output width (both directions together); 0 for none (then
-        the model is ``.v5``'s). Other arguments as in ``.v5``.
-    """
-    model = build_graph_parser_model_v5(
-        tok2vec, lstm_width, lstm_depth, max_length, arc_width, label_width, label_rank, sibling_rank,
-        grand_rank, dropout, top_k, higher_order_max_length, sentence_width, tag_attrs, nO)
-    if label_lstm_width > 0:
-        wrapper = label_encoder(_context(label_lstm_width, 1, dropout), model.get_ref("label_scorer"))
-        model.layers.append(wrapper)
-        model.set_ref("label_encoder", wrapper)
-    return model
-
-
-def _context(lstm_width: int, lstm_depth: int, dropout: float) -> Optional[Model]:
-    if lstm_width <= 0:
-        return None
-    return with_padded(lstm(lstm_width, bi=True, depth=lstm_depth, dropout=dropout))
-
-
-def _build(tok2vec, context, scorers, heads, max_length, top_k, higher_order_max_length, nO,
-           tag_attrs: Tuple[str, ...] = ()) -> Model:
+def _build(tok2vec, context, arc_scorer, sibling_scorer, grand_scorer, label_scorer, start_scorer, tags,
+           max_length, top_k, higher_order_max_length, nO) -> Model:
+    """The model; its layers in the order pipelines saved with ``.v5`` hold their weights in."""
     if top_k < 1:
         raise ValueError(f"top_k must be at least 1, got {top_k}")
+    tags = tags if tags is not None else TagHeads((), False, {})
     encoder = sentence_encoder(context)
+    scorers = {"arc_scorer": arc_scorer, "sibling_scorer": sibling_scorer, "grand_scorer": grand_scorer,
+               "label_scorer": label_scorer}
+    heads = {f"tag_scorer_{attr}": tags.layers[attr] for attr in tags.attrs}
+    if start_scorer is not None:
+        heads["start_scorer"] = start_scorer
+    refs = {"tok2vec": tok2vec, "encoder": encoder, **scorers, **heads}
+    if label_scorer.name == "label_encoder":  # the scorer with its own context: nO is the inner one's
+        refs.update(label_encoder=label_scorer, label_scorer=label_scorer.layers[1])
     return Model(
         "hc_graph_parser",
         forward,
         init=init,
         layers=[tok2vec, encoder, *scorers.values(), *heads.values()],
-        refs={"tok2vec": tok2vec, "encoder": encoder, **scorers, **heads},
-        dims={"nO": nO, **{f"nT_{attr}": None for attr in tag_attrs}},
+        refs=refs,
+        dims={"nO": nO, **{f"nT_{attr}": None for attr in tags.attrs}},
         attrs={"max_length": max_length, "top_k": top_k, "higher_order_max_length": higher_order_max_length,
-               "tag_attrs": tag_attrs, "tags_from_context": False},
+               "tag_attrs": tags.attrs, "tags_from_context": tags.from_context},
     )
 
 
@@ -315,7 +189,8 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
 
     Label scores in training cover the kept trees' known arcs, word by word, with ``X.keep`` given
     (the gold trees: the loss reads no others), else the candidate arcs; at prediction none are
-    computed in advance: ``GraphScores.label_fn`` scores the arcs asked for.
+    computed in advance: ``GraphScores.blocks`` holds the encoder's rows, from which
+    ``tree_label_scores`` scores the decoded trees' arcs.
     """
     ops = model.ops
     tokvecs, bp_tok2vec = _run(model.get_ref("tok2vec"), X.docs, is_train)
@@ -352,12 +227,12 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
         label_arcs = [_tree_arcs(k, len(m)) for k, m in zip(keep, masks)] if X.keep is not None \
             else [candidate_arcs(m) for m in masks]
         labels, bp_labels = _score_labels(label_scorer, blocks, label_arcs, is_train)
-        label_fn = None
+        kept_blocks = []
     else:
         label_arcs, labels, bp_labels = [_tree_arcs(None, 0) for _ in masks], [], None
-        label_fn = _label_fn(label_scorer, blocks)
+        kept_blocks = blocks
     scores = GraphScores(arcs, masks, sib, grand, label_arcs, labels, higher, frozenset(X.factors), spans,
-                         sentences, starts, tags, label_fn)
+                         sentences, starts, tags, kept_blocks)
 
     def backprop(d: GraphScores) -> List[Doc]:
         as_ops = lambda values: [ops.asarray(v, dtype="f") for v in values]  # noqa: E731
@@ -394,7 +269,8 @@ def _spans(model: Model, X: GraphInput, starts) -> Tuple[List[List[Tuple[int, in
 
 
 def _label_model(model: Model) -> Model:
-    """What scores labels: the label scorer, or the label encoder around it (``.v7``)."""
+    """What scores labels: the label scorer, or the label encoder around it
+    (``EncodedLabelScorer.v1``)."""
     return model.get_ref("label_encoder") if model.has_ref("label_encoder") else model.get_ref("label_scorer")
 
 
@@ -418,14 +294,23 @@ def _score_labels(scorer: Model, blocks, label_arcs, is_train: bool):
     return _in_groups(scorer, blocks, label_arcs, is_train, ARCS_PER_GROUP)
 
 
-def _label_fn(scorer: Model, blocks) -> Callable:
-    """At prediction: label scores on demand, ``(span indices, per span (C, 2) arcs) -> per span
-    (C, L)`` scores, for the arcs a decoder chose (see ``GraphScores.label_fn``)."""
-
-    def score(span_ids, arcs):
-        return _score_labels(scorer, [blocks[i] for i in span_ids], list(arcs), False)[0]
-
-    return score
+def tree_label_scores(model: Model, scores: GraphScores, trees: Sequence[np.ndarray],
+                      spans: Optional[Sequence[int]] = None) -> List[np.ndarray]:
+    """Per tree the (n, L) float64 label scores of its arcs (row ``m - 1`` for word ``m``), scored
+    together from the encoder rows a prediction kept (``scores.blocks``; ``trees[k]``: heads
+    (n+1,), root at 0, of span ``spans[k]``, by default spans 0, 1, ...), brought to numpy in one
+    transfer. Without blocks (scores from training), the label scores computed then
+    (``GraphScores.tree_labels``)."""
+    spans = list(range(len(trees))) if spans is None else list(spans)
+    if not scores.blocks:
+        return scores.tree_labels(trees, spans)
+    arcs = [np.stack([heads[1:], np.arange(1, len(heads))], axis=1).astype(np.int32) for heads in trees]
+    rows, _ = _score_labels(_label_model(model), [scores.blocks[i] for i in spans], arcs, False)
+    if not rows:
+        return []
+    flat = np.asarray(model.ops.to_numpy(model.ops.xp.concatenate(rows)), dtype=np.float64)
+    cuts = np.cumsum([len(a) for a in arcs])[:-1]
+    return np.split(flat, cuts)
 
 
 def _in_groups(scorer: Model, blocks, items, is_train: bool, budget: int):

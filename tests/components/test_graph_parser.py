@@ -17,22 +17,27 @@ DECODERS = {"hill_climb": make_hill_climb, "dual": make_dual, "mst": make_mst, "
 NONPROJECTIVE = {"@misc": "spacy_hcparse.HillClimb.v2"}
 TINY_MODEL = {
     "tok2vec": {"width": 32, "depth": 2, "embed_size": 500},
-    "arc_width": 32,
-    "label_width": 16,
-    "sibling_rank": 8,
-    "grand_rank": 8,
+    "arc_scorer": {"width": 32},
+    "label_scorer": {"width": 16},
+    "sibling_scorer": {"rank": 8},
+    "grand_scorer": {"rank": 8},
 }
+# GraphParserModel.v5's sizes for the same model (the factory's default but for its sizes)
+TINY_V5 = {"@architectures": "spacy_hcparse.GraphParserModel.v5", "lstm_width": 128, "arc_width": 32,
+           "label_width": 16, "label_rank": 128, "sibling_rank": 8, "grand_rank": 8, "dropout": 0.1}
+FULL_LABELS = {"label_scorer": {"@architectures": "spacy_hcparse.FullLabelScorer.v1", "width": 16}, "context": None}
 
 
 def train_tiny(decoder="hill_climb", epochs=60, seed=0, architecture=None, make=make_examples, **settings):
-    """A parser trained on the tiny treebank; ``settings`` go into the model's config."""
+    """A parser trained on the tiny treebank; ``settings`` go into the model's config
+    (``architecture``: a whole other model block, such as ``TINY_V5``)."""
     spacy.util.fix_random_seed(seed)
     nlp = spacy.blank("en")
     model = {**TINY_MODEL, **settings}
     if architecture:  # a new "@architectures" block needs its tok2vec spelled out in full
         tok2vec = {"@architectures": "spacy.HashEmbedCNN.v2", "pretrained_vectors": None, "window_size": 1,
                    "maxout_pieces": 3, "subword_features": True, **TINY_MODEL["tok2vec"]}
-        model = {**model, "@architectures": architecture, "tok2vec": tok2vec}
+        model = {**architecture, "tok2vec": tok2vec}
     nlp.add_pipe("hc_parser", config={"model": model, "decoder": {"@misc": f"spacy_hcparse.{NAMES[decoder]}.v1"}})
     examples = make(nlp)
     optimizer = nlp.initialize(lambda: examples)
@@ -41,9 +46,10 @@ def train_tiny(decoder="hill_climb", epochs=60, seed=0, architecture=None, make=
     return nlp
 
 
-@pytest.mark.parametrize("version", ["v1", "v2"])
-def test_every_architecture_version_learns_tiny_treebank(version):
-    nlp = train_tiny(architecture=f"spacy_hcparse.GraphParserModel.{version}")
+@pytest.mark.parametrize("version", ["v5", "full_labels"])
+def test_other_models_learn_tiny_treebank(version):
+    """``GraphParserModel.v5`` and ``.v8`` with full-rank labels and no context."""
+    nlp = train_tiny(architecture=TINY_V5) if version == "v5" else train_tiny(**FULL_LABELS)
     for words, heads, deps in SENTENCES:
         assert parse_of(nlp(Doc(nlp.vocab, words=words))) == (heads, deps), (version, words)
 
@@ -339,7 +345,7 @@ def test_label_objective_trains_the_encoder_only():
     """``DEP`` among ``tag_attrs``: each word's own label is learnt as a tag (an auxiliary
     objective for the encoder), never written: labels come from the parse, and the scores hold
     no ``dep_acc``."""
-    nlp = train_tiny(epochs=40, make=tagged_examples, tag_attrs=["POS", "DEP"])
+    nlp = train_tiny(epochs=40, make=tagged_examples, tags={"attrs": ["POS", "DEP"]})
     parser = nlp.get_pipe("hc_parser")
     assert {"nsubj", "ROOT", "punct"} <= set(parser.cfg["tags"]["DEP"])
     for words, _, deps in SENTENCES:

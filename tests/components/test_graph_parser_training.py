@@ -12,11 +12,10 @@ from spacy.training import Example
 from spacy_hcparse.components.base import partial_sentences
 
 from spacy_hcparse.segment import sentence_spans
-from tests.components.test_graph_parser import NONPROJECTIVE, TINY_MODEL, parse_of, train_tiny
+from tests.components.test_graph_parser import FULL_LABELS, NONPROJECTIVE, TINY_MODEL, parse_of, train_tiny
 from tests.treebank import (SENTENCES, make_doc_examples, make_doc_with_sentences, make_examples,
                             update_with_annotating_senter)
 
-V4 = "spacy_hcparse.GraphParserModel.v4"
 # sentences with a label the tiny treebank lacks
 XCOMP = [
     (["She", "wants", "to", "sleep", "."], [2, 0, 4, 2, 2], ["nsubj", "ROOT", "mark", "xcomp", "punct"]),
@@ -26,23 +25,18 @@ XCOMP = [
 ]
 
 
-@pytest.fixture(scope="module", params=[None, V4], ids=["low_rank_labels", "full_rank_labels"])
+@pytest.fixture(scope="module", params=[{}, FULL_LABELS], ids=["low_rank_labels", "full_rank_labels"])
 def trained_bytes(request):
-    """(architecture, a trained pipeline's bytes): each test loads its own copy. None: the
-    factory's default model (low-rank labels, BiLSTM); ``V4`` names another architecture, so its
-    builder's own defaults apply (full-rank labels, no BiLSTM)."""
-    return request.param, train_tiny(architecture=request.param).to_bytes()
+    """(model settings, a trained pipeline's bytes): each test loads its own copy. ``{}``: the
+    factory's default model (low-rank labels, BiLSTM); ``FULL_LABELS``: full-rank labels, no
+    BiLSTM."""
+    return request.param, train_tiny(**request.param).to_bytes()
 
 
 def load(trained_bytes):
-    architecture, data = trained_bytes
-    model = TINY_MODEL
-    if architecture:
-        model = {**TINY_MODEL, "@architectures": architecture,
-                 "tok2vec": {"@architectures": "spacy.HashEmbedCNN.v2", "pretrained_vectors": None, "window_size": 1,
-                             "maxout_pieces": 3, "subword_features": True, **TINY_MODEL["tok2vec"]}}
+    settings, data = trained_bytes
     nlp = spacy.blank("en")
-    nlp.add_pipe("hc_parser", config={"model": model, "decoder": NONPROJECTIVE})
+    nlp.add_pipe("hc_parser", config={"model": {**TINY_MODEL, **settings}, "decoder": NONPROJECTIVE})
     return nlp.from_bytes(data)
 
 
@@ -51,7 +45,7 @@ def label_scores(nlp):
     parser = nlp.get_pipe("hc_parser")
     doc = make_doc_with_sentences(nlp)
     scores = parser.score_spans([doc], [sentence_spans(doc, parser.max_length)])
-    return scores.tree_labels([np.arange(-1, end - start) for start, end in scores.spans[0]])
+    return parser.label_scores(scores, [np.arange(-1, end - start) for start, end in scores.spans[0]])
 
 
 def parses(nlp, sentences=SENTENCES):

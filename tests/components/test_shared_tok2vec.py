@@ -2,7 +2,7 @@
 
 Pipelines ``tok2vec + tagger + PARSER``, every component listening to the shared ``tok2vec``
 (``spacy.Tok2VecListener.v1``), for PARSER in spaCy's ``parser``, ``hc_transition_parser`` (neural,
-``NeuralTransitionModel.v2``) and ``hc_parser`` (``GraphParserModel.v4`` with its default loss).
+``NeuralTransitionModel.v2``) and ``hc_parser`` (``GraphParserModel.v8`` with full-rank labels, no BiLSTM, its default loss).
 The gradient a parser sends into the shared layer is what it hands its listener's backprop; its
 norm is compared with spaCy's parser's on the same batch after the same number of updates.
 
@@ -35,9 +35,14 @@ PARSERS = {
                              "model": {"@architectures": "spacy_hcparse.NeuralTransitionModel.v2", "hidden_width": 64,
                                        "maxout_pieces": 2, "sentence_width": 16, "dropout": 0.0,
                                        "tok2vec": LISTENER}},
-    "hc_parser": {"model": {"@architectures": "spacy_hcparse.GraphParserModel.v4", "arc_width": 64,
-                            "label_width": 32, "sibling_rank": 16, "grand_rank": 16, "sentence_width": 16,
-                            "dropout": 0.0, "tok2vec": LISTENER}},
+    "hc_parser": {"model": {
+        "@architectures": "spacy_hcparse.GraphParserModel.v8", "tok2vec": LISTENER, "context": None,
+        "arc_scorer": {"@architectures": "spacy_hcparse.BiaffineArcScorer.v1", "width": 64, "dropout": 0.0},
+        "sibling_scorer": {"@architectures": "spacy_hcparse.SiblingScorer.v1", "rank": 16, "dropout": 0.0},
+        "grand_scorer": {"@architectures": "spacy_hcparse.GrandparentScorer.v1", "rank": 16, "dropout": 0.0},
+        "label_scorer": {"@architectures": "spacy_hcparse.FullLabelScorer.v1", "width": 32, "dropout": 0.0},
+        "start_scorer": {"@architectures": "spacy_hcparse.SentenceStartScorer.v1", "width": 16, "dropout": 0.0},
+        "tags": {"@architectures": "spacy_hcparse.TagScorers.v1", "attrs": ["POS"], "from_context": False}}},
 }
 
 

@@ -41,14 +41,38 @@ use_fast = true
 factory = "hc_parser"
 
 [components.hc_parser.model]
-@architectures = "spacy_hcparse.GraphParserModel.v4"
-lstm_width = 0
-arc_width = 32
-label_width = 16
-sibling_rank = 8
-grand_rank = 8
-sentence_width = 8
+@architectures = "spacy_hcparse.GraphParserModel.v8"
+context = null
+
+[components.hc_parser.model.arc_scorer]
+@architectures = "spacy_hcparse.BiaffineArcScorer.v1"
+width = 32
 dropout = 0.1
+
+[components.hc_parser.model.sibling_scorer]
+@architectures = "spacy_hcparse.SiblingScorer.v1"
+rank = 8
+dropout = 0.1
+
+[components.hc_parser.model.grand_scorer]
+@architectures = "spacy_hcparse.GrandparentScorer.v1"
+rank = 8
+dropout = 0.1
+
+[components.hc_parser.model.label_scorer]
+@architectures = "spacy_hcparse.FullLabelScorer.v1"
+width = 16
+dropout = 0.1
+
+[components.hc_parser.model.start_scorer]
+@architectures = "spacy_hcparse.SentenceStartScorer.v1"
+width = 8
+dropout = 0.1
+
+[components.hc_parser.model.tags]
+@architectures = "spacy_hcparse.TagScorers.v1"
+attrs = ["POS"]
+from_context = false
 
 [components.hc_parser.model.tok2vec]
 @architectures = "spacy-transformers.TransformerListener.v1"

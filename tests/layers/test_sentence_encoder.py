@@ -35,8 +35,9 @@ def test_blocks_concatenate_tok2vec_and_context():
 def test_parser_with_lstm_learns_tiny_treebank():
     spacy.util.fix_random_seed(0)
     nlp = spacy.blank("en")
-    model = {"tok2vec": {"width": 32, "depth": 2, "embed_size": 500}, "lstm_width": 16,
-             "arc_width": 32, "label_width": 16, "sibling_rank": 8, "grand_rank": 8}
+    model = {"tok2vec": {"width": 32, "depth": 2, "embed_size": 500}, "context": {"width": 16},
+             "arc_scorer": {"width": 32}, "label_scorer": {"width": 16}, "sibling_scorer": {"rank": 8},
+             "grand_scorer": {"rank": 8}}
     nlp.add_pipe("hc_parser", config={"model": model, "decoder": {"@misc": "spacy_hcparse.HillClimb.v1"}})
     examples = make_examples(nlp)
     optimizer = nlp.initialize(lambda: examples)
