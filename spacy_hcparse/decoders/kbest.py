@@ -1,21 +1,23 @@
-"""The k best first-order trees: projective (k-best Eisner) and non-projective (k-best spanning trees).
+"""The k best trees: projective (k-best Eisner, arcs and siblings) and non-projective (k-best spanning trees).
 
 Conventions: index 0 is the artificial root, words are ``1..n``; ``arc[h, m]`` scores head ``h`` ->
 modifier ``m`` (column 0 and the diagonal are ignored; ``-inf`` marks an absent arc, see
-``absent.py``); a tree is an int64 heads array of shape (n+1,) with ``heads[0] == -1`` and EXACTLY
-ONE word attached to the root, as ``decode_eisner`` and ``decode_mst`` define it. A tree's score is
-the sum of its arcs' scores.
+``absent.py``); ``sib[h, s, m]`` (projective only, optional) scores ``m`` being the next modifier
+of ``h`` after ``s`` on the same side, ``s == h`` for the closest; a tree is an int64 heads array of
+shape (n+1,) with ``heads[0] == -1`` and EXACTLY ONE word attached to the root, as ``decode_eisner``
+and ``decode_mst`` define it. A tree's score is the sum of its factors' scores (``tree_score``).
 
 Both functions return ``(trees, scores)``: int64 (k', n+1) and float64 (k',), ``k' = min(k, number
 of trees that avoid absent arcs)`` distinct trees by non-increasing score, the first being the tree
 the exact decoder (``decode_eisner`` / ``decode_mst``) returns. When no tree avoids the absent arcs,
 that decoder's last-resort tree alone is returned, with score ``-inf``.
 
-Projective: Huang & Chiang's (2005) k-best parsing (their Algorithm 2) over Eisner's first-order
-hypergraph, which has one derivation per projective tree. Items are the complete spans ``cr``
-(headed left) and ``cl`` (headed right), the incomplete spans ``ir`` (``s -> t``) and ``il``
-(``t -> s``), and the root item (the root's single child ``m``: ``arc[0, m] + cl[1, m] + cr[m, n]``).
-Every hyperedge has two tails. Widest spans last, each item keeps its k best derivations, merged
+Projective: Huang & Chiang's (2005) k-best parsing (their Algorithm 2) over Eisner's hypergraph
+(``eisner.py``'s chart, first order or with McDonald & Pereira's sibling spans), which has one
+derivation per projective tree. Items are the complete spans ``cr`` (headed left) and ``cl``
+(headed right), the incomplete spans ``ir`` (``s -> t``) and ``il`` (``t -> s``), the sibling spans
+``sb`` (second order), and the root item (the root's single child ``m``: ``arc[0, m] + cl[1, m] +
+cr[m, n]``). Every hyperedge has two tails (a one-word span of value 0 stands for a missing one). Widest spans last, each item keeps its k best derivations, merged
 from its incoming hyperedges with a heap: the best of each hyperedge first, then after popping
 ``(e, i, j)`` (the i-th derivation of the left tail with the j-th of the right) the successors
 ``(e, i, j + 1)`` and, when ``j == 0``, ``(e, i + 1, 0)``, which reaches every pair exactly once and
@@ -31,37 +33,42 @@ included). O(k n) MST solves, O(k n^3) time; Camerini's next-best-arc bookkeepin
 this to O(k n^2), is not used.
 """
 import heapq
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 from numba import njit
 
-from ._checks import check_arc
+from ._checks import check_arc, check_inputs
 from .absent import Allowed, has_single_root_tree, uses_absent, with_floor
-from .eisner import eisner_kernel
+from .eisner import eisner2_kernel, eisner_kernel
 from .mst import mst_kernel
-from .scoring import arc_part
+from .scoring import arc_part, full_score
 
 # item kinds of the projective chart
-_CR, _CL, _IR, _IL = 0, 1, 2, 3
-# the projective chart holds 4 (n+1)^2 k derivations of 20 bytes: refuse more than about 400 MB
+_CR, _CL, _IR, _IL, _SB = 0, 1, 2, 3, 4
+# the projective chart holds 5 (n+1)^2 k derivations of 20 bytes: refuse more than about 500 MB
 MAX_CHART_CELLS = 5_000_000
+_NO_CUBE = np.zeros((1, 1, 1))
 
 
-def kbest_eisner(arc, k: int) -> Tuple[np.ndarray, np.ndarray]:
+def kbest_eisner(arc, k: int, sib: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
     """The ``k`` best projective single-root trees of ``arc`` ((n+1, n+1), ``arc[h, m]``, index 0
-    the root) and their scores, best first; see the module docstring. Raises ``ValueError`` on
-    bad input, ``k < 1``, or a chart over ``MAX_CHART_CELLS``."""
-    arc = check_arc(arc)
+    the root) and optional sibling factors ``sib[h, s, m]`` (``s == h`` for the closest modifier
+    on a side, as ``decode_eisner``), with their scores, best first; see the module docstring.
+    Raises ``ValueError`` on bad input, ``k < 1``, or a chart over ``MAX_CHART_CELLS``."""
+    arc, sib, _ = check_inputs(arc, sib, None)
     k = _check_k(k)
     size = arc.shape[0]
     if size * size * k > MAX_CHART_CELLS:
         raise ValueError(f"kbest_eisner: {size - 1} words with k={k} exceed the chart limit; use a smaller k")
-    allowed = with_floor(arc)
+    allowed = with_floor(arc, sib)
+    use_sib = sib is not None
+    cube = sib if use_sib else np.zeros((1, 1, 1))
     if size <= 2:
-        return _finish(_tiny_tree(size), allowed, None)
-    trees = kbest_eisner_kernel(allowed.arc, k)
-    return _finish(trees, allowed, eisner_kernel(allowed.arc))
+        return _finish(_tiny_tree(size), allowed, None, cube, use_sib)
+    trees = kbest_eisner_kernel(allowed.arc, cube, use_sib, k)
+    lead = eisner2_kernel(allowed.arc, sib) if use_sib else eisner_kernel(allowed.arc)
+    return _finish(trees, allowed, lead, cube, use_sib)
 
 
 def kbest_mst(arc, k: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -73,10 +80,10 @@ def kbest_mst(arc, k: int) -> Tuple[np.ndarray, np.ndarray]:
     size = arc.shape[0]
     allowed = with_floor(arc)
     if size <= 2:
-        return _finish(_tiny_tree(size), allowed, None)
+        return _finish(_tiny_tree(size), allowed, None, _NO_CUBE, False)
     first = mst_kernel(allowed.arc)
     if not allowed.feasible:
-        return _finish(first[None, :], allowed, None)
+        return _finish(first[None, :], allowed, None, _NO_CUBE, False)
     fixed = np.full(size, -1, dtype=np.int64)
     banned = np.zeros((size, size), dtype=np.bool_)
     queue = [(-arc_part(first, allowed.arc), 0, first, fixed, banned)]
@@ -91,7 +98,7 @@ def kbest_mst(arc, k: int) -> Tuple[np.ndarray, np.ndarray]:
             if best is not None:
                 heapq.heappush(queue, (-arc_part(best, allowed.arc), counter, best, part_fixed, part_banned))
                 counter += 1
-    return _finish(np.array(found, dtype=np.int64), allowed, first)
+    return _finish(np.array(found, dtype=np.int64), allowed, first, _NO_CUBE, False)
 
 
 def _check_k(k) -> int:
@@ -133,10 +140,11 @@ def _constrained_mst(arc: np.ndarray, mask: np.ndarray, fixed: np.ndarray, banne
     return mst_kernel(with_floor(work).arc)
 
 
-def _finish(trees: np.ndarray, allowed: Allowed, lead) -> Tuple[np.ndarray, np.ndarray]:
+def _finish(trees: np.ndarray, allowed: Allowed, lead, sib: np.ndarray, use_sib: bool) -> Tuple[np.ndarray, np.ndarray]:
     """Trees avoiding absent arcs (all but the first dropped when none does), by non-increasing
-    score, the exact decoder's tree ``lead`` (when given and optimal) first; with their scores."""
-    scores = np.array([arc_part(tree, allowed.arc) for tree in trees])
+    score (arcs, and siblings with ``use_sib``), the exact decoder's tree ``lead`` (when given and
+    optimal) first; with their scores."""
+    scores = np.array([full_score(tree, allowed.arc, sib, sib, use_sib, False) for tree in trees])
     valid = np.array([not uses_absent(tree, allowed.mask) for tree in trees], dtype=bool)
     if not valid.any():
         return trees[:1].copy(), np.full(1, -np.inf)
@@ -144,7 +152,7 @@ def _finish(trees: np.ndarray, allowed: Allowed, lead) -> Tuple[np.ndarray, np.n
     order = np.argsort(-scores, kind="stable")
     trees, scores = trees[order], scores[order]
     if lead is not None and not uses_absent(lead, allowed.mask):
-        trees, scores = _lead_with(trees, scores, lead, arc_part(lead, allowed.arc))
+        trees, scores = _lead_with(trees, scores, lead, full_score(lead, allowed.arc, sib, sib, use_sib, False))
     return trees, scores
 
 
@@ -165,14 +173,15 @@ def _lead_with(trees: np.ndarray, scores: np.ndarray, lead: np.ndarray, lead_sco
 
 
 @njit(cache=True)
-def kbest_eisner_kernel(arc, k):
-    """k-best Eisner kernel: ``arc`` C-contiguous finite float64 (n+1, n+1), n >= 2; returns int64
-    (k', n+1) trees, best first (k' = min(k, number of projective trees))."""
+def kbest_eisner_kernel(arc, sib, use_sib, k):
+    """k-best Eisner kernel: ``arc`` C-contiguous finite float64 (n+1, n+1), n >= 2; ``sib``
+    (n+1, n+1, n+1), read when ``use_sib``; returns int64 (k', n+1) trees, best first
+    (k' = min(k, number of projective trees))."""
     size = arc.shape[0]
     n = size - 1
-    val = np.full((4, size, size, k), -np.inf)
-    cnt = np.zeros((4, size, size), dtype=np.int64)
-    back = np.zeros((4, size, size, k, 3), dtype=np.int32)  # split, left rank, right rank
+    val = np.full((5, size, size, k), -np.inf)
+    cnt = np.zeros((5, size, size), dtype=np.int64)
+    back = np.zeros((5, size, size, k, 3), dtype=np.int32)  # split, left rank, right rank
     for s in range(1, size):
         for kind in (_CR, _CL):
             val[kind, s, s, 0] = 0.0
@@ -186,37 +195,59 @@ def kbest_eisner_kernel(arc, k):
         for s in range(1, size - width):
             t = s + width
             ne = 0
-            for u in range(s, t):  # ir / il: cr[s, u] + cl[u + 1, t]
+            for u in range(s, t):  # sb / first-order ir, il: cr[s, u] + cl[u + 1, t]
                 _set_edge(tails, weight, ne, u, _CR, s, u, _CL, u + 1, t, 0.0)
                 ne += 1
-            got = _merge(val, cnt, back, tails, weight, ne, k, heap, out_val, out_back)
-            for j in range(got):
-                val[_IR, s, t, j] = out_val[j] + arc[s, t]
-                val[_IL, s, t, j] = out_val[j] + arc[t, s]
-                back[_IR, s, t, j] = out_back[j]
-                back[_IL, s, t, j] = out_back[j]
-            cnt[_IR, s, t] = got
-            cnt[_IL, s, t] = got
+            got = _merge(val, cnt, tails, weight, ne, k, heap, out_val, out_back)
+            if use_sib:
+                _store(val, cnt, back, _SB, s, t, got, out_val, out_back, 0.0)
+                _sibling_incomplete(val, cnt, back, tails, weight, arc, sib, s, t, k, heap, out_val, out_back)
+            else:
+                _store(val, cnt, back, _IR, s, t, got, out_val, out_back, arc[s, t])
+                _store(val, cnt, back, _IL, s, t, got, out_val, out_back, arc[t, s])
             ne = 0
             for r in range(s + 1, t + 1):  # cr[s, t]: ir[s, r] + cr[r, t]
                 _set_edge(tails, weight, ne, r, _IR, s, r, _CR, r, t, 0.0)
                 ne += 1
-            _store(val, cnt, back, _CR, s, t, _merge(val, cnt, back, tails, weight, ne, k, heap, out_val,
-                                                     out_back), out_val, out_back)
+            got = _merge(val, cnt, tails, weight, ne, k, heap, out_val, out_back)
+            _store(val, cnt, back, _CR, s, t, got, out_val, out_back, 0.0)
             ne = 0
             for r in range(s, t):  # cl[s, t]: cl[s, r] + il[r, t]
                 _set_edge(tails, weight, ne, r, _CL, s, r, _IL, r, t, 0.0)
                 ne += 1
-            _store(val, cnt, back, _CL, s, t, _merge(val, cnt, back, tails, weight, ne, k, heap, out_val,
-                                                     out_back), out_val, out_back)
+            got = _merge(val, cnt, tails, weight, ne, k, heap, out_val, out_back)
+            _store(val, cnt, back, _CL, s, t, got, out_val, out_back, 0.0)
     for m in range(1, size):  # the root's single child m
-        _set_edge(tails, weight, m - 1, m, _CL, 1, m, _CR, m, n, arc[0, m])
-    got = _merge(val, cnt, back, tails, weight, n, k, heap, out_val, out_back)
+        bonus = sib[0, 0, m] if use_sib else 0.0
+        _set_edge(tails, weight, m - 1, m, _CL, 1, m, _CR, m, n, arc[0, m] + bonus)
+    got = _merge(val, cnt, tails, weight, n, k, heap, out_val, out_back)
     trees = np.full((got, size), -1, dtype=np.int64)
     stack = np.zeros((4 * size + 2, 4), dtype=np.int64)
     for j in range(got):
-        _backtrack(back, out_back[j], trees[j], stack, n)
+        _backtrack(back, out_back[j], trees[j], stack, n, use_sib)
     return trees
+
+
+@njit(cache=True)
+def _sibling_incomplete(val, cnt, back, tails, weight, arc, sib, s, t, k, heap, out_val, out_back):
+    """The second-order incomplete spans of [s, t] (McDonald & Pereira's chart, as ``eisner.py``):
+    ``s -> t`` with ``t`` closest to ``s`` (split ``r == s``: ``cl[s + 1, t]``, the right tail a
+    one-word span of value 0) or after the previous right modifier ``r`` (``ir[s, r] + sb[r, t]``);
+    ``t -> s`` likewise (``r == t``: ``cr[s, t - 1]``; else ``sb[s, r] + il[r, t]``)."""
+    _set_edge(tails, weight, 0, s, _CL, s + 1, t, _CR, t, t, sib[s, s, t] + arc[s, t])
+    ne = 1
+    for r in range(s + 1, t):
+        _set_edge(tails, weight, ne, r, _IR, s, r, _SB, r, t, sib[s, r, t] + arc[s, t])
+        ne += 1
+    got = _merge(val, cnt, tails, weight, ne, k, heap, out_val, out_back)
+    _store(val, cnt, back, _IR, s, t, got, out_val, out_back, 0.0)
+    _set_edge(tails, weight, 0, t, _CR, s, t - 1, _CR, s, s, sib[t, t, s] + arc[t, s])
+    ne = 1
+    for r in range(s + 1, t):
+        _set_edge(tails, weight, ne, r, _SB, s, r, _IL, r, t, sib[t, r, s] + arc[t, s])
+        ne += 1
+    got = _merge(val, cnt, tails, weight, ne, k, heap, out_val, out_back)
+    _store(val, cnt, back, _IL, s, t, got, out_val, out_back, 0.0)
 
 
 @njit(cache=True)
@@ -232,9 +263,10 @@ def _set_edge(tails, weight, e, split, kind_a, s_a, t_a, kind_b, s_b, t_b, w):
 
 
 @njit(cache=True)
-def _store(val, cnt, back, kind, s, t, got, out_val, out_back):
+def _store(val, cnt, back, kind, s, t, got, out_val, out_back, offset):
+    """Keep the ``got`` derivations of ``_merge`` as item ``(kind, s, t)``, ``offset`` added."""
     for j in range(got):
-        val[kind, s, t, j] = out_val[j]
+        val[kind, s, t, j] = out_val[j] + offset
         back[kind, s, t, j] = out_back[j]
     cnt[kind, s, t] = got
 
@@ -245,7 +277,7 @@ def _edge_value(val, tails, weight, e, i, j):
 
 
 @njit(cache=True)
-def _merge(val, cnt, back, tails, weight, ne, k, heap, out_val, out_back):
+def _merge(val, cnt, tails, weight, ne, k, heap, out_val, out_back):
     """The k best derivations over the ``ne`` hyperedges in ``tails``/``weight`` into ``out_val``
     and ``out_back`` (split, left rank, right rank); returns how many there are."""
     hv, hk = heap
@@ -325,7 +357,7 @@ def _heap_pop(hv, hk, size):
 
 
 @njit(cache=True)
-def _backtrack(back, root, heads, stack, n):
+def _backtrack(back, root, heads, stack, n, use_sib):
     """Fill ``heads`` from the root derivation ``root`` (child, left rank, right rank)."""
     m = root[0]
     heads[m] = 0
@@ -336,13 +368,25 @@ def _backtrack(back, root, heads, stack, n):
         depth -= 1
         kind, s, t, j = stack[depth, 0], stack[depth, 1], stack[depth, 2], stack[depth, 3]
         split, left, right = back[kind, s, t, j, 0], back[kind, s, t, j, 1], back[kind, s, t, j, 2]
-        if kind == _IR or kind == _IL:
-            if kind == _IR:
-                heads[t] = s
-            else:
-                heads[s] = t
+        if kind == _IR:
+            heads[t] = s
+        elif kind == _IL:
+            heads[s] = t
+        if kind == _SB or (not use_sib and (kind == _IR or kind == _IL)):
             depth = _push(stack, depth, _CR, s, split, left)
             depth = _push(stack, depth, _CL, split + 1, t, right)
+        elif kind == _IR:
+            if split == s:
+                depth = _push(stack, depth, _CL, s + 1, t, left)
+            else:
+                depth = _push(stack, depth, _IR, s, split, left)
+                depth = _push(stack, depth, _SB, split, t, right)
+        elif kind == _IL:
+            if split == t:
+                depth = _push(stack, depth, _CR, s, t - 1, left)
+            else:
+                depth = _push(stack, depth, _SB, s, split, left)
+                depth = _push(stack, depth, _IL, split, t, right)
         elif kind == _CR:
             depth = _push(stack, depth, _IR, s, split, left)
             depth = _push(stack, depth, _CR, split, t, right)

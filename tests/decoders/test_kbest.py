@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from spacy_hcparse.decoders import decode_eisner, decode_mst, kbest_eisner, kbest_mst
 from spacy_hcparse.decoders._checks import tree_problem
 
-from .brute import all_trees, is_projective
+from .brute import all_trees, is_projective, reference_score
 
 KBEST = {"projective": (kbest_eisner, decode_eisner), "non-projective": (kbest_mst, decode_mst)}
 
@@ -154,3 +154,38 @@ def test_always_distinct_valid_trees(n, k, seed, scale, integer):
         assert np.array_equal(trees[0], exact(arc))
         if n >= 6:  # more than 30 projective trees
             assert len(trees) == k
+
+
+@pytest.mark.parametrize("draw", ["normal", "integer"])
+def test_sibling_k_best_against_enumeration(draw):
+    rng = np.random.default_rng(31 + (draw == "integer"))
+    for _ in range(40):
+        n = int(rng.integers(0, 7))
+        k = int(rng.integers(1, 40))
+        shape = (n + 1,) * 2
+        if draw == "normal":
+            arc, sib = rng.normal(size=shape), rng.normal(size=shape + (n + 1,))
+        else:
+            arc = rng.integers(-2, 3, size=shape).astype(float)
+            sib = rng.integers(-2, 3, size=shape + (n + 1,)).astype(float)
+        trees, scores = kbest_eisner(arc, k, sib)
+        every = _trees(n, True)
+        brute = np.sort([reference_score(t, arc, sib) for t in every])[::-1][:k]
+        assert len(trees) == len(brute) and len({tuple(t) for t in trees}) == len(trees)
+        for tree, score in zip(trees, scores):
+            assert tree_problem(tree) == "" and is_projective(tree)
+            assert score == pytest.approx(reference_score(tree, arc, sib), abs=1e-9)
+        assert np.allclose(scores, brute, atol=1e-9)
+        assert np.array_equal(trees[0], decode_eisner(arc, sib))
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(0, 20), k=st.integers(1, 20), seed=st.integers(0, 2**32 - 1))
+def test_sibling_always_distinct_valid_trees(n, k, seed):
+    rng = np.random.default_rng(seed)
+    arc, sib = rng.normal(size=(n + 1, n + 1)), rng.normal(size=(n + 1,) * 3)
+    trees, scores = kbest_eisner(arc, k, sib)
+    assert len({tuple(t) for t in trees}) == len(trees)
+    assert all(tree_problem(t) == "" and is_projective(t) for t in trees)
+    assert np.all(np.diff(scores) <= 1e-9)
+    assert np.array_equal(trees[0], decode_eisner(arc, sib))
