@@ -1,10 +1,11 @@
-"""Embedding architectures: spaCy's ``MultiHashEmbed`` with word dropout."""
+"""Embedding architectures: spaCy's ``MultiHashEmbed`` with word dropout, and with the
+pipeline's static vectors (``[initialize] vectors``) where asked."""
 from typing import List, Sequence, Union
 
 from spacy.ml.models.tok2vec import MultiHashEmbed
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import Model, chain
+from thinc.api import Model, chain, with_array
 from thinc.types import Floats2d
 
 from ..layers.word_dropout import word_dropout
@@ -17,18 +18,32 @@ def build_multi_hash_embed(
     rows: List[int],
     word_dropout_attrs: Sequence[Union[str, int]] = ("NORM",),
     word_dropout_rate: float = 0.1,
+    include_static_vectors: bool = False,
+    vectors_dropout_rate: float = 0.0,
 ) -> Model[List[Doc], List[Floats2d]]:
-    """``spacy.MultiHashEmbed.v2`` without static vectors, where in training each token's row of
-    the tables of ``word_dropout_attrs`` is zeroed with probability ``word_dropout_rate``
-    (``layers.word_dropout`` after those tables' ``HashEmbed``; the model is spaCy's otherwise)."""
+    """``spacy.MultiHashEmbed.v2`` where in training each token's row of the tables of
+    ``word_dropout_attrs`` is zeroed with probability ``word_dropout_rate`` (``layers.word_dropout``
+    after those tables' ``HashEmbed``; the model is spaCy's otherwise).
+
+    include_static_vectors: also read the vocab's vectors (``spacy.StaticVectors.v2``: each
+        token's vector projected to ``width``, beside the hash tables, mixed by the same Maxout),
+        as spaCy's ``MultiHashEmbed`` does; the pipeline then needs ``[initialize] vectors``.
+    vectors_dropout_rate: in training, zero each token's projected vector with this probability
+        (word dropout on the vectors), so the encoder does not lean on them alone.
+    """
     unknown = [a for a in word_dropout_attrs if a not in attrs]
     if unknown:
         raise ValueError(f"word_dropout_attrs {unknown} are not among attrs {attrs}")
-    model = MultiHashEmbed(width, attrs, rows, include_static_vectors=False)
+    if vectors_dropout_rate and not include_static_vectors:
+        raise ValueError("vectors_dropout_rate needs include_static_vectors = true")
+    model = MultiHashEmbed(width, attrs, rows, include_static_vectors=include_static_vectors)
     columns = {attrs.index(a) for a in word_dropout_attrs}
     # thinc's HashEmbed(column=...) is chain(ints_getitem, hashembed): drop after that whole table
     tables = [node for node in model.walk()
               if any(layer.name == "hashembed" and layer.attrs["column"] in columns for layer in node.layers)]
     for table in tables:
         model.replace_node(table, chain(table, word_dropout(word_dropout_rate)))
+    if vectors_dropout_rate:
+        vectors = next(node for node in model.walk() if node.name == "static_vectors")
+        model.replace_node(vectors, chain(vectors, with_array(word_dropout(vectors_dropout_rate))))
     return model

@@ -42,3 +42,42 @@ def test_training_drops_some_words_of_the_named_table():
 def test_unknown_dropout_attr():
     with pytest.raises(ValueError, match="not among attrs"):
         build(word_dropout_attrs=["LOWER"])
+
+
+def vector_docs():
+    nlp = spacy.blank("en")
+    rng = np.random.default_rng(0)
+    for word in WORDS[:6]:
+        nlp.vocab.set_vector(word, rng.normal(size=5).astype("float32"))
+    return [nlp(" ".join(WORDS)), nlp("fox")]
+
+
+def test_static_vectors_reach_the_output():
+    fix_random_seed(0)
+    model = build(include_static_vectors=True, word_dropout_rate=0.0)
+    docs = vector_docs()
+    model.initialize(X=docs)
+    before = model.predict(docs)[0]
+    docs[0].vocab.set_vector("quick", np.full(5, 3.0, dtype="float32"))
+    after = model.predict(docs)[0]
+    changed = ~np.isclose(before, after).all(axis=1)
+    assert changed.tolist() == [word == "quick" for word in WORDS]
+
+
+def test_vectors_dropout_drops_whole_vectors_in_training_only():
+    fix_random_seed(0)
+    model = build(include_static_vectors=True, word_dropout_rate=0.0, vectors_dropout_rate=0.5)
+    docs = vector_docs()
+    model.initialize(X=docs)
+    fix_random_seed(0)
+    plain = build(include_static_vectors=True, word_dropout_rate=0.0)
+    plain.initialize(X=docs)
+    assert np.allclose(model.predict(docs)[0], plain.predict(docs)[0])
+    trained = model(docs, is_train=True)[0][0]
+    changed = ~np.isclose(model.predict(docs)[0], trained).all(axis=1)
+    assert 0 < changed.sum() < len(WORDS)
+
+
+def test_vectors_dropout_needs_vectors():
+    with pytest.raises(ValueError, match="include_static_vectors"):
+        build(vectors_dropout_rate=0.2)
