@@ -13,9 +13,9 @@ import numpy as np
 from spacy.pipeline._parser_internals import nonproj
 from spacy.training import Example
 
+from ..learning.gold import aligned_gold, partial_span_tree, reference_spans
 from ..names import ROOT_LABEL, Span
 from ..segment import continues
-from .base import aligned_gold, partial_span_tree, reference_spans
 
 DECORATION = nonproj.DELIMITER  # "||"
 

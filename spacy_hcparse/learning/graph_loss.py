@@ -14,7 +14,6 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 import numpy as np
 from spacy.util import registry
 
-from ..graph.decoding import HillClimb
 from ..graph.scores import GraphScores
 from .hinge import structured_hinge
 from .losses import binary_xent, head_xent, label_xent
@@ -126,7 +125,7 @@ class GraphLoss:
 
 @registry.misc("spacy_hcparse.GraphLoss.v1")
 def make_graph_loss(
-    decoder: Optional[object] = None,
+    decoder: object,
     hinge_weight: float = 1.0,
     xent_weight: float = 1.0,
     label_weight: float = 1.0,
@@ -134,12 +133,10 @@ def make_graph_loss(
     start_weight: float = 1.0,
     tag_weight: float = 1.0,
 ) -> GraphLoss:
-    """The graph parser's loss. ``decoder``: cost-augmented decoding for the hinge (default:
-    hill climbing with 2-6 restarts, stopping after 2 hits of the best tree). ``per_word``:
+    """The graph parser's loss. ``decoder``: cost-augmented decoding for the hinge (a decoder
+    object, ``graph.decoding``; ``hc_parser``'s default config names it). ``per_word``:
     divide the gradients by the batch's number of words (the recipe before losses were summed).
     ``start_weight``/``tag_weight``: the sentence-start and auxiliary tag losses (models with
     those scorers)."""
-    if decoder is None:
-        decoder = HillClimb(max_restarts=6, min_restarts=2, converge=2, uniform_share=0.0)
     return GraphLoss(decoder, hinge_weight=hinge_weight, xent_weight=xent_weight, label_weight=label_weight,
                      per_word=per_word, start_weight=start_weight, tag_weight=tag_weight)

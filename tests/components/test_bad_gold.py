@@ -7,7 +7,7 @@ import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from spacy_hcparse.components.base import gold_problem
+from spacy_hcparse.learning.gold import gold_problem
 from tests.components import test_graph_parser, test_transition_parser
 from tests.treebank import SENTENCES, make_examples
 

@@ -278,12 +278,12 @@ def test_doc_arc_bonus_follows_a_strong_prior_and_keeps_its_labels(trained, deco
     words = SENTENCES[0][0]
     chain = [i - 1 if i else i for i in range(len(words))]  # a right-branching chain, root first
     labels = ["ROOT"] + ["obj"] * (len(words) - 1)
-    saved = parser.doc_arc_bonus, parser.keep_doc_labels, parser.decoder
-    parser.doc_arc_bonus, parser.keep_doc_labels, parser.decoder = 1000.0, True, DECODERS[decoder]()
+    saved = parser.doc_arc_bonus, parser.labeler.keep_doc_labels, parser.decoder
+    parser.doc_arc_bonus, parser.labeler.keep_doc_labels, parser.decoder = 1000.0, True, DECODERS[decoder]()
     try:
         doc = trained(Doc(trained.vocab, words=words, heads=chain, deps=labels))
     finally:
-        parser.doc_arc_bonus, parser.keep_doc_labels, parser.decoder = saved
+        parser.doc_arc_bonus, parser.labeler.keep_doc_labels, parser.decoder = saved
     assert_valid(doc)
     assert [t.head.i for t in doc] == chain
     assert [t.dep_ for t in doc] == labels
@@ -375,7 +375,7 @@ def test_whitespace_is_a_leaf_of_the_word_before_it(trained, decoder):
 
 
 def test_whitespace_leaves_keep_whitespace_only_spans():
-    from spacy_hcparse.components.graph_parser import whitespace_leaves
+    from spacy_hcparse.graph.reparse import whitespace_leaves
 
     arc = np.zeros((3, 3))
     assert whitespace_leaves(arc, np.array([True, True])) is arc
@@ -390,14 +390,14 @@ def test_label_valency_gives_one_child_per_class(trained):
     nsubj = labels.index("nsubj")
     scores[0, nsubj], scores[1, nsubj] = 5.0, 4.0
     scores[1, labels.index("obj")] = 3.0
-    saved = parser.cfg.get("label_classes"), parser.label_valency
+    saved = parser.cfg.get("label_classes"), parser.labeler.valency
     try:
         parser.cfg["label_classes"] = [["nsubj"]]
         assert [labels[i] for i in parser.best_labels(heads, scores)] == ["nsubj", "obj", "ROOT"]
-        parser.label_valency = False
+        parser.labeler.valency = False
         assert [labels[i] for i in parser.best_labels(heads, scores)] == ["nsubj", "nsubj", "ROOT"]
     finally:
-        parser.cfg["label_classes"], parser.label_valency = saved
+        parser.cfg["label_classes"], parser.labeler.valency = saved
 
 
 def test_initialize_learns_label_classes(trained):

@@ -9,7 +9,7 @@ import srsly
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from spacy_hcparse.components.base import partial_sentences
+from spacy_hcparse.learning.gold import partial_sentences
 
 from spacy_hcparse.segment import sentence_spans
 from tests.components.test_graph_parser import FULL_LABELS, NONPROJECTIVE, TINY_MODEL, parse_of, train_tiny
@@ -214,7 +214,7 @@ def test_missing_heads_are_unknown_in_the_gold():
     eg = Example(Doc(nlp.vocab, words=words), ref)
     assert eg.get_aligned_parse(projectivize=False)[0][0] == 0  # spaCy: a missing head heads itself
     nlp.initialize(lambda: make_examples(nlp))
-    spans, gold = parser._gold([eg])
+    spans, gold, _, _ = parser.batch_gold([eg])
     assert spans == [[(0, 6)]]  # one sentence, though spaCy starts one at "sing"
     local, labels = gold.spans[0]
     assert local.tolist() == [-1, -1, 0, -1, 5, 2, 2]
@@ -281,7 +281,7 @@ def test_cycle_among_known_heads_is_reported_and_skipped(caplog):
     cyclic = Example(Doc(nlp.vocab, words=words), ref)
     nlp.initialize(lambda: make_examples(nlp))
     caplog.set_level(logging.INFO, logger="spacy_hcparse")
-    spans, gold = parser._gold([cyclic] + partial_examples(nlp))
+    spans, gold, _, _ = parser.batch_gold([cyclic] + partial_examples(nlp))
     assert gold.spans[0] is None and all(g is not None for g in gold.spans[1:])
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "cycle" in warnings[0] and "alpha beta gamma delta epsilon" in warnings[0], warnings

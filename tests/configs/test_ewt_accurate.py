@@ -36,7 +36,7 @@ def test_assembles_and_reparses(tmp_path):
     assert loaded.pipe_names == ["hc_transition_parser", "hc_parser"]
     parser = loaded.get_pipe("hc_parser")
     bonus = config["components"]["hc_parser"]["doc_arc_bonus"]
-    assert bonus > 0 and parser.doc_arc_bonus == bonus and parser.keep_doc_labels is True
+    assert bonus > 0 and parser.doc_arc_bonus == bonus and parser.labeler.keep_doc_labels is True
     trained = spacy.load(graph).get_pipe("hc_parser")
     assert parser.labels == trained.labels
     assert parser.model.to_bytes() == trained.model.to_bytes()

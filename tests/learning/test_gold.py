@@ -1,9 +1,9 @@
-"""Tags derived from the reference tree (``components.base``)."""
+"""Tags derived from the reference tree (``learning.gold``)."""
 import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from spacy_hcparse.components.base import aligned_tags, relative_pos_tags
+from spacy_hcparse.learning.gold import aligned_tags, relative_pos_tags
 
 
 def _reference(nlp):

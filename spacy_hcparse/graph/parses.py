@@ -1,0 +1,84 @@
+"""What ``hc_parser.predict`` returns: per span its parse, per doc its spans and parses; and the
+values the parser writes as extensions (``components.extensions``) from them.
+
+A span's parse: heads (n+1,), root at 0, label ids (n,), the decoder's ``DecodeResult``, each
+word's first-order head margin (``margins``) and, with head probabilities, each chosen head's
+marginal probability and the tree's log probability under the first-order model.
+"""
+from typing import Dict, List, NamedTuple, Optional, Tuple
+
+import numpy as np
+from spacy.tokens import Doc
+
+from ..decoders import tree_probabilities
+from ..names import Span
+from .decoding import DecodeResult
+
+
+class SpanParse(NamedTuple):
+    """The parse of one span: heads (n+1,), label ids (n,), what the decoder knows, the
+    first-order margin of each word's head (see ``margins``), the marginal probability of each
+    word's head and the tree's log probability (None without head probabilities)."""
+
+    heads: np.ndarray
+    labels: np.ndarray
+    result: DecodeResult
+    margins: np.ndarray
+    head_probs: Optional[np.ndarray] = None
+    log_prob: Optional[float] = None
+
+
+class DocParses(NamedTuple):
+    """A doc's spans, their parses, which spans carry on the sentence of the span before them,
+    and per tag attribute the tag ids of its tokens (what ``predict`` returns per doc)."""
+
+    spans: List[Span]
+    parses: List[SpanParse]
+    continues: List[bool]
+    tags: Dict[str, np.ndarray] = {}
+
+
+def span_parse(arc: np.ndarray, result: DecodeResult, labels: np.ndarray,
+               temperature: Optional[float]) -> SpanParse:
+    """A span's parse from its (n+1, n+1) first-order arc scores (unpruned), the decoder's result
+    and the tree's label ids; head probabilities from ``arc / temperature`` (None: none)."""
+    parse = SpanParse(result.heads, labels, result, margins(arc, result.heads))
+    if temperature is None or len(arc) < 2:
+        return parse
+    probs, log_prob = tree_probabilities(result.heads, arc / temperature)
+    return parse._replace(head_probs=probs, log_prob=log_prob)
+
+
+def margins(arc: np.ndarray, heads: np.ndarray) -> np.ndarray:
+    """First-order score gap between each word's chosen head and its best other head."""
+    n = len(heads) - 1
+    if n == 0:
+        return np.zeros(0)
+    scores = arc[:, 1:].copy()
+    np.fill_diagonal(scores[1:], -np.inf)
+    words = np.arange(n)
+    chosen = scores[heads[1:], words].copy()
+    scores[heads[1:], words] = -np.inf
+    best_other = scores.max(axis=0)
+    return np.where(np.isfinite(best_other), chosen - best_other, 0.0)
+
+
+def doc_sentence_starts(doc: Doc) -> List[int]:
+    """Token offsets where the doc's preset sentences begin (the whole doc without any)."""
+    if len(doc) == 0:
+        return []
+    return [sent.start for sent in doc.sents] if doc.has_annotation("SENT_START") else [0]
+
+
+def extension_values(parse: SpanParse) -> Tuple[Dict, Dict]:
+    """A span's ``hc_`` extension values and its tokens' (see ``components.extensions``)."""
+    result = parse.result
+    bound = None if np.isnan(result.upper_bound) else float(result.upper_bound)
+    score = float(result.score)
+    span = {"hc_score": score, "hc_certified": bool(result.certified), "hc_upper_bound": bound,
+            "hc_gap": 0.0 if result.certified else (None if bound is None else max(0.0, bound - score))}
+    tokens = {"hc_head_margin": np.asarray(parse.margins, dtype=float).tolist()}
+    if parse.head_probs is not None:
+        span["hc_parse_prob"] = float(np.exp(parse.log_prob))
+        tokens["hc_head_prob"] = parse.head_probs.tolist()
+    return span, tokens

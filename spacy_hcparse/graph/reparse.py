@@ -1,0 +1,82 @@
+"""What a span's decoder is given beyond the model's scores: whitespace kept as leaves, and an
+earlier parser's tree (reparsing: its arcs raised by a bonus, or its tree as a search's start).
+
+Conventions as in ``graph.scores``: ``arc[h, m]`` (n+1, n+1), index 0 the root; span-local heads
+(n+1,) with ``heads[0] == -1`` and the root's child at 0.
+"""
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+from spacy.attrs import DEP, HEAD
+from spacy.tokens import Doc
+
+from ..decoders import tree_problem
+from ..names import Span
+
+# A doc's own tree of a span: span-local heads (n+1,) and label ids (n,), -1 for unknown labels.
+DocParse = Tuple[np.ndarray, np.ndarray]
+
+
+def decoder_arcs(pruned: np.ndarray, space: np.ndarray, existing: Optional[DocParse], bonus: float) -> np.ndarray:
+    """The arc scores a span's decoder reads: the pruned scores with whitespace kept as leaves
+    (``whitespace_leaves``) and, with ``existing`` and a ``bonus``, the doc's arcs raised."""
+    arc = whitespace_leaves(pruned, space)
+    if existing is not None and bonus:
+        arc = with_bonus(arc, existing[0], bonus)
+    return arc
+
+
+def whitespace_leaves(arc: np.ndarray, space: np.ndarray) -> np.ndarray:
+    """Arc scores ``arc`` constrained so that every marked word (``space``, (n,) bool: the span's
+    ``segment.leaf_whitespace``) is a leaf whose head is the nearest unmarked word before it
+    (after it, at the span's start), as spaCy's parser attaches whitespace; the arc keeps its
+    score (0 where pruned). Unchanged when nothing or everything is marked. The forced arcs cover
+    only whitespace, so the constraint keeps trees projective."""
+    if not space.any() or space.all():
+        return arc
+    arc = arc.copy()
+    words = np.flatnonzero(~space) + 1
+    blanks = np.flatnonzero(space) + 1
+    for m in blanks.tolist():
+        before = words[words < m]
+        head = int(before[-1]) if len(before) else int(words[0])
+        score = arc[head, m]
+        arc[:, m] = -np.inf
+        arc[head, m] = score if np.isfinite(score) else 0.0
+    arc[blanks, :] = -np.inf
+    return arc
+
+
+def with_bonus(pruned: np.ndarray, doc_heads: np.ndarray, bonus: float) -> np.ndarray:
+    """``pruned`` with ``bonus`` added to each of the doc's arcs (``doc_heads``: (n+1,), ``-1`` at
+    the root row; they are candidates, so their scores are the model's)."""
+    out = pruned.copy()
+    words = np.arange(1, len(doc_heads))
+    out[doc_heads[1:], words] += bonus
+    return out
+
+
+def doc_parses(doc: Doc, spans: Sequence[Span], label_ids: dict) -> List[Optional[DocParse]]:
+    """The doc's existing parse per span, as span-local heads and label ids (``label_ids``: label
+    hash -> id; ``-1`` for labels not in it), where the doc has one tree there; None elsewhere
+    (and everywhere for a doc without a parse)."""
+    if not doc.has_annotation("DEP"):
+        return [None] * len(spans)
+    heads = np.arange(len(doc)) + doc.to_array(HEAD).astype(np.int64)  # offsets, stored as uint64
+    labels = np.array([label_ids.get(h, -1) for h in doc.to_array(DEP).tolist()], dtype=np.int64)
+    trees = [span_tree(heads, start, end) for start, end in spans]
+    return [None if tree is None else (tree, labels[start:end]) for tree, (start, end) in zip(trees, spans)]
+
+
+def span_tree(heads: np.ndarray, start: int, end: int) -> Optional[np.ndarray]:
+    """The span-local tree (n+1,) of tokens ``start..end-1`` from their absolute heads (a token
+    heading itself is a root; ``-1`` unknown): ``[-1, h_1 .. h_n]`` with the root's child at 0,
+    or None if a head falls outside the span or the result is not one tree."""
+    span_heads = heads[start:end]
+    if (span_heads < start).any() or (span_heads >= end).any():
+        return None
+    local = np.empty(end - start + 1, dtype=np.int64)
+    local[0] = -1
+    local[1:] = span_heads - start + 1
+    local[1:][span_heads == np.arange(start, end)] = 0
+    return None if tree_problem(local) else local
