@@ -14,12 +14,25 @@ Calibration is reported as a reliability table over ``bins`` equal-width probabi
 the expected calibration error ``ECE = sum_b (n_b / N) |accuracy_b - confidence_b|`` over words,
 where confidence is the probability of the head the parser chose and accuracy whether that head
 is the gold one.
+
+Calibrated by default (``fit_calibration``, what ``hc_parser`` runs on the dev data at each
+evaluation of ``spacy train`` and stores in its ``cfg["calibration"]``): a temperature does not
+suffice (a decoder with sibling factors is right more often than the first-order marginals of its
+heads say where they are low, less often where they are high), so a monotone map follows it: the
+isotonic regression (pool-adjacent-violators) of correctness on the chosen heads' marginals at the
+fitted temperature, read between its blocks' centres by linear interpolation (``knots``). The map
+changes no ranking. ``calibrated_probabilities`` gives a tree's calibrated head probabilities and
+its probability: ``P(tree)`` under the tempered first-order distribution, at most the lowest of
+its calibrated head probabilities (a tree is never more probable than one of its arcs).
 """
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .decoders import arc_marginals
+from .decoders import arc_marginals, tree_probabilities
+
+# Fewer dev words than this: the temperature alone (an isotonic map would follow the noise).
+MIN_MAP_WORDS = 2000
 
 
 def head_nll(arcs: Sequence[np.ndarray], golds: Sequence[np.ndarray], temperature: float) -> float:
@@ -107,3 +120,140 @@ def calibration_report(arcs, golds, chosen, temperature: float, bins: int = 10) 
     return {"temperature": temperature, "words": int(len(confidence)), "ece": ece,
             "accuracy": float(correct.mean()) if len(correct) else None,
             "mean_confidence": float(confidence.mean()) if len(confidence) else None, "bins": rows}
+
+
+def chosen_confidence(arcs: Sequence[np.ndarray], chosen: Sequence[np.ndarray], correct: Sequence[np.ndarray],
+                      temperature: float) -> Tuple[np.ndarray, np.ndarray]:
+    """``head_confidence`` from correctness flags instead of gold heads: per word whose
+    ``correct[i][m - 1]`` is 0 or 1 (``-1``: unknown, skipped), the marginal probability of the
+    chosen head ``chosen[i][m]`` under ``arcs[i] / temperature``, and the flag."""
+    confidence, flags = [], []
+    for arc, heads, right in zip(arcs, chosen, correct):
+        if len(arc) < 2:
+            continue
+        words = np.flatnonzero(right >= 0) + 1
+        if not len(words):
+            continue
+        probs = arc_marginals(np.asarray(arc, dtype=np.float64) / temperature)
+        confidence.append(probs[heads[words], words])
+        flags.append(right[words - 1] == 1)
+    empty = np.zeros(0)
+    return np.concatenate(confidence or [empty]), np.concatenate(flags or [empty]).astype(bool)
+
+
+def isotonic_knots(confidence: np.ndarray, correct: np.ndarray) -> List[List[float]]:
+    """``[xs, ys]``: the isotonic regression of ``correct`` on ``confidence`` (pool adjacent
+    violators), one knot per block at its mean confidence and accuracy, non-decreasing in both."""
+    order = np.argsort(confidence, kind="stable")
+    x, y = np.asarray(confidence, dtype=np.float64)[order], np.asarray(correct, dtype=np.float64)[order]
+    sums_x, sums_y, counts = [], [], []
+    for xi, yi in zip(x.tolist(), y.tolist()):
+        sums_x.append(xi)
+        sums_y.append(yi)
+        counts.append(1)
+        while len(counts) > 1 and sums_y[-2] * counts[-1] >= sums_y[-1] * counts[-2]:
+            last_x, last_y, last_count = sums_x.pop(), sums_y.pop(), counts.pop()
+            sums_x[-1] += last_x
+            sums_y[-1] += last_y
+            counts[-1] += last_count
+    counts_arr = np.array(counts, dtype=np.float64)
+    return [(np.array(sums_x) / counts_arr).tolist(), (np.array(sums_y) / counts_arr).tolist()]
+
+
+def apply_knots(probs: np.ndarray, knots: Optional[Sequence[Sequence[float]]]) -> np.ndarray:
+    """``probs`` through the monotone map ``knots`` (``isotonic_knots``; linear between knots,
+    constant beyond them); unchanged when ``knots`` is None."""
+    probs = np.asarray(probs, dtype=np.float64)
+    if knots is None:
+        return probs
+    return np.clip(np.interp(probs, knots[0], knots[1]), 0.0, 1.0)
+
+
+def fit_calibration(arcs: Sequence[np.ndarray], chosen: Sequence[np.ndarray], correct: Sequence[np.ndarray],
+                    min_map_words: int = MIN_MAP_WORDS) -> Dict:
+    """The calibration of the module docstring, fitted on held-out spans: ``arcs[i]`` (n+1, n+1)
+    first-order scores, ``chosen[i]`` (n+1,) the parser's heads, ``correct[i]`` (n,) 1 / 0 / -1
+    (unknown). The temperature minimizes the ECE of the chosen heads' marginals (a grid, as
+    ``fit_temperature_ece``), then the isotonic map is fitted when there are ``min_map_words``
+    words or more. Returns ``{"temperature", "knots" (None: no map), "words", "ece"}`` (``ece``:
+    on the fitting words, after calibration), JSON-serializable (it is stored in ``cfg``)."""
+    grid = np.exp(np.linspace(np.log(0.25), np.log(8.0), 41))
+    eces = [reliability(*chosen_confidence(arcs, chosen, correct, t))[1] for t in grid]
+    temperature = float(grid[int(np.argmin(eces))])
+    confidence, flags = chosen_confidence(arcs, chosen, correct, temperature)
+    knots = isotonic_knots(confidence, flags) if len(confidence) >= min_map_words else None
+    ece = reliability(apply_knots(confidence, knots), flags)[1] if len(confidence) else 0.0
+    return {"temperature": temperature, "knots": knots, "words": int(len(confidence)), "ece": float(ece)}
+
+
+def calibrated_probabilities(heads: np.ndarray, arc: np.ndarray, calibration: Dict) -> Tuple[np.ndarray, float]:
+    """``(P(heads[m] -> m) for m = 1..n, log P(tree))`` calibrated: the marginals under
+    ``arc / temperature`` through the map ``knots``, and the tree's log probability under the
+    same tempered distribution, capped at the log of its lowest calibrated head probability."""
+    probs, log_prob = tree_probabilities(heads, np.asarray(arc, dtype=np.float64) / calibration["temperature"])
+    probs = apply_knots(probs, calibration.get("knots"))
+    if len(probs):
+        log_prob = min(log_prob, float(np.log(max(probs.min(), 1e-300))))
+    return probs, log_prob
+
+
+def examples_calibration_data(pipe, examples: Iterable) -> Tuple[List[np.ndarray], List[np.ndarray], List[np.ndarray]]:
+    """``(arcs, chosen, correct)`` for ``fit_calibration`` from parsed examples: per sentence span
+    of each predicted doc (``segment.sentence_spans``, as the parser split it), the first-order arc
+    scores ``pipe`` gives it now, the written heads, and per word whether its head is the aligned
+    gold one (``-1``: no aligned gold head, or a written head outside the span)."""
+    from .segment import sentence_spans
+
+    examples = [eg for eg in examples if len(eg.predicted)]
+    docs = [eg.predicted for eg in examples]
+    spans = [sentence_spans(doc, pipe.max_length) for doc in docs]
+    if not any(spans):
+        return [], [], []
+    scores = pipe.score_spans(docs, spans, factors=frozenset())
+    arcs, chosen, correct = [], [], []
+    i = 0
+    for eg, doc_spans in zip(examples, spans):
+        gold, _ = eg.get_aligned_parse(projectivize=False)
+        written = [tok.head.i for tok in eg.predicted]
+        for start, end in doc_spans:
+            heads, right = _span_heads(written, gold, start, end)
+            arcs.append(scores.arc(i))
+            chosen.append(heads)
+            correct.append(right)
+            i += 1
+    return arcs, chosen, correct
+
+
+def _span_heads(written: List[int], gold: List[Optional[int]], start: int, end: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Span-local written heads (n+1,) (index 0 the root, ``-1`` at 0; a head outside the span
+    becomes 0 and its word unknown) and correctness flags (n,) against the absolute ``gold``."""
+    n = end - start
+    heads = np.full(n + 1, -1, dtype=np.int64)
+    right = np.full(n, -1, dtype=np.int64)
+    for m, i in enumerate(range(start, end), 1):
+        h = written[i]
+        heads[m] = 0 if h == i else h - start + 1
+        if not start <= h < end:
+            heads[m] = 0
+            continue
+        if gold[i] is not None:
+            right[m - 1] = int(gold[i] == h)
+    if (heads[1:] == 0).sum() != 1:  # not one tree within the span (joined chunks): leave it out
+        right[:] = -1
+        heads[1:] = 0
+        heads[2:] = 1
+    return heads, right
+
+
+def written_head_ece(examples: Iterable, bins: int = 10) -> Optional[float]:
+    """The ECE of the written ``token._.hc_head_prob`` against the aligned gold heads of
+    ``examples`` (None when no word has both)."""
+    confidence, correct = [], []
+    for eg in examples:
+        gold, _ = eg.get_aligned_parse(projectivize=False)
+        for tok, g in zip(eg.predicted, gold):
+            prob = tok._.hc_head_prob if tok.has_extension("hc_head_prob") else None
+            if prob is not None and g is not None:
+                confidence.append(prob)
+                correct.append(tok.head.i == g)
+    return reliability(confidence, correct, bins)[1] if confidence else None

@@ -1,9 +1,14 @@
-"""Temperature scaling recovers the sharpening of overconfident scores; reliability and ECE."""
+"""Temperature scaling recovers the sharpening of overconfident scores; reliability and ECE; the
+isotonic map of the default calibration; calibrated tree probabilities."""
+import json
+
 import numpy as np
 import pytest
 
-from spacy_hcparse.calibration import fit_temperature, fit_temperature_ece, head_confidence, head_nll, reliability
-from spacy_hcparse.decoders import decode_mst
+from spacy_hcparse.calibration import (apply_knots, calibrated_probabilities, chosen_confidence, fit_calibration,
+                                       fit_temperature, fit_temperature_ece, head_confidence, head_nll, isotonic_knots,
+                                       reliability)
+from spacy_hcparse.decoders import arc_marginals, decode_mst, tree_probabilities
 from tests.decoders.brute import all_trees, reference_score
 
 
@@ -50,3 +55,61 @@ def test_ece_fit_lowers_the_chosen_heads_calibration_error():
     before = reliability(*head_confidence(arcs, golds, chosen, 1.0))[1]
     after = reliability(*head_confidence(arcs, golds, chosen, fitted))[1]
     assert fitted > 1.0 and after < before
+
+
+def correctness(golds, chosen):
+    """Per tree (n,) 1 where the chosen head is the gold one, else 0."""
+    return [(c[1:] == g[1:]).astype(np.int64) for g, c in zip(golds, chosen)]
+
+
+def test_isotonic_knots_pool_violators():
+    xs, ys = isotonic_knots(np.array([0.1, 0.2, 0.3, 0.4]), np.array([1, 0, 1, 1]))
+    assert xs == pytest.approx([0.15, 0.35]) and ys == pytest.approx([0.5, 1.0])
+    assert np.all(np.diff(ys) >= 0) and np.all(np.diff(xs) >= 0)
+    assert apply_knots(np.array([0.0, 0.15, 0.25, 0.9]), [xs, ys]) == pytest.approx([0.5, 0.5, 0.75, 1.0])
+    assert apply_knots(np.array([0.3]), None) == pytest.approx([0.3])
+
+
+def test_fit_calibration_beats_temperature_alone_on_a_miscalibrated_decoder():
+    # a decoder better than the first-order marginals say: it takes the gold head 60% of the time
+    # whatever the marginal, so no temperature calibrates it but the isotonic map does
+    rng = np.random.default_rng(3)
+    arcs, golds = sharpened_data(2)
+    arcs, golds = arcs * 6, golds * 6
+    chosen = [g.copy() if rng.random() < 0.6 else decode_mst(a) for a, g in zip(arcs, golds)]
+    correct = correctness(golds, chosen)
+    fitted = fit_calibration(arcs, chosen, correct, min_map_words=100)
+    assert fitted["knots"] is not None and fitted["words"] == sum(len(c) for c in correct)
+    conf, flags = chosen_confidence(arcs, chosen, correct, fitted["temperature"])
+    assert reliability(apply_knots(conf, fitted["knots"]), flags)[1] == pytest.approx(fitted["ece"])
+    assert fitted["ece"] < reliability(conf, flags)[1]
+    assert fitted["ece"] < 0.02
+    json.dumps(fitted)  # stored in the component's cfg
+    few = fit_calibration(arcs[:10], chosen[:10], correct[:10])
+    assert few["knots"] is None  # too few words for a map: the temperature alone
+
+
+def test_chosen_confidence_skips_unknown_words():
+    arc = np.zeros((4, 4))
+    heads = np.array([-1, 0, 1, 1])
+    conf, flags = chosen_confidence([arc], [heads], [np.array([1, -1, 0])], 1.0)
+    assert len(conf) == 2 and flags.tolist() == [True, False]
+    probs = arc_marginals(arc)
+    assert conf == pytest.approx([probs[0, 1], probs[1, 3]])
+
+
+def test_calibrated_tree_probability_never_exceeds_a_head_probability():
+    rng = np.random.default_rng(4)
+    knots = [[0.0, 0.5, 1.0], [0.0, 0.3, 0.6]]  # an overconfident model: the map lowers probabilities
+    for _ in range(50):
+        n = int(rng.integers(1, 6))
+        arc = rng.normal(scale=3.0, size=(n + 1, n + 1))
+        heads = decode_mst(arc)
+        for calibration in ({"temperature": 1.5, "knots": None}, {"temperature": 0.7, "knots": knots}):
+            probs, log_prob = calibrated_probabilities(heads, arc, calibration)
+            raw, raw_log = tree_probabilities(heads, arc / calibration["temperature"])
+            assert probs == pytest.approx(apply_knots(raw, calibration["knots"]))
+            assert np.exp(log_prob) <= probs.min() + 1e-12
+            assert log_prob <= raw_log + 1e-12
+            if calibration["knots"] is None:
+                assert log_prob == pytest.approx(raw_log)
