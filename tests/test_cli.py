@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 import spacy
+from spacy.tokens import Doc
 from spacy.training import Example
 
-from spacy_hcparse.cli import main
+from spacy_hcparse.cli import build_parser, main
 from spacy_hcparse.conllu import read_conllu
-from spacy_hcparse.evaluation import gold_doc, input_doc
+from spacy_hcparse.evaluation import input_doc
 
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample"
 TINY_MODEL = {
@@ -24,11 +25,11 @@ TINY_MODEL = {
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    """hc_parser trained for a few epochs on the sample train split, saved to disk."""
+    """hc_parser trained for a few epochs on the sample train split (heads, labels, UPOS), saved."""
     spacy.util.fix_random_seed(0)
     nlp = spacy.blank("en")
     nlp.add_pipe("hc_parser", config={"model": TINY_MODEL, "decoder": {"@misc": "spacy_hcparse.HillClimb.v1", "max_restarts": 5}})
-    examples = [Example(input_doc(nlp, s), gold_doc(nlp, s)) for s in read_conllu(SAMPLE / "sample-ud-train.conllu")]
+    examples = [Example(input_doc(nlp, s), tagged_gold(nlp, s)) for s in read_conllu(SAMPLE / "sample-ud-train.conllu")]
     optimizer = nlp.initialize(lambda: examples)
     for _ in range(15):
         for start in range(0, len(examples), 8):
@@ -38,6 +39,14 @@ def model_dir(tmp_path_factory):
     return path
 
 
+def tagged_gold(nlp, sentence) -> Doc:
+    """The reference Doc of one gold sentence with its UPOS (``root`` becomes ``ROOT``)."""
+    words = [w.form for w in sentence.words]
+    heads = [w.head - 1 if w.head > 0 else i for i, w in enumerate(sentence.words)]
+    deps = ["ROOT" if w.head == 0 else w.deprel for w in sentence.words]
+    return Doc(nlp.vocab, words=words, heads=heads, deps=deps, pos=[w.upos for w in sentence.words])
+
+
 def test_parse_conllu_then_evaluate(model_dir, tmp_path, capsys):
     gold = SAMPLE / "sample-ud-train.conllu"
     out = tmp_path / "parsed.conllu"
@@ -45,7 +54,6 @@ def test_parse_conllu_then_evaluate(model_dir, tmp_path, capsys):
     parsed, reference = list(read_conllu(out)), list(read_conllu(gold))  # every sentence a tree
     assert [[w.form for w in s.words] for s in parsed] == [[w.form for w in s.words] for s in reference]
     assert parsed[0].comments == reference[0].comments  # sent_id and text kept
-    assert "2-3\t" not in out.read_text()  # syntactic words only, as the evaluation aligns
     capsys.readouterr()
     scores_json = tmp_path / "scores.json"
     assert main(["evaluate", str(gold), str(out), "--json", str(scores_json), "--per-label"]) == 0
@@ -55,6 +63,60 @@ def test_parse_conllu_then_evaluate(model_dir, tmp_path, capsys):
     assert scores["conll18"]["LAS"]["f1"] == scores["ud_las"] or scores["conll18"]["Words"]["f1"] == 1.0
     assert scores["sentences"] == 40 and scores["words"] == sum(len(s.words) for s in reference)
     assert scores["ud_uas"] > 0.5  # the training sentences themselves, after a few epochs
+    assert scores["conll18"]["UPOS"]["f1"] > 0.5  # the model's tags (its training sentences)
+
+
+def test_round_trip_keeps_predicted_tags_and_multiword_tokens(model_dir, tmp_path, capsys):
+    """The output holds the pipeline's UPOS/XPOS (the gold ones only with --keep-columns) and the
+    input's multiword-token lines, so the CoNLL 2018 evaluation aligns every token."""
+    gold = SAMPLE / "sample-ud-test.conllu"
+    reference = list(read_conllu(gold))
+    nlp = spacy.load(model_dir)
+    expected = [[(t.pos_ or "_", t.tag_ or "_") for t in nlp(input_doc(nlp, s))] for s in reference]
+    assert any(tags != [(w.upos, w.xpos) for w in s.words] for tags, s in zip(expected, reference))
+    out = tmp_path / "parsed.conllu"
+    assert main(["parse", str(model_dir), str(gold), "--output", str(out)]) == 0
+    parsed = list(read_conllu(out))
+    assert [[(w.upos, w.xpos) for w in s.words] for s in parsed] == expected
+    assert [s.multiword for s in parsed] == [s.multiword for s in reference]
+    assert "2-3\tcan't\t" in out.read_text()
+    assert all(w.lemma == "_" and w.feats == "_" for s in parsed for w in s.words)  # nothing here sets them
+    capsys.readouterr()
+    assert main(["evaluate", str(gold), str(out)]) == 0
+    table = capsys.readouterr().out
+    assert "Tokens     |    100.00" in table and "UPOS       |    100.00" not in table
+    kept = tmp_path / "kept.conllu"
+    assert main(["parse", str(model_dir), str(gold), "--output", str(kept), "--keep-columns"]) == 0
+    columns = [[(w.lemma, w.upos, w.xpos, w.feats) for w in s.words] for s in read_conllu(kept)]
+    assert columns == [[(w.lemma, w.upos, w.xpos, w.feats) for w in s.words] for s in reference]
+
+
+def test_progress_summary_and_empty_input_on_stderr(model_dir, tmp_path, capsys):
+    text = tmp_path / "in.txt"
+    text.write_text("The old farmer sold three goats.\n")
+    assert main(["parse", str(model_dir), str(text)]) == 0
+    printed = capsys.readouterr()
+    assert printed.out.startswith("# text = The old farmer")
+    assert printed.err.strip().splitlines()[-1].startswith(f"done: {text} -> <stdout>: 7 words in ")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n")
+    out = tmp_path / "empty.conllu"
+    assert main(["parse", str(model_dir), str(empty), "--output", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {empty} holds no words to parse" in err and out.read_text() == ""
+    assert main(["parse", str(model_dir), str(tmp_path / "missing.txt")]) == 1
+    assert capsys.readouterr().err.startswith("error: ")
+
+
+def test_every_argument_has_help_and_the_help_is_plain_text():
+    parser = build_parser()
+    top = parser.format_help()
+    assert "``" not in top and ":mod:" not in top
+    (sub,) = [a for a in parser._actions if a.choices and "parse" in a.choices]
+    for name, command in sub.choices.items():
+        for action in command._actions:
+            assert action.help, f"{name} {action.dest} has no help text"
+        assert "``" not in command.format_help()
 
 
 def test_parse_text_to_conllu_and_json(model_dir, tmp_path):
