@@ -11,11 +11,11 @@ from .dual import DualResult, decode_dual
 from .eisner import decode_eisner
 from .hill_climb import HillClimbResult, decode_hill_climb
 from .kbest import kbest_eisner, kbest_mst
-from .label_probs import chosen_label_probs, label_probabilities
+from .label_probs import chosen_label_probs, label_probabilities, written_label_probs
 from .labels import constrained_labels
 from .local_optima import count_local_optima
 from .marginals import arc_marginals, log_partition, tree_log_prob, tree_probabilities
-from .mbr import decode_mbr, decode_mbr_gain
+from .mbr import decode_mbr, decode_mbr_gain, mbr_gain
 from .mst import decode_mst
 from .scoring import tree_score
 
@@ -39,8 +39,10 @@ __all__ = [
     "kbest_mst",
     "label_probabilities",
     "log_partition",
+    "mbr_gain",
     "tree_log_prob",
     "tree_probabilities",
     "tree_problem",
     "tree_score",
+    "written_label_probs",
 ]

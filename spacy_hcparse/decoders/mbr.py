@@ -11,7 +11,7 @@ heads of a tree ``y`` is ``sum_m P(y[m] -> m)``: a first-order score over the ar
 maximizes it with the matching exact decoder (Eisner or the single-root MST) over the marginals;
 absent arcs stay absent. Unlike the highest-scoring tree, it depends on the temperature.
 """
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -32,17 +32,27 @@ def decode_mbr(arc, projective: bool = False, temperature: float = 1.0) -> np.nd
 def decode_mbr_gain(arc, projective: bool = False, temperature: float = 1.0) -> Tuple[np.ndarray, float]:
     """``(heads, expected correct heads)`` of the MBR tree (``decode_mbr``); the expectation is
     ``nan`` when no tree avoids the absent arcs."""
+    arc = check_arc(arc)
+    decode = decode_eisner if projective else decode_mst
+    gain = mbr_gain(arc, projective, temperature)
+    if gain is None:
+        return decode(arc), (0.0 if arc.shape[0] < 2 else float("nan"))
+    heads = decode(gain)
+    words = np.arange(1, len(heads))
+    return heads, float(gain[heads[1:], words].sum())
+
+
+def mbr_gain(arc, projective: bool = False, temperature: float = 1.0) -> Optional[np.ndarray]:
+    """The first-order scores MBR decodes: ``P(h -> m)`` under ``arc / temperature`` where the arc
+    is usable, ``-inf`` where it is absent (float64 (n+1, n+1)); a tree's score under them is its
+    expected number of correct heads. None for n = 0 or when no tree avoids the absent arcs."""
     if not temperature > 0 or not np.isfinite(temperature):
         raise ValueError(f"temperature must be a positive finite number, got {temperature}")
     arc = check_arc(arc)
-    decode = decode_eisner if projective else decode_mst
     if arc.shape[0] < 2:
-        return decode(arc), 0.0
+        return None
     try:
         marg = arc_marginals(arc / temperature, projective)
     except ValueError:  # no tree avoids the absent arcs
-        return decode(arc), float("nan")
-    gain = np.where(usable_mask(arc), marg, -np.inf)
-    heads = decode(gain)
-    words = np.arange(1, len(heads))
-    return heads, float(marg[heads[1:], words].sum())
+        return None
+    return np.where(usable_mask(arc), marg, -np.inf)

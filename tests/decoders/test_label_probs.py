@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spacy_hcparse.decoders import chosen_label_probs, label_probabilities
+from spacy_hcparse.decoders import chosen_label_probs, label_probabilities, written_label_probs
 
 
 def test_softmax_by_hand():
@@ -36,3 +36,16 @@ def test_rows_are_distributions_ordered_like_scores(n, labels, seed, scale):
     probs = label_probabilities(scores)
     assert np.all(probs >= 0) and np.allclose(probs.sum(axis=1), 1.0)
     assert np.array_equal(probs.argmax(axis=1), scores.argmax(axis=1))
+
+
+def test_written_label_probs_follow_the_labeler_rules():
+    # labels: 0 ROOT, 1 nsubj, 2 obj (hidden: never predicted)
+    scores = np.array([[5.0, 1.0, 3.0], [2.0, 0.0, 9.0], [0.0, 0.0, 0.0]])
+    heads = np.array([-1, 2, 0, 2])
+    probs = written_label_probs(scores, heads, [1, 0, 1], root=0, hidden=np.array([False, False, True]))
+    assert probs == pytest.approx([1.0, 1.0, 1.0])  # word 1: ROOT and obj excluded, nsubj certain
+    probs = written_label_probs(scores, heads, [1, 0, 2], root=0)
+    assert probs[1] == 1.0 and probs[0] == pytest.approx(np.exp(1) / (np.exp(1) + np.exp(3)))
+    assert probs[2] == pytest.approx(0.5)
+    with pytest.raises(ValueError, match=r"\(n\+1,\)"):
+        written_label_probs(scores, heads[:3], [1, 0, 1])

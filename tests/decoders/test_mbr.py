@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spacy_hcparse.decoders import arc_marginals, decode_eisner, decode_mbr, decode_mbr_gain, decode_mst
+from spacy_hcparse.decoders import arc_marginals, decode_eisner, decode_mbr, decode_mbr_gain, decode_mst, mbr_gain
 from spacy_hcparse.decoders._checks import tree_problem
 
 from .brute import all_trees, is_projective
@@ -102,3 +102,15 @@ def test_always_a_valid_tree(n, seed, scale, projective):
     heads, gain = decode_mbr_gain(arc, projective)
     assert tree_problem(heads) == "" and (not projective or is_projective(heads))
     assert -1e-9 <= gain <= n + 1e-9
+
+
+def test_gain_is_the_marginals_where_usable():
+    rng = np.random.default_rng(9)
+    arc = rng.normal(size=(5, 5))
+    arc[2, 3] = -np.inf
+    gain = mbr_gain(arc, True, 2.0)
+    marg = arc_marginals(arc / 2.0, True)
+    usable = np.isfinite(arc) & ~np.eye(5, dtype=bool)
+    usable[:, 0] = False
+    assert np.allclose(gain[usable], marg[usable]) and np.all(gain[~usable] == -np.inf)
+    assert mbr_gain(np.zeros((1, 1))) is None
