@@ -161,12 +161,53 @@ def test_long_doc_without_boundaries(trained):
     doc = trained(Doc(trained.vocab, words=words))
     assert len(doc) == 1000
     assert_valid(doc)
-    # parsed in spans of at most max_length words (a predicted sentence longer than that is
-    # parsed in chunks joined into one tree, so doc.sents may be longer)
+    # parsed in spans of at most max_length words, each a sentence of its own
     pipe = trained.get_pipe("hc_parser")
     spans = pipe.predict([Doc(trained.vocab, words=words)])[0].spans
     assert spans[0][0] == 0 and spans[-1][1] == 1000
     assert max(end - start for start, end in spans) <= pipe.max_length
+    assert [(s.start, s.end) for s in doc.sents] == spans
+
+
+def test_long_unbroken_text_gets_sentences_with_their_extensions(trained):
+    """3,000 words without punctuation or sentence boundaries: sentences of at most max_length
+    words, each with its tree's extensions."""
+    parser = trained.get_pipe("hc_parser")
+    words = [w for s in SENTENCES for w in s[0] if w not in {".", ",", "!", "?"}]
+    words = (words * (3000 // len(words) + 1))[:3000]
+    decoder, parser.decoder = parser.decoder, make_mst()  # the extensions, not the search, under test
+    try:
+        doc = trained(Doc(trained.vocab, words=words))
+    finally:
+        parser.decoder = decoder
+    sents = list(doc.sents)
+    assert len(sents) >= 3000 // parser.max_length
+    assert max(len(s) for s in sents) <= parser.max_length
+    for sent in sents:
+        assert sent._.hc_certified is True and sent._.hc_gap == 0.0
+        assert 0.0 < sent._.hc_parse_prob <= 1.0 and isinstance(sent._.hc_score, float)
+    assert doc._.hc_parse_score == pytest.approx(sum(s._.hc_score for s in sents))
+
+
+def test_preset_sentence_longer_than_max_length_gets_its_extensions(trained):
+    """A sentence the doc gives, longer than max_length: parsed in chunks joined into one tree,
+    and its extensions combine the chunks' (scores added, probabilities multiplied)."""
+    parser = trained.get_pipe("hc_parser")
+    words = [w for s in SENTENCES for w in s[0]]
+    words = (words * (250 // len(words) + 1))[:250]
+    one_sentence = [True] + [False] * (len(words) - 1)
+    decoder, parser.decoder = parser.decoder, make_mst()
+    try:
+        doc = trained(Doc(trained.vocab, words=words, sent_starts=one_sentence))
+        spans = parser.predict([Doc(trained.vocab, words=words, sent_starts=one_sentence)])[0].spans
+    finally:
+        parser.decoder = decoder
+    assert_valid(doc)
+    (sent,) = doc.sents
+    assert len(sent) == 250 and len(spans) >= 3
+    chunks = [doc[start:end] for start, end in spans]
+    assert sent._.hc_certified is True and sent._.hc_score == pytest.approx(doc._.hc_parse_score)
+    assert sent._.hc_parse_prob == pytest.approx(np.prod([c._.hc_parse_prob for c in chunks]))
 
 
 def test_doc_with_heads_is_overwritten(trained):
