@@ -25,7 +25,7 @@ def lifted_labels(examples: Iterable[Example], cutoff: int) -> List[str]:
     seen at least ``cutoff`` times, sorted, without the root's."""
     counts: Counter = Counter()
     for eg in examples:
-        _, deps = eg.get_aligned_parse(projectivize=True)
+        _, deps = eg.get_aligned_parse(projectivize=not partially_annotated(eg))
         counts.update(d for d in deps if d)
     plain = {d.split(DECORATION)[0] for d in counts}
     decorated = {d for d, c in counts.items() if DECORATION in d and c >= cutoff}
@@ -40,7 +40,7 @@ def span_gold(
     (``-1`` unknown), ``-1`` where a head is unknown (or outside a ``chunk`` of a longer sentence)
     and where a label is: one the component does not know, or ``ROOT`` on a word that does not
     attach to the root. None if the known arcs cannot be part of one tree
-    (``base.partial_span_tree``). Decorated labels not kept at initialization fall back to their
+    (``learning.gold.partial_span_tree``). Decorated labels not kept at initialization fall back to their
     plain label; the root's dependent gets ``ROOT``."""
     local = partial_span_tree(heads, start, end, chunk)
     if local is None:
@@ -70,13 +70,20 @@ class ExampleGold(NamedTuple):
 
 def example_gold(eg: Example, max_length: int, label_ids: Dict[str, int], tag_ids: Dict[str, int]) -> ExampleGold:
     """The gold the transition parser trains on from ``eg``: the reference's sentences whatever
-    the predicted doc carries (``base.reference_spans``), their projectivized trees
-    (``span_gold``; tag ids ``-1`` on the root row and where unknown), and the sentence starts,
-    the first token's left unknown (it always begins a sentence: nothing to learn there)."""
-    spans, starts = reference_spans(eg, max_length)
-    heads, deps, tags = aligned_gold(eg, projectivize=True, tags=bool(tag_ids))
+    the predicted doc carries (``learning.gold.reference_spans``), their trees (``span_gold``; tag ids
+    ``-1`` on the root row and where unknown), and the sentence starts, the first token's left
+    unknown (it always begins a sentence: nothing to learn there).
+
+    A fully annotated reference is projectivized. Heads the reference leaves missing (spaCy keeps
+    them as the token heading itself with no label) are unknown (``-1``), and such a reference is
+    not projectivized: spaCy's transform would read each missing head as one more root and lift
+    known arcs over it; the dynamic oracle learns the known arcs of any tree as they are."""
+    partial = partially_annotated(eg)
+    heads, deps, tags = aligned_gold(eg, projectivize=not partial, tags=bool(tag_ids))
     tags = np.array([tag_ids.get(t, -1) if t else -1 for t in (tags or [None] * len(heads))], dtype=np.int64)
-    absolute = np.array([-1 if h is None else h for h in heads], dtype=np.int64)
+    absolute = np.array([-1 if h is None or (h == i and not d) else h for i, (h, d) in enumerate(zip(heads, deps))],
+                        dtype=np.int64)
+    spans, starts = reference_spans(eg, max_length, absolute if partial else None)
     joined = continues(spans, np.flatnonzero(starts == 1).tolist())
     kept, trees, skipped = [], [], []
     for i, (start, end) in enumerate(spans):
@@ -89,3 +96,9 @@ def example_gold(eg: Example, max_length: int, label_ids: Dict[str, int], tag_id
         trees.append((*gold, np.concatenate([[-1], tags[start:end]])))
     starts = np.concatenate([[-1], starts[1:]]).astype(np.int64) if len(starts) else starts
     return ExampleGold(kept, trees, starts, skipped, heads)
+
+
+def partially_annotated(eg: Example) -> bool:
+    """Whether the reference has some heads and leaves others missing (not projectivized)."""
+    ref = eg.reference
+    return ref.has_annotation("DEP") and not ref.has_annotation("DEP", require_complete=True)

@@ -1,30 +1,27 @@
 """``hc_transition_parser``: arc-standard shift-reduce parser (averaged perceptron or neural).
 
-Data flows one way: Doc -> its sentences (``segment.sentence_spans``) when it has them, else the
-model segments it (its sentence classifier or scorer) -> the learner for the model's kind
-(``components.transition_learners``): word attribute rows -> the perceptron model's tagging and
-search, or token vectors -> the neural model's step scorer -> greedy search, valid moves only
-(whitespace stays a leaf of the word before it, ``transition.moves``) ->
-span trees (index 0 the root) -> ``write_trees`` (the chunks of a sentence longer than
-``max_length`` joined into one tree) -> ``nonproj.deprojectivize``. ``predict`` returns the trees
-and leaves Docs alone; ``set_annotations`` writes them.
+Data flows one way: Doc -> its sentences (``segment.sentence_spans``), or the model's segmentation
+when it has none -> the model's learner (``model.attrs["learner"]``, ``models.transition_types``):
+the perceptron's tagging and search, or the neural step scorer and greedy search, valid moves only
+(whitespace stays a leaf of the word before it) -> span trees (index 0 the root) -> ``write_trees``
+(the chunks of a sentence longer than ``max_length`` joined into one tree) ->
+``nonproj.deprojectivize``. ``predict`` returns the trees and leaves Docs alone;
+``set_annotations`` writes them.
 
-Training learns from the reference's sentences (``base.reference_spans``), whatever sentences the
-predicted doc carries, and from their sentence starts. Gold that is only partly known (tokens
-that do not align with the reference, arcs leaving a chunk of a long sentence, labels the
-component does not know) is learned where it is known (the dynamic oracle's correct moves, see
-``transition_learners``); only gold that cannot be one tree is skipped, with a warning.
+Training reads the reference's sentences (``learning.gold.reference_spans``), whatever the doc
+carries, and their sentence starts. Gold that is partly known (heads the reference leaves
+missing, tokens that do not align, arcs leaving a chunk of a long sentence, unknown labels) trains
+on its known arcs: the dynamic oracle counts every move that keeps them reachable correct. Gold
+that cannot be part of one tree is skipped, with a warning. Full gold trees are lifted with spaCy's
+pseudo-projective transform (``components.projective_gold``; decorated labels rarer than
+``label_freq_cutoff`` fall back to their plain label), undone at prediction.
 
-Non-projective gold trees are lifted with spaCy's own pseudo-projective transform
-(``Example.get_aligned_parse(projectivize=True)``, labels decorated ``head||dep``); decorated
-labels rarer than ``label_freq_cutoff`` in the training data fall back to their plain label
-(``components.projective_gold``). At prediction, ``nonproj.deprojectivize`` undoes the lifting.
-
-``initial_heads(pipe, doc, max_length)`` hands this parser's trees to ``hc_parser`` as starts for
-hill climbing.
+``rehearse`` (after ``nlp.resume_training()``) trains on the teacher's parses of the predicted
+docs. ``initial_heads(pipe, doc, max_length)`` hands this parser's trees to ``hc_parser``.
 """
+from copy import deepcopy
 from itertools import islice
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.language import Language
@@ -34,13 +31,13 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
-from ..models.transition import SpanTree
-from ..segment import Span, continues, sentence_spans, span_whitespace
+from ..models.transition_types import SpanGold, SpanTree, TransitionLearner, teacher_gold
+from ..names import ROOT_LABEL, Span
+from ..segment import continues, sentence_spans, span_whitespace
 from ..transition.moves import n_classes
 from .annotate import JOIN_LABEL, codes, write_trees
-from .base import ParserPipe
-from .projective_gold import DECORATION, ROOT_LABEL, example_gold, lifted_labels
-from .transition_learners import LEARNERS, SpanGold, TransitionLearner
+from .base import ParserPipe, logger
+from .projective_gold import DECORATION, example_gold, lifted_labels
 
 FALLBACK_LABEL = "dep"  # words need a label other than ROOT to attach to each other
 
@@ -53,6 +50,10 @@ tag_buckets = 1048576
 max_length = 200
 sentence_buckets = 1048576
 """
+
+# the factory's search and training settings (documented on ``TransitionParser``), defined once
+SETTING_DEFAULTS: Dict[str, Any] = {"beam_width": 1, "train_beam_width": 1, "train_explore": 0.0, "explore_after": 0,
+                                    "explore_max_length": 60, "label_freq_cutoff": 30}
 
 
 class DocParses(NamedTuple):
@@ -69,12 +70,7 @@ class DocParses(NamedTuple):
     assigns=["token.dep", "token.head", "token.is_sent_start", "doc.sents"],
     default_config={
         "model": Config().from_str(DEFAULT_MODEL)["model"],
-        "beam_width": 1,
-        "train_beam_width": 1,
-        "train_explore": 0.0,
-        "explore_after": 0,
-        "explore_max_length": 60,
-        "label_freq_cutoff": 30,
+        **SETTING_DEFAULTS,
         "scorer": {"@scorers": "spacy_hcparse.parser_scorer.v1"},
     },
     default_score_weights={
@@ -101,23 +97,15 @@ def make_transition_parser(
     label_freq_cutoff: int,
     scorer: Optional[Callable],
 ) -> "TransitionParser":
-    return TransitionParser(
-        nlp.vocab,
-        model,
-        name,
-        beam_width=beam_width,
-        train_beam_width=train_beam_width,
-        train_explore=train_explore,
-        explore_after=explore_after,
-        explore_max_length=explore_max_length,
-        label_freq_cutoff=label_freq_cutoff,
-        scorer=scorer,
-    )
+    """The component with the config's settings (see ``TransitionParser``)."""
+    return TransitionParser(nlp.vocab, model, name, beam_width=beam_width, train_beam_width=train_beam_width,
+                            train_explore=train_explore, explore_after=explore_after,
+                            explore_max_length=explore_max_length, label_freq_cutoff=label_freq_cutoff, scorer=scorer)
 
 
 class TransitionParser(ParserPipe):
-    """Arc-standard parser; the model's kind (``attrs["kind"]``) picks the learner once
-    (``transition_learners.PerceptronLearner`` or ``NeuralLearner``), which parses and trains.
+    """Arc-standard parser; the model's learner (``model.attrs["learner"]``, built once with the
+    model and this component's ``cfg``) parses and trains.
 
     beam_width: beam search width at prediction for the perceptron (1 = greedy).
     train_beam_width: perceptron training with beam search and early update when > 1 (global
@@ -134,44 +122,29 @@ class TransitionParser(ParserPipe):
 
     SETTINGS = ("beam_width", "train_beam_width", "train_explore", "explore_after", "explore_max_length")
 
-    def __init__(
-        self,
-        vocab: Vocab,
-        model: Model,
-        name: str = "hc_transition_parser",
-        *,
-        beam_width: int = 1,
-        train_beam_width: int = 1,
-        train_explore: float = 0.0,
-        explore_after: int = 0,
-        explore_max_length: int = 60,
-        label_freq_cutoff: int = 30,
-        scorer: Optional[Callable] = None,
-    ) -> None:
-        for key, value in (("beam_width", beam_width), ("train_beam_width", train_beam_width)):
-            if value < 1:
-                raise ValueError(f"[hc_transition_parser] {key} must be at least 1, got {value}")
-        if not 0.0 <= train_explore <= 1.0:
-            raise ValueError(f"[hc_transition_parser] train_explore must be in [0, 1], got {train_explore}")
-        kind = model.attrs.get("kind")
-        if kind not in LEARNERS:
-            raise ValueError(f"[hc_transition_parser] model {model.name!r} is not a transition model (kind={kind!r})")
+    def __init__(self, vocab: Vocab, model: Model, name: str = "hc_transition_parser", *,
+                 scorer: Optional[Callable] = None, **settings: Any) -> None:
+        """``settings``: those above, ``SETTING_DEFAULTS``'s where left out (the factory's defaults)."""
+        unknown = sorted(set(settings) - set(SETTING_DEFAULTS))
+        if unknown:
+            raise TypeError(f"[hc_transition_parser] unknown settings {unknown}; expected {sorted(SETTING_DEFAULTS)}")
+        settings = {**SETTING_DEFAULTS, **settings}
+        for key in ("beam_width", "train_beam_width"):
+            if settings[key] < 1:
+                raise ValueError(f"[hc_transition_parser] {key} must be at least 1, got {settings[key]}")
+        if not 0.0 <= settings["train_explore"] <= 1.0:
+            raise ValueError(f"[hc_transition_parser] train_explore must be in [0, 1], got {settings['train_explore']}")
+        if not callable(model.attrs.get("learner")):
+            raise ValueError(f"[hc_transition_parser] model {model.name!r} is not a transition model (no "
+                             f"attrs['learner']): use spacy_hcparse.TransitionModel.v2 or NeuralTransitionModel.v2")
         self.vocab = vocab
         self.model = model
         self.name = name
         self.scorer = scorer
-        self.cfg: Dict = {
-            "labels": [],
-            "tags": [],
-            "beam_width": beam_width,
-            "train_beam_width": train_beam_width,
-            "train_explore": train_explore,
-            "explore_after": explore_after,
-            "explore_max_length": explore_max_length,
-            "label_freq_cutoff": label_freq_cutoff,
-        }
+        self.cfg: Dict = {"labels": [], "tags": [], **settings}
         # cfg is shared with the learner, which reads it at every call (loading updates it in place)
-        self.learner: TransitionLearner = LEARNERS[kind](model, self.cfg, vocab)
+        self.learner: TransitionLearner = model.attrs["learner"](model, self.cfg, vocab)
+        self._rehearsal_model = None
 
     # ----- set-up -------------------------------------------------------------------------
     def initialize(
@@ -181,6 +154,8 @@ class TransitionParser(ParserPipe):
         nlp: Optional[Language] = None,
         labels: Optional[List[str]] = None,
     ) -> None:
+        """Labels (``labels``, or the examples' lifted ones), the move classes, the tags the learner
+        keeps, and the model's weights, shaped on a few examples."""
         validate_get_examples(get_examples, "TransitionParser.initialize")
         if labels is None:
             labels = lifted_labels(get_examples(), self.cfg["label_freq_cutoff"])
@@ -188,10 +163,9 @@ class TransitionParser(ParserPipe):
         for label in [ROOT_LABEL, *labels]:
             self.add_label(label)
         self.model.set_dim("nO", n_classes(len(self.labels)))
-        if self.learner.uses_tags:
-            self.cfg["tags"] = sorted({t.tag_ for eg in get_examples() for t in eg.reference if t.tag_})
-            for tag in self.cfg["tags"]:
-                self.vocab.strings.add(tag)
+        self.cfg["tags"] = self.learner.initial_tags([t.tag_ for eg in get_examples() for t in eg.reference if t.tag_])
+        for tag in self.cfg["tags"]:
+            self.vocab.strings.add(tag)
         self.learner.initialize([eg.predicted for eg in islice(get_examples(), 10)])
 
     # ----- prediction ---------------------------------------------------------------------
@@ -199,11 +173,9 @@ class TransitionParser(ParserPipe):
         """Per doc its spans (its sentences, or the model's when it has none; chunked to
         ``max_length``), their trees, and which spans carry on a sentence."""
         docs = list(docs)
-        given = [sentence_spans(doc, self.max_length) if doc.has_annotation("SENT_START") else None
-                 for doc in docs]
         if not any(len(doc) for doc in docs):
             return [DocParses([], [], []) for _ in docs]
-        parses = self.learner.parse(docs, given)
+        parses = self.learner.parse(docs, self._given_spans(docs))
         out, pos = [], 0
         for doc, spans, sentences in zip(docs, parses.spans, parses.sentences):
             begins = sentences if sentences is not None else [sent.start for sent in doc.sents] if len(doc) else []
@@ -211,18 +183,12 @@ class TransitionParser(ParserPipe):
             pos += len(spans)
         return out
 
-    def parse_spans(self, docs: Sequence[Doc], spans: Sequence[Sequence[Span]]) -> List[List[SpanTree]]:
-        """Parse the given spans of each doc (projective trees, labels possibly decorated)."""
-        if not any(spans):
-            return [[] for _ in docs]
-        flat = self.learner.parse(docs, spans).trees
-        out, pos = [], 0
-        for doc_spans in spans:
-            out.append(flat[pos : pos + len(doc_spans)])
-            pos += len(doc_spans)
-        return out
+    def _given_spans(self, docs: Sequence[Doc]) -> List[Optional[List[Span]]]:
+        """Per doc its sentences (chunked to ``max_length``), or None for the model to segment it."""
+        return [sentence_spans(doc, self.max_length) if doc.has_annotation("SENT_START") else None for doc in docs]
 
     def set_annotations(self, docs: Iterable[Doc], parses: List[DocParses]) -> None:
+        """Write ``predict``'s trees and sentences into the docs."""
         for doc, (spans, trees, joined) in zip(docs, parses):
             if spans:
                 self.write_parses(doc, spans, trees, joined)
@@ -250,6 +216,8 @@ class TransitionParser(ParserPipe):
         sgd=None,
         losses: Optional[Dict[str, float]] = None,
     ) -> Dict[str, float]:
+        """One training step on the examples' gold (``_gold``); the loss goes under the
+        component's name in ``losses``."""
         losses = {} if losses is None else losses
         losses.setdefault(self.name, 0.0)
         examples = list(examples)
@@ -261,11 +229,58 @@ class TransitionParser(ParserPipe):
             losses[self.name] += self.learner.update(docs, spans, golds, starts, drop, sgd)
         return losses
 
+    def rehearse(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd=None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """An update toward the teacher's predictions on the examples' predicted docs (no gold
+        read), so that fine-tuning forgets less: the teacher's trees are trained on as gold, and
+        where it segmented a doc, its sentence starts. The teacher is the copy of the model
+        ``nlp.resume_training()`` keeps; without one, the model as it is now (logged: take it
+        before the first update). The loss goes under the component's name in ``losses``."""
+        losses = {} if losses is None else losses
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, "TransitionParser.rehearse")
+        if ROOT_LABEL not in self.labels:
+            raise ValueError(f"[{self.name}] rehearse() before initialize(): the component has no labels yet")
+        docs = [eg.predicted for eg in examples]
+        if not any(len(doc) for doc in docs):
+            return losses
+        if self._rehearsal_model is None:
+            logger.warning("[%s] rehearse: no teacher yet, the model as it is now becomes it (call "
+                           "nlp.resume_training() before updating, so that the teacher is the trained model)",
+                           self.name)
+            self.learner.before_save()
+            self._rehearsal_model = deepcopy(self.model)
+        parses = self._teacher.parse(docs, self._given_spans(docs))
+        golds, starts = teacher_gold(docs, parses)
+        losses[self.name] += self.learner.update(docs, parses.spans, golds, starts, drop, sgd)
+        return losses
+
+    @property
+    def _rehearsal_model(self) -> Optional[Model]:
+        """The teacher of ``rehearse``: a frozen copy of the model (spaCy's
+        ``Language.resume_training`` sets it on every component that has this attribute)."""
+        return self.__dict__.get("_teacher_model")
+
+    @_rehearsal_model.setter
+    def _rehearsal_model(self, model: Optional[Model]) -> None:
+        """Keep the teacher model and its learner (``rehearse`` parses with it)."""
+        self._teacher_model = model
+        self._teacher = None if model is None else model.attrs["learner"](model, self.cfg, self.vocab)
+
     def get_loss(self, examples: Iterable[Example], scores) -> Tuple[float, object]:
-        """Not used: the learner walks the oracle's configurations inside ``update``."""
+        """Not used: the learner walks the oracle's configurations inside ``update`` (the neural
+        learner's ``get_loss`` gives ``(loss, d_scores)`` of those configurations)."""
         raise NotImplementedError("hc_transition_parser computes its loss inside update()")
 
     def finish_update(self, sgd) -> None:
+        """The learner's optimizer step, where it has one."""
         self.learner.finish_update(sgd)
 
     def _gold(self, examples: List[Example]) -> Tuple[List[Doc], List[List[Span]], List[SpanGold], List[np.ndarray]]:
@@ -287,10 +302,12 @@ class TransitionParser(ParserPipe):
 
     # ----- serialization ------------------------------------------------------------------
     def _before_save(self) -> None:
-        self.learner.before_save()  # e.g. the perceptron's averaged weights into the model
+        """The learner's weights into the model (e.g. the perceptron's averages), then ``cfg``."""
+        self.learner.before_save()
         super()._before_save()
 
     def _after_load(self, where: str) -> None:
+        """Forget training state; refuse weights whose move classes do not fit the labels."""
         self.learner.after_load()
         expected = n_classes(len(self.labels))
         if self.model.has_dim("nO") and self.model.get_dim("nO") not in (None, expected):
@@ -307,7 +324,7 @@ def initial_heads(pipe: TransitionParser, doc: Doc, max_length: int) -> List[np.
     spans = sentence_spans(doc, max_length)
     if not spans:
         return []
-    parses = pipe.parse_spans([doc], [spans])[0]
+    parses = pipe.learner.parse([doc], [spans]).trees
     copy = Doc(doc.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
     pipe.write_parses(copy, spans, parses)
     out = []
@@ -317,3 +334,4 @@ def initial_heads(pipe: TransitionParser, doc: Doc, max_length: int) -> List[np.
             heads[m] = 0 if token.head.i == token.i else token.head.i - start + 1
         out.append(heads)
     return out
+

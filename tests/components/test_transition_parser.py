@@ -12,7 +12,7 @@ from spacy.training import Example
 
 from spacy_hcparse.components.transition_parser import initial_heads
 from spacy_hcparse.decoders import tree_problem
-from spacy_hcparse.models.transition import perceptron_weights
+from spacy_hcparse.models.transition_perceptron import perceptron_weights
 from spacy_hcparse.segment import sentence_spans
 from tests.treebank import (SENTENCES, make_doc_examples, make_doc_with_sentences, make_examples,
                             update_with_annotating_senter)
@@ -254,8 +254,7 @@ def test_train_explore_is_a_probability():
 
 # ----- raw text: sentence boundaries, training from the reference's sentences ---------------------
 THREE_SENTENCES = "I saw it. Then I left the house. She reads old books."
-NEURAL_V1 = {**NEURAL, "@architectures": "spacy_hcparse.NeuralTransitionModel.v1"}
-del NEURAL_V1["sentence_width"]
+NEURAL_UNSEGMENTED = {**NEURAL, "sentence_width": 0}  # no sentence-start scorer
 
 
 @pytest.fixture(scope="module")
@@ -375,11 +374,128 @@ def test_unaligned_tokens_keep_their_sentence(model, caplog):
     assert correct / total >= 0.9
 
 
-@pytest.mark.parametrize("model", [{"@architectures": "spacy_hcparse.TransitionModel.v1", **SMALL}, NEURAL_V1])
-def test_v1_architectures_chunk_docs_without_boundaries(model):
+@pytest.mark.parametrize("model", [{**SMALL, "sentence_buckets": 0}, NEURAL_UNSEGMENTED])
+def test_models_without_sentence_scorer_chunk_docs_without_boundaries(model):
     nlp = train_tiny(epochs=3, model=model)
     doc = nlp(THREE_SENTENCES)
     assert len(list(doc.sents)) == 1  # no sentence scorer: one chunk, one sentence
     assert_valid(doc)
     doc = nlp(make_doc_with_sentences(nlp))
     assert [t.is_sent_start for t in doc] == [i == 0 for s in SENTENCES for i in range(len(s[0]))]
+
+
+# ----- partial annotation, rehearsal, the model's learner -------------------------------------------
+def partial_examples(nlp, offset=0):
+    """One example per treebank sentence whose reference leaves every third head and label missing
+    (``Doc(heads=[..., None, ...], deps=[..., None, ...])``), starting at word ``offset``."""
+    out = []
+    for words, heads, deps in SENTENCES:
+        known = [(i + offset) % 3 != 0 for i in range(len(words))]
+        ref_heads = [(h - 1 if h else i) if k else None for i, (h, k) in enumerate(zip(heads, known))]
+        ref_deps = [d if k else None for d, k in zip(deps, known)]
+        reference = Doc(nlp.vocab, words=words, heads=ref_heads, deps=ref_deps)
+        out.append(Example(Doc(nlp.vocab, words=words), reference))
+    return out
+
+
+@pytest.mark.parametrize("model", [SMALL, NEURAL])
+def test_partially_annotated_sentences_train_on_their_known_arcs(model, caplog):
+    """Every sentence's reference misses a third of its heads: each is still one span whose known
+    arcs are its gold (the missing ones unknown, -1), each update learns from it, nothing is
+    reported, and the model learns the known arcs."""
+    spacy.util.fix_random_seed(0)
+    nlp = make_nlp(model)
+    examples = partial_examples(nlp) + partial_examples(nlp, offset=1)
+    optimizer = nlp.initialize(lambda: examples)
+    parser = nlp.get_pipe("hc_transition_parser")
+    _, spans, golds, _ = parser._gold(examples[: len(SENTENCES)])
+    assert spans == [[(0, len(words))] for words, _, _ in SENTENCES]
+    for (heads, _, _), (words, gold_heads, _) in zip(golds, SENTENCES):
+        known = [i % 3 != 0 for i in range(len(words))]
+        assert heads[1:].tolist() == [h if k else -1 for h, k in zip(gold_heads, known)]
+    caplog.set_level(logging.INFO, logger="spacy_hcparse")
+    first = nlp.update(examples[:1], sgd=optimizer)["hc_transition_parser"]
+    assert first > 0  # the one partial sentence gave an update
+    for _ in range(15 if model is SMALL else 60):
+        nlp.update(examples, sgd=optimizer)
+    assert parser.reported_gold == 0, [r.getMessage() for r in caplog.records]
+    correct = total = 0
+    for words, heads, _ in SENTENCES:
+        got, _ = parse_of(nlp(Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * (len(words) - 1))))
+        correct += sum(g == h for g, h in zip(got, heads))
+        total += len(heads)
+    assert correct / total >= 0.85
+
+
+def wrong_examples(nlp):
+    """The treebank's sentences with another tree: every word on the last one."""
+    out = []
+    for words, _, _ in SENTENCES:
+        n = len(words)
+        reference = Doc(nlp.vocab, words=words, heads=[n - 1] * n, deps=["nsubj"] * (n - 1) + ["ROOT"])
+        out.append(Example(Doc(nlp.vocab, words=words), reference))
+    return out
+
+
+def raw_examples(nlp):
+    return [Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words)) for words, _, _ in SENTENCES]
+
+
+def heads_of_treebank(nlp):
+    return [parse_of(nlp(Doc(nlp.vocab, words=words)))[0] for words, _, _ in SENTENCES]
+
+
+def agreement(got, expected):
+    same = sum(g == e for doc_got, doc_expected in zip(got, expected) for g, e in zip(doc_got, doc_expected))
+    return same / sum(len(e) for e in expected)
+
+
+@pytest.mark.parametrize("model", [SMALL, NEURAL])
+def test_rehearse_moves_the_model_toward_the_teacher(model):
+    """Rehearsing on raw text (no gold read) trains on the teacher's parses: a model trained on
+    the treebank, given a teacher trained on other trees (every word on the last), comes to
+    parse as the teacher does. ``resume_training`` takes the teacher from the model itself. (The
+    perceptron's student is trained briefly: its averaged weights move only as far as the
+    configurations it has seen since allow.)"""
+    epochs = 15 if model is SMALL else 60
+    nlp = train_tiny(epochs=2 if model is SMALL else epochs, model=model)
+    spacy.util.fix_random_seed(1)
+    other = make_nlp(model)
+    optimizer = other.initialize(lambda: make_doc_examples(other))
+    for _ in range(epochs):
+        other.update(wrong_examples(other), sgd=optimizer)
+    pipe, teacher = nlp.get_pipe("hc_transition_parser"), other.get_pipe("hc_transition_parser")
+    assert pipe.labels == teacher.labels
+    expected = heads_of_treebank(other)
+    optimizer = nlp.resume_training()
+    assert pipe._rehearsal_model is not None and pipe._rehearsal_model is not pipe.model
+    pipe._rehearsal_model = teacher.model
+    before = agreement(heads_of_treebank(nlp), expected)
+    losses = {}
+    for _ in range(epochs):
+        nlp.rehearse(raw_examples(nlp), sgd=optimizer, losses=losses)
+    assert losses["hc_transition_parser"] > 0
+    after = agreement(heads_of_treebank(nlp), expected)
+    assert after > before + 0.3 and after >= 0.8, (before, after)
+
+
+def test_rehearse_without_teacher_takes_the_model_as_it_is(caplog):
+    """No ``resume_training``: the model becomes its own teacher (with a warning), and a
+    perceptron that agrees with its teacher makes no update and keeps its parses."""
+    nlp = train_tiny(epochs=5)
+    pipe = nlp.get_pipe("hc_transition_parser")
+    before = heads_of_treebank(nlp)
+    caplog.set_level(logging.WARNING, logger="spacy_hcparse")
+    losses = nlp.rehearse(raw_examples(nlp))
+    assert losses == {"hc_transition_parser": 0.0}
+    assert any("no teacher yet" in r.getMessage() for r in caplog.records)
+    assert pipe._rehearsal_model is not None
+    assert heads_of_treebank(nlp) == before
+
+
+def test_a_model_without_learner_is_refused():
+    from spacy_hcparse.components.transition_parser import TransitionParser
+    from thinc.api import Model
+
+    with pytest.raises(ValueError, match="not a transition model"):
+        TransitionParser(spacy.blank("en").vocab, Model("plain", lambda model, X, is_train: (X, None)))

@@ -9,22 +9,12 @@ import spacy
 from spacy.tokens import Doc
 from thinc.api import Model
 
-from spacy_hcparse.models.transition import (
-    PerceptronInput,
-    SlotBatch,
-    SlotScores,
-    SpanBatch,
-    build_neural_transition_model,
-    build_neural_transition_model_v2,
-    build_transition_model,
-    build_transition_model_v2,
-    doc_rows,
-    first_rows,
-    perceptron_weights,
-    set_perceptron_weights,
-    slot_rows,
-    span_rows,
-)
+from spacy_hcparse.models.neural_learner import NeuralLearner
+from spacy_hcparse.models.perceptron_learner import PerceptronLearner
+from spacy_hcparse.models.transition import build_neural_transition_model_v2, build_transition_model_v2
+from spacy_hcparse.models.transition_neural import SlotBatch, SlotScores, SpanBatch, first_rows, slot_rows
+from spacy_hcparse.models.transition_perceptron import (PerceptronInput, doc_rows, perceptron_weights,
+                                                        set_perceptron_weights, span_rows)
 from spacy_hcparse.segment import segment_docs
 from spacy_hcparse.transition.features import N_SLOTS, get_templates
 from spacy_hcparse.transition.search import greedy_parse
@@ -43,8 +33,9 @@ def identity_tok2vec(seen):
 
 def neural_model(seen=None, version=1):
     tok2vec = identity_tok2vec([] if seen is None else seen)
-    if version == 1:
-        model = build_neural_transition_model(tok2vec, hidden_width=6, maxout_pieces=3, dropout=0.0, nO=5)
+    if version == 1:  # no sentence-start scorer
+        model = build_neural_transition_model_v2(tok2vec, hidden_width=6, maxout_pieces=3, dropout=0.0,
+                                                 sentence_width=0, nO=5)
     else:
         model = build_neural_transition_model_v2(tok2vec, hidden_width=6, maxout_pieces=3, dropout=0.0,
                                                  sentence_width=4, nO=5, max_length=5)
@@ -139,7 +130,7 @@ def random_docs(lengths, seed):
 
 def test_perceptron_model_parses_with_the_weights_written_into_it():
     n_buckets, n_labels = 2**10, 3
-    model = build_transition_model(n_buckets=n_buckets, tag_buckets=2**8, nO=1 + 2 * n_labels)
+    model = build_transition_model_v2(n_buckets=n_buckets, tag_buckets=2**8, sentence_buckets=0, nO=1 + 2 * n_labels)
     model.initialize()
     W = np.random.default_rng(3).normal(size=n_buckets + 1 + 2 * n_labels).astype("f")
     set_perceptron_weights(model, W)
@@ -178,9 +169,24 @@ def test_perceptron_v2_segments_with_its_sentence_classifier():
     assert parses.spans[0] == expected[0] and all(end - start <= 4 for start, end in parses.spans[0])
     assert parses.sentences[0] == sorted({0, *np.flatnonzero(classes).tolist()})
     assert parses.spans[1:] == [[], [(0, 6)]] and parses.sentences[1:] == [[], None]
-    # .v1 has no classifier: a doc without spans is cut into chunks of max_length words
-    v1 = build_transition_model(n_buckets=2**10, tag_buckets=2**8, max_length=4, nO=1 + 2 * n_labels)
+    # without a classifier, a doc without spans is cut into chunks of max_length words
+    v1 = build_transition_model_v2(n_buckets=2**10, tag_buckets=2**8, sentence_buckets=0, max_length=4,
+                                   nO=1 + 2 * n_labels)
     v1.initialize()
     parses = v1.predict(PerceptronInput(docs[:1], [None], np.zeros(0, dtype=np.int64), 0))
     assert [end - start for start, end in parses.spans[0]] == [4, 4, 3]
     assert parses.sentences[0] == [0, 4, 8]
+
+
+def test_each_architecture_hands_over_its_learner_and_saves_without_it():
+    """The learner is the model's, as a class in ``attrs["learner"]``: thinc leaves it out of the
+    saved bytes, and a model loaded from them keeps the one its architecture set."""
+    perceptron = build_transition_model_v2(n_buckets=2**8, tag_buckets=2**6, sentence_buckets=2**6, nO=7)
+    neural = neural_model()
+    assert perceptron.attrs["learner"] is PerceptronLearner and neural.attrs["learner"] is NeuralLearner
+    assert "kind" not in perceptron.attrs and "kind" not in neural.attrs
+    perceptron.initialize()
+    data = perceptron.to_bytes()
+    loaded = build_transition_model_v2(n_buckets=2**8, tag_buckets=2**6, sentence_buckets=2**6, nO=7).from_bytes(data)
+    assert loaded.attrs["learner"] is PerceptronLearner
+    assert np.array_equal(perceptron_weights(loaded).parser, perceptron_weights(perceptron).parser)
