@@ -11,7 +11,8 @@ gradients of the inputs and of the thinc parameters come back from torch's autog
 cross through thinc's ``xp2torch`` / ``torch2xp`` (DLPack on a GPU: no copy).
 
 Because the parameters are the same, a model trained with either layer loads into the other:
-the choice of kernel is a config setting, not a retraining. ``layers.lstm`` stays the CPU default
+the choice of kernel is a config setting (``spacy_hcparse.TorchBiLSTMContext.v1`` in place of
+``BiLSTMContext.v1``, ``models/torch_context.py``), not a retraining. ``layers.lstm`` stays the CPU default
 (torch's CPU LSTM is no faster there); torch is imported only when this layer runs.
 """
 import warnings
@@ -19,7 +20,6 @@ from functools import partial
 from typing import Callable, Dict, Tuple
 
 import numpy as np
-from spacy.util import registry
 from thinc.api import Model, glorot_uniform_init, torch2xp, xp2torch, zero_init
 from thinc.layers.lstm import init as thinc_init
 from thinc.types import Padded
@@ -30,7 +30,6 @@ from .lstm import _cells, _packed, _padded
 _MODULES: Dict[Tuple, object] = {}
 
 
-@registry.layers("spacy_hcparse.TorchLSTM.v1")
 def torch_lstm(nO: int, *, bi: bool = True, depth: int = 1, dropout: float = 0.0) -> Model[Padded, Padded]:
     """``layers.lstm.lstm(nO, bi=bi, depth=depth, dropout=dropout)`` (same init, parameters and
     weight dropout) with torch's fused LSTM as the kernel. ``nO`` counts both directions."""

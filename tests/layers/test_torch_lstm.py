@@ -118,3 +118,20 @@ def test_an_empty_batch_and_no_backprop_at_prediction():
     _, backprop = model.layers[0](model.ops.list2padded(X), is_train=False)
     with pytest.raises(ValueError, match="no backward pass"):
         backprop(None)
+
+
+def test_the_registered_context_is_bilstm_context_with_torchs_kernel():
+    from spacy.util import registry
+
+    import spacy_hcparse.models.torch_context  # noqa: F401  (registers it)
+
+    X = inputs(5, width=6)
+    thinc_kernel = registry.architectures.get("spacy_hcparse.BiLSTMContext.v1")(width=8, depth=1, dropout=0.0)
+    torch_kernel = registry.architectures.get("spacy_hcparse.TorchBiLSTMContext.v1")(width=8, depth=1, dropout=0.0)
+    thinc_kernel.initialize(X=X)
+    torch_kernel.initialize(X=X)
+    torch_kernel.from_bytes(thinc_kernel.to_bytes())
+    for a, b in zip(thinc_kernel.predict(X), torch_kernel.predict(X)):
+        assert np.allclose(a, b, atol=1e-5)
+    with pytest.raises(ValueError, match="width must be positive"):
+        registry.architectures.get("spacy_hcparse.TorchBiLSTMContext.v1")(width=0)

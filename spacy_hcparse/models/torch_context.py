@@ -1,0 +1,29 @@
+"""``spacy_hcparse.TorchBiLSTMContext.v1``: ``BiLSTMContext.v1`` run by torch's fused LSTM.
+
+The same arguments, parameters and outputs as ``models.graph_parts.bilstm_context`` (a BiLSTM over
+each array of rows, ``[forward; backward]``), with ``layers.torch_lstm`` as the kernel: cuDNN's
+LSTM on a GPU, one call per batch instead of a few array calls per time step. A pipeline trained
+with either loads with the other, e.g. on a GPU:
+
+    spacy.load(path, config={"components.hc_parser.model.context.@architectures":
+                             "spacy_hcparse.TorchBiLSTMContext.v1"})
+
+``BiLSTMContext.v1`` stays the default: on a CPU torch's LSTM is no faster than ``layers.lstm``.
+Needs torch (imported when the layer first runs).
+"""
+from typing import List
+
+from spacy.util import registry
+from thinc.api import Model, with_padded
+from thinc.types import Floats2d
+
+from ..layers.torch_lstm import torch_lstm
+
+
+@registry.architectures("spacy_hcparse.TorchBiLSTMContext.v1")
+def torch_bilstm_context(width: int = 128, depth: int = 1, dropout: float = 0.1) -> Model[List[Floats2d], List[Floats2d]]:
+    """A BiLSTM over each array of rows (torch's kernel); ``width``: its output width, both
+    directions together."""
+    if width <= 0:
+        raise ValueError(f"TorchBiLSTMContext width must be positive, got {width} (leave the context out for none)")
+    return with_padded(torch_lstm(width, bi=True, depth=depth, dropout=dropout))
