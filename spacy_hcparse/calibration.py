@@ -182,8 +182,11 @@ def fit_calibration(arcs: Sequence[np.ndarray], chosen: Sequence[np.ndarray], co
     temperature = float(grid[int(np.argmin(eces))])
     confidence, flags = chosen_confidence(arcs, chosen, correct, temperature)
     knots = isotonic_knots(confidence, flags) if len(confidence) >= min_map_words else None
+    if knots is not None:  # as the cfg file keeps them (10 decimals), so a saved model writes the same
+        knots = [[round(v, 10) for v in values] for values in knots]
     ece = reliability(apply_knots(confidence, knots), flags)[1] if len(confidence) else 0.0
-    return {"temperature": temperature, "knots": knots, "words": int(len(confidence)), "ece": float(ece)}
+    return {"temperature": round(temperature, 10), "knots": knots, "words": int(len(confidence)),
+            "ece": round(float(ece), 10)}
 
 
 def calibrated_probabilities(heads: np.ndarray, arc: np.ndarray, calibration: Dict) -> Tuple[np.ndarray, float]:

@@ -4,22 +4,43 @@
 - ``span._.hc_score``, ``span._.hc_certified`` (the tree is proven optimal),
   ``span._.hc_upper_bound`` (None when the decoder gives none) and ``span._.hc_gap``
   (``upper_bound - score``, 0 when certified): what the decoder knows about the sentence's tree;
-  ``span._.hc_parse_prob``: the tree's probability under the first-order model;
+  ``span._.hc_parse_prob``: the tree's probability under the first-order model (calibrated:
+  ``spacy_hcparse.calibration``), at most the lowest of its words' ``hc_head_prob``;
 - ``token._.hc_head_margin``: first-order score gap between the chosen head and the best other;
-  ``token._.hc_head_prob``: the marginal probability of the chosen head, ``P(head -> token)``.
+  ``token._.hc_head_prob``: the calibrated probability that the chosen head is right
+  (``P(head -> token)``); ``token._.hc_dep_prob``: the probability of the written label given
+  the written head (a softmax over that arc's label scores; see ``docs/confidence.md``).
 
 All are plain value extensions, so ``doc.to_json(underscore=[...])`` and ``DocBin`` carry them.
 Token values are written straight into ``doc.user_data`` under the keys spaCy's ``Underscore``
 reads (a ``token._`` assignment per token cost several microseconds, a tenth of a word's parse).
-"""
-from typing import Any, Dict, Sequence, Tuple
 
+One method extension: ``span._.hc_kbest(k)``, the k best trees of a sentence ``hc_parser``
+parsed, each ``(heads, labels, score)``: ``heads`` Doc token indices (the root heading itself, as
+in spaCy), ``labels`` label strings, scores non-increasing. Nothing is stored for it: the call
+scores the doc again with the pipeline that parsed it (found by the Doc's ``Vocab``), so it works
+on Docs from ``nlp.pipe(n_process=...)`` and from ``to_disk``/``DocBin`` read with that
+pipeline's vocab (``Doc(nlp.vocab).from_disk(...)``), and costs one forward pass of the doc. The
+trees and scores by decoder: ``Eisner.v1`` the k best projective trees by arc and sibling score
+(k-best Eisner), ``MST.v1`` the k best spanning trees by arc score, ``MBR.v1`` the k best trees by
+expected correct heads; with these the first tree is the written parse (the reparsing settings
+``init_from_doc``/``doc_arc_bonus`` aside). The searches (hill climbing, dual decomposition,
+certified) read grandparent factors no k-best algorithm here handles: their k best are the
+first-order spanning trees, whose first need not be the written parse.
+"""
+import weakref
+from typing import Any, Dict, List, Sequence, Tuple
+
+import numpy as np
 from spacy.attrs import IDX, LENGTH
 from spacy.tokens import Doc, Span, Token
 
 DOC_ATTRS = ("hc_parse_score",)
 SPAN_ATTRS = ("hc_score", "hc_certified", "hc_upper_bound", "hc_gap", "hc_parse_prob")
-TOKEN_ATTRS = ("hc_head_margin", "hc_head_prob")
+TOKEN_ATTRS = ("hc_head_margin", "hc_head_prob", "hc_dep_prob")
+# the live hc_parser components by id of their Vocab (weak references: a pipeline that goes away
+# does not stay alive for them)
+_PARSERS: Dict[int, List[weakref.ref]] = {}
 
 
 def register_extensions() -> None:
@@ -28,6 +49,78 @@ def register_extensions() -> None:
         for name in names:
             if not cls.has_extension(name):
                 cls.set_extension(name, default=None)
+    if not Span.has_extension("hc_kbest"):
+        Span.set_extension("hc_kbest", method=span_kbest)
+
+
+def register_parser(pipe) -> None:
+    """Make ``pipe`` (an ``hc_parser``) the one ``span._.hc_kbest`` uses for Docs of its Vocab."""
+    refs = _PARSERS.setdefault(id(pipe.vocab), [])
+    refs[:] = [ref for ref in refs if ref() is not None and ref() is not pipe]
+    refs.append(weakref.ref(pipe))
+
+
+def parser_for(doc: Doc):
+    """The ``hc_parser`` last built with ``doc``'s Vocab, or ``ValueError``."""
+    pipes = [ref() for ref in _PARSERS.get(id(doc.vocab), ())]
+    pipes = [pipe for pipe in pipes if pipe is not None and pipe.vocab is doc.vocab]
+    if not pipes:
+        raise ValueError("hc_kbest: no hc_parser shares this Doc's Vocab; load the pipeline that parsed it and "
+                         "read the Doc with its vocab (Doc(nlp.vocab).from_disk(...), DocBin.get_docs(nlp.vocab))")
+    return pipes[-1]
+
+
+def span_kbest(span: Span, k: int) -> List[Tuple[List[int], List[str], float]]:
+    """``span._.hc_kbest(k)``: the k best trees of ``span``, one of the sentences ``hc_parser``
+    parsed (see the module docstring)."""
+    return kbest_parses(parser_for(span.doc), span, k)
+
+
+def kbest_parses(pipe, span: Span, k: int) -> List[Tuple[List[int], List[str], float]]:
+    """The k best trees of ``span`` under ``pipe``'s scores and decoder, labelled by its labeler:
+    ``(heads, labels, score)`` with Doc token indices (the root heading itself)."""
+    from ..graph.reparse import decoder_arcs
+    from ..models.graph_parser import tree_label_scores
+    from ..segment import sentence_spans, span_whitespace
+
+    doc = span.doc
+    spans = sentence_spans(doc, pipe.max_length)
+    if (span.start, span.end) not in spans:
+        raise ValueError(f"hc_kbest: doc[{span.start}:{span.end}] is not a sentence hc_parser parsed as one tree "
+                         f"(the doc's sentences of at most max_length={pipe.max_length} tokens)")
+    i = spans.index((span.start, span.end))
+    factors = pipe.decoder.factors
+    scores = pipe.score_spans([doc], [spans], factors=factors)
+    space = span_whitespace([doc], scores.spans)[i]
+    arc = decoder_arcs(scores.pruned_arc(i), space, None, 0.0)
+    trees, values = decoder_kbest(pipe.decoder, arc, scores.cubes(i, factors)[0], k)
+    rows = tree_label_scores(pipe.model, scores, list(trees), [i] * len(trees))
+    labels = pipe.labeler.label_trees(list(trees), rows, pipe.label_set(), [None] * len(trees), [space] * len(trees))
+    names = pipe.labels
+    words = np.arange(len(space))
+    out = []
+    for tree, ids, value in zip(trees, labels, values):
+        heads = np.where(tree[1:] > 0, tree[1:] - 1, words) + span.start
+        out.append((heads.tolist(), [names[j] for j in ids], float(value)))
+    return out
+
+
+def decoder_kbest(decoder, arc: np.ndarray, sib, k: int) -> Tuple[np.ndarray, np.ndarray]:
+    """The k best trees of one span for ``decoder`` (a ``graph.decoding`` object) and their scores
+    (see the module docstring): ``arc`` (n+1, n+1) as the decoder reads it, ``sib`` its sibling
+    cube or None."""
+    from ..decoders import kbest_eisner, kbest_mst, mbr_gain
+    from ..graph.decoding import MBR, Eisner
+
+    if isinstance(decoder, MBR):
+        gain = mbr_gain(arc, decoder.projective, decoder.temperature)
+        if gain is None:  # no tree avoids the pruned arcs: the decoder's tree alone
+            heads = decoder(arc).heads
+            return heads[None, :], np.array([float("nan")])
+        return kbest_eisner(gain, k) if decoder.projective else kbest_mst(gain, k)
+    if isinstance(decoder, Eisner):
+        return kbest_eisner(arc, k, sib)
+    return kbest_mst(arc, k)
 
 
 def write_values(doc: Doc, spans: Sequence[Tuple[int, int]],

@@ -81,7 +81,7 @@ seed = 0
 """
 
 SETTINGS = {"init_from_doc": False, "doc_arc_bonus": 0.0, "keep_doc_labels": False, "label_valency": True,
-            "head_probs": True, "prob_temperature": 1.0, "set_tags": True,
+            "head_probs": True, "prob_temperature": None, "set_tags": True,
             "scorer": {"@scorers": "spacy_hcparse.parser_scorer.v1"}}
 FACTORY_CONFIG = {**Config().from_str(DEFAULT_CONFIG), **SETTINGS}
 SCORE_WEIGHTS = {"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None, "sents_p": None, "sents_r": None,

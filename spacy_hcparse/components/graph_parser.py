@@ -9,6 +9,7 @@ and returns the parses (``graph.parses``) without touching the Docs; ``set_annot
 them. Training: the batch's gold (``learning.graph_gold``) -> the model's scores -> ``get_loss``
 (``GraphLoss``) -> their gradients -> the model's backprop.
 """
+from functools import partial
 from itertools import islice
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
@@ -23,7 +24,8 @@ from thinc.api import Model, set_dropout_rate
 from ..decoders import MAX_WORDS
 from ..graph.decoding import DecodeResult
 from ..graph.labeling import Labeler, LabelSet
-from ..graph.parses import DocParses, doc_sentence_starts, extension_values, joined_values, span_parse
+from ..calibration import calibrated_probabilities, examples_calibration_data, fit_calibration, written_head_ece
+from ..graph.parses import DocParses, doc_sentence_starts, extension_values, joined_values, label_probs, span_parse
 from ..graph.reparse import decoder_arcs, doc_parses
 from ..graph.scores import FACTORS, GraphInput, GraphScores, flatten, regroup
 from ..graph.valency import label_classes
@@ -35,7 +37,7 @@ from ..names import ROOT_LABEL, Span
 from ..segment import continues, sentence_spans, span_whitespace
 from .annotate import JOIN_LABEL, SPACE_TAGS, CodeTable, write_tags, write_trees
 from .base import ParserPipe
-from .extensions import register_extensions, write_values
+from .extensions import register_extensions, register_parser, write_values
 from .graph_defaults import FACTORY_CONFIG, SCORE_WEIGHTS
 from .graph_rehearsal import Rehearsal
 
@@ -56,7 +58,7 @@ def make_graph_parser(
     keep_doc_labels: bool,
     label_valency: bool,
     head_probs: bool,
-    prob_temperature: float,
+    prob_temperature: Optional[float],
     set_tags: bool,
     scorer: Optional[Callable],
 ) -> "GraphParser":
@@ -85,8 +87,12 @@ class GraphParser(Rehearsal, ParserPipe):
         are raised by this much before decoding (reparsing, Sagae & Lavie 2006). 0 = off.
     head_probs: write ``token._.hc_head_prob`` and ``span._.hc_parse_prob``, the chosen heads'
         marginal probabilities and the tree's probability under the first-order model
-        (matrix-tree theorem over the arc scores divided by ``prob_temperature``, which
-        calibration fits on held-out data: ``spacy_hcparse.calibration``).
+        (matrix-tree theorem), calibrated: at each evaluation in training (``score`` after an
+        ``update``) the calibration is fitted on the evaluation's (dev) examples and kept in
+        ``cfg["calibration"]`` (``spacy_hcparse.calibration``: a temperature, then an isotonic
+        map), so a trained pipeline writes calibrated probabilities with no further step;
+        ``spacy evaluate`` does not refit. ``prob_temperature`` (null: the fitted calibration):
+        a temperature that replaces it, without the map. Also ``token._.hc_dep_prob``.
     set_tags: write the tags of the model's POS and TAG objectives (``TagScorers.v1``) on the
         tokens that have none, so that a tagger earlier in the pipeline keeps its tags; a ``DEP``
         objective only trains the encoder. Whitespace tokens get ``SPACE`` and ``_SP``.
@@ -102,8 +108,8 @@ class GraphParser(Rehearsal, ParserPipe):
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "hc_parser", *, decoder: Callable, loss: GraphLoss,
                  labeler: Labeler, init_from_doc: bool, doc_arc_bonus: float, head_probs: bool,
-                 prob_temperature: float, set_tags: bool, scorer: Optional[Callable]) -> None:
-        if not prob_temperature > 0:
+                 prob_temperature: Optional[float], set_tags: bool, scorer: Optional[Callable]) -> None:
+        if prob_temperature is not None and not prob_temperature > 0:
             raise ValueError(f"[hc_parser] prob_temperature must be positive, got {prob_temperature}")
         register_extensions()
         self.vocab = vocab
@@ -121,6 +127,8 @@ class GraphParser(Rehearsal, ParserPipe):
         self.cfg: Dict = {"labels": []}
         self._rehearsal_model = None
         self._codes = {attr: CodeTable(attr) for attr in ("DEP", *SPACE_TAGS)}
+        self._calibrate_at_score = False  # set by update: the next score (an evaluation in training) refits
+        register_parser(self)
 
     # ----- set-up -------------------------------------------------------------------------
     def initialize(
@@ -170,9 +178,13 @@ class GraphParser(Rehearsal, ParserPipe):
         existing = existing or [None] * len(scores)
         spaces = span_whitespace(docs, scores.spans)
         results = self.decode_spans(scores, existing, spaces)
-        labels = self.label_spans(scores, [r.heads for r in results], existing, spaces)
-        temperature = self.prob_temperature if self.head_probs else None
-        parses = [span_parse(scores.arc(i), result, labels[i], temperature) for i, result in enumerate(results)]
+        trees, label_set = [r.heads for r in results], self.label_set()
+        rows = self.label_scores(scores, trees)
+        labels = self.labeler.label_trees(trees, rows, label_set, existing, spaces)
+        head_probs = partial(calibrated_probabilities, calibration=self.calibration) if self.head_probs else None
+        parses = [span_parse(scores.arc(i), result, labels[i], head_probs,
+                             label_probs(result.heads, rows[i], labels[i], label_set, spaces[i]))
+                  for i, result in enumerate(results)]
         return self._doc_parses(docs, scores, parses)
 
     def _given_spans(self, docs: List[Doc]):
@@ -241,11 +253,30 @@ class GraphParser(Rehearsal, ParserPipe):
         return out
 
     def score(self, examples: Iterable[Example], **kwargs) -> Dict:
-        """The scorer's scores, and ``pos_acc``/``tag_acc`` of the tags this parser writes."""
+        """The scorer's scores, ``pos_acc``/``tag_acc`` of the tags this parser writes and
+        ``hc_head_ece``, the calibration error of the written head probabilities. After an
+        ``update`` (an evaluation in training), the calibration is refitted on ``examples``
+        (``hc_prob_temperature``: its temperature); other calls (``spacy evaluate``) only score."""
+        examples = list(examples)
         scores = super().score(examples, **kwargs)
         for attr in self._written_tags():
             scores.update(Scorer.score_token_attr(examples, attr.lower(), **kwargs))
+        scores["hc_head_ece"] = written_head_ece(examples)
+        if self._calibrate_at_score and self.head_probs:
+            self._calibrate_at_score = False
+            fitted = fit_calibration(*examples_calibration_data(self, examples))
+            if fitted["words"]:
+                self.cfg["calibration"] = fitted
+                scores["hc_prob_temperature"] = fitted["temperature"]
         return scores
+
+    @property
+    def calibration(self) -> Dict:
+        """The head-probability calibration in use: ``prob_temperature`` alone where the config
+        sets one; else the one fitted in training (``cfg["calibration"]``); else temperature 1."""
+        if self.prob_temperature is not None:
+            return {"temperature": self.prob_temperature, "knots": None}
+        return self.cfg.get("calibration") or {"temperature": 1.0, "knots": None}
 
     def _written_tags(self) -> Tuple[str, ...]:
         """The tag objectives that ``predict`` scores and ``set_annotations`` writes (with
@@ -279,6 +310,7 @@ class GraphParser(Rehearsal, ParserPipe):
         if not any(g is not None for g in batch.gold.spans):
             return losses
         set_dropout_rate(self.model, drop)
+        self._calibrate_at_score = True
         keep = [None if g is None else g[0] for g in batch.gold.spans]
         docs = [eg.predicted for eg in examples]
         scores, backprop = self.model.begin_update(GraphInput(docs, batch.spans, keep, self.loss.factors))

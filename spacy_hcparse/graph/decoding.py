@@ -19,7 +19,8 @@ from typing import FrozenSet, NamedTuple, Optional
 import numpy as np
 from spacy.util import registry
 
-from ..decoders import decode_certified, decode_dual, decode_eisner, decode_hill_climb, decode_mst, tree_score
+from ..decoders import (decode_certified, decode_dual, decode_eisner, decode_hill_climb, decode_mbr, decode_mst,
+                        tree_score)
 from ..decoders.scoring import arc_part
 
 NO_FACTORS: FrozenSet[str] = frozenset()
@@ -63,6 +64,26 @@ class Eisner:
     def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
         heads = decode_eisner(arc, sib)
         return DecodeResult(heads, tree_score(heads, arc, sib), False, float("nan"), 0, False)
+
+
+class MBR:
+    """Minimum Bayes risk decoding (``decoders.decode_mbr``): the tree with the most expected
+    correct heads under the first-order arc marginals of ``arc / temperature`` (``projective``:
+    inside-outside, then Eisner over the marginals; else the matrix-tree theorem, then the MST);
+    reads arcs only. ``score``: the tree's first-order arc score, as the other decoders'."""
+
+    factors = NO_FACTORS
+
+    def __init__(self, projective: bool, temperature: float) -> None:
+        if not temperature > 0:
+            raise ValueError(f"MBR temperature must be positive, got {temperature}")
+        self.projective = projective
+        self.temperature = temperature
+
+    def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
+        heads = decode_mbr(arc, self.projective, self.temperature)
+        score = arc_part(heads, np.ascontiguousarray(arc, dtype=np.float64))
+        return DecodeResult(heads, float(score), False, float("nan"), 0, False)
 
 
 def _start_if_better(start, arc, sib, grand, mst=None):
@@ -144,6 +165,13 @@ def make_mst() -> MST:
 def make_eisner() -> Eisner:
     """Exact projective decoding with arc and sibling factors."""
     return Eisner()
+
+
+@registry.misc("spacy_hcparse.MBR.v1")
+def make_mbr(projective: bool = True, temperature: float = 1.0) -> MBR:
+    """Minimum Bayes risk decoding over the first-order marginals (``projective``: Eisner over
+    inside-outside marginals; false: the MST over matrix-tree marginals) at ``temperature``."""
+    return MBR(projective, temperature)
 
 
 @registry.misc("spacy_hcparse.HillClimb.v1")
