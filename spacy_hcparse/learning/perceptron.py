@@ -10,8 +10,8 @@ valid classes other than the gold one that score at least as high as gold. If it
 the features are added to the gold class's weights and ``1/|Psi|`` of them subtracted from each
 class in ``Psi``; the parser then follows the gold move (static oracle).
 
-Partial gold (heads or labels ``-1``: tokens that do not align with the reference, arcs that leave
-a chunk of a long sentence) cannot be walked by the static oracle; such spans are trained with
+Partial gold (heads or labels ``-1``: heads the reference leaves missing, tokens that do not align
+with it, arcs that leave a chunk of a long sentence) cannot be walked by the static oracle; such spans are trained with
 the dynamic oracle from their first move on (``transition.dynamic_oracle``): every move that keeps
 the known arcs reachable is correct, so nothing is learned about the unknown ones.
 

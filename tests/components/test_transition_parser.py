@@ -1,7 +1,8 @@
 """hc_transition_parser: learning the tiny treebank, odd docs, round trips, determinism,
 processes, the neural option and the hand-off to hc_parser; raw text: sentence boundaries from
 both learners, preset ones kept, training from the reference's sentences whatever the predicted
-doc carries (an annotating senter, tokens that do not align)."""
+doc carries (an annotating senter, tokens that do not align); partially annotated references
+(their known arcs learned), rehearsal toward a teacher, and the model's learner."""
 import logging
 
 import numpy as np
