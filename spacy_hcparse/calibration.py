@@ -200,30 +200,29 @@ def calibrated_probabilities(heads: np.ndarray, arc: np.ndarray, calibration: Di
     return probs, log_prob
 
 
-def examples_calibration_data(pipe, examples: Iterable) -> Tuple[List[np.ndarray], List[np.ndarray], List[np.ndarray]]:
+def examples_calibration_data(pipe, examples: Iterable, batch_size: int = 256
+                              ) -> Tuple[List[np.ndarray], List[np.ndarray], List[np.ndarray]]:
     """``(arcs, chosen, correct)`` for ``fit_calibration`` from parsed examples: per sentence span
     of each predicted doc (``segment.sentence_spans``, as the parser split it), the first-order arc
     scores ``pipe`` gives it now, the written heads, and per word whether its head is the aligned
-    gold one (``-1``: no aligned gold head, or a written head outside the span)."""
+    gold one (``-1``: no aligned gold head, or a written head outside the span); ``batch_size``
+    docs per model call."""
     from .segment import sentence_spans
 
     examples = [eg for eg in examples if len(eg.predicted)]
-    docs = [eg.predicted for eg in examples]
-    spans = [sentence_spans(doc, pipe.max_length) for doc in docs]
-    if not any(spans):
-        return [], [], []
-    scores = pipe.score_spans(docs, spans, factors=frozenset())
     arcs, chosen, correct = [], [], []
-    i = 0
-    for eg, doc_spans in zip(examples, spans):
-        gold, _ = eg.get_aligned_parse(projectivize=False)
-        written = [tok.head.i for tok in eg.predicted]
-        for start, end in doc_spans:
-            heads, right = _span_heads(written, gold, start, end)
-            arcs.append(scores.arc(i))
-            chosen.append(heads)
-            correct.append(right)
-            i += 1
+    for lo in range(0, len(examples), batch_size):
+        batch = examples[lo: lo + batch_size]
+        spans = [sentence_spans(eg.predicted, pipe.max_length) for eg in batch]
+        scores = pipe.score_spans([eg.predicted for eg in batch], spans, factors=frozenset())
+        arcs.extend(scores.arc(i) for i in range(len(scores)))
+        for eg, doc_spans in zip(batch, spans):
+            gold, _ = eg.get_aligned_parse(projectivize=False)
+            written = [tok.head.i for tok in eg.predicted]
+            for start, end in doc_spans:
+                heads, right = _span_heads(written, gold, start, end)
+                chosen.append(heads)
+                correct.append(right)
     return arcs, chosen, correct
 
 
