@@ -500,3 +500,17 @@ def test_a_model_without_learner_is_refused():
 
     with pytest.raises(ValueError, match="not a transition model"):
         TransitionParser(spacy.blank("en").vocab, Model("plain", lambda model, X, is_train: (X, None)))
+
+
+def test_partial_reference_keeps_its_known_arcs_as_they_are(trained):
+    """Missing heads are unknown, not roots: spaCy's projectivization would read "on" and "." as
+    roots and lift "mat" over them; the known arcs stay as annotated, labels plain."""
+    words = ["The", "cat", "sat", "on", "the", "mat", "."]
+    reference = Doc(trained.vocab, words=words, heads=[1, None, 2, None, 5, 2, None],
+                    deps=["det", None, "ROOT", None, "det", "obl", None])
+    parser = trained.get_pipe("hc_transition_parser")
+    _, spans, golds, _ = parser._gold([Example(Doc(trained.vocab, words=words), reference)])
+    assert spans == [[(0, 7)]]
+    heads, labels, _ = golds[0]
+    assert heads.tolist() == [-1, 2, -1, 0, -1, 6, 3, -1]
+    assert [parser.labels[i] if i >= 0 else None for i in labels] == ["det", None, "ROOT", None, "det", "obl", None]

@@ -15,6 +15,7 @@ from spacy_hcparse.models.transition import build_neural_transition_model_v2, bu
 from spacy_hcparse.models.transition_neural import SlotBatch, SlotScores, SpanBatch, first_rows, slot_rows
 from spacy_hcparse.models.transition_perceptron import (PerceptronInput, doc_rows, perceptron_weights,
                                                         set_perceptron_weights, span_rows)
+from spacy_hcparse.models.transition_types import TransitionParses, teacher_gold
 from spacy_hcparse.segment import segment_docs
 from spacy_hcparse.transition.features import N_SLOTS, get_templates
 from spacy_hcparse.transition.search import greedy_parse
@@ -190,3 +191,14 @@ def test_each_architecture_hands_over_its_learner_and_saves_without_it():
     loaded = build_transition_model_v2(n_buckets=2**8, tag_buckets=2**6, sentence_buckets=2**6, nO=7).from_bytes(data)
     assert loaded.attrs["learner"] is PerceptronLearner
     assert np.array_equal(perceptron_weights(loaded).parser, perceptron_weights(perceptron).parser)
+
+
+def test_teacher_gold_trains_on_the_teachers_trees_and_segmentation():
+    docs = random_docs([5, 3, 0], 9)
+    trees = [(np.array([-1, 2, 0, 2]), np.array([1, 0, 1])), (np.array([-1, 0, 1]), np.array([0, 1])),
+             (np.array([-1, 0, 1, 1]), np.array([0, 1, 1]))]
+    parses = TransitionParses(trees, [[(0, 3), (3, 5)], [(0, 3)], []], [[0, 3], None, []])
+    golds, starts = teacher_gold(docs, parses)
+    assert [(g[0].tolist(), g[1].tolist()) for g in golds] == [(h.tolist(), lab.tolist()) for h, lab in trees]
+    assert all((g[2] == -1).all() and len(g[2]) == len(g[0]) for g in golds)  # tags unknown
+    assert [s.tolist() for s in starts] == [[-1, 0, 0, 1, 0], [-1, -1, -1], []]  # given sentences: unknown
