@@ -26,6 +26,7 @@ Exit status of ``parse``: 0 done; 1 an error (bad arguments, model, input, or a 
 """
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -98,6 +99,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         if args.command == "parse":
             return _parse(args)
         return _evaluate(args)
+    except BrokenPipeError:  # stdout closed early (`... | head`): stop quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 1
     except (ConlluError, ValueError, OSError) as err:
         _say("error", str(err))
         return 1
