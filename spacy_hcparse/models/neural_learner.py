@@ -5,8 +5,8 @@ Training uses spaCy's optimizer: softmax over the valid moves (``learning.move_l
 static oracle's configurations, or, for spans with partial gold, on the configurations the model
 reaches when it follows its best move among those that keep the known arcs reachable (the dynamic
 oracle's, ``transition.guided``), all of which count as correct (so the known arcs are learned and
-nothing about the unknown ones); plus, with a sentence-start scorer,
-the sentence-start cross-entropy on the docs' gold starts. Greedy decoding.
+nothing about the unknown ones); plus, with a sentence-start scorer, the sentence-start
+cross-entropy on the docs' gold starts. Greedy decoding.
 """
 from typing import Dict, List, NamedTuple, Sequence, Tuple
 
@@ -21,8 +21,8 @@ from ..learning.perceptron import is_partial
 from ..names import Span
 from ..segment import index_groups, span_whitespace
 from ..transition.features import N_SLOTS
-from ..transition.moves import n_classes
 from ..transition.guided import guided_walk
+from ..transition.moves import n_classes
 from ..transition.oracle import oracle_slots
 from ..transition.search import greedy_batch
 from .transition_neural import SlotBatch, SlotScores, SpanBatch, first_rows, slot_rows
