@@ -21,6 +21,7 @@ LEVELS = {
     "graph": 2,
     "conllu": 2,
     "loggers": 2,
+    "callbacks": 2,
     "readers": 2,
     "layers": 2,
     "learning": 3,

@@ -9,6 +9,8 @@ from typing import Callable, Optional, Tuple
 
 import numpy as np
 
+from ..decoders.scoring import sibling_factors
+
 Decoder = Callable[..., object]  # called as decoder(arc, sib, grand) -> an object with .heads
 
 
@@ -36,7 +38,7 @@ def structured_hinge(
     pred_score = float(arc[pred[1:], words].sum()) + float(np.sum(pred[1:] != gold[1:]))
     d_sib, d_grand = zeros[2], zeros[3]
     if sib is not None:
-        ps, gs = tree_sibling_factors(pred), tree_sibling_factors(gold)
+        ps, gs = sibling_factors(pred), sibling_factors(gold)
         pred_score += float(sib[tuple(ps.T)].sum()) if len(ps) else 0.0
         gold_score += float(sib[tuple(gs.T)].sum()) if len(gs) else 0.0
         d_sib = factor_gradient(sib_triples, ps, gs, size)
@@ -49,20 +51,6 @@ def structured_hinge(
     if loss <= 0:
         return zeros
     return loss, arc_gradient(pred, gold), d_sib, d_grand
-
-
-def tree_sibling_factors(heads: np.ndarray) -> np.ndarray:
-    """(F, 3) array of the (h, s, m) sibling factors the tree ``heads`` uses."""
-    out = []
-    size = len(heads)
-    for h in range(size):
-        for side in (range(h + 1, size), range(h - 1, 0, -1)):
-            prev = h
-            for m in side:
-                if heads[m] == h:
-                    out.append((h, prev, m))
-                    prev = m
-    return np.array(out, dtype=np.int64).reshape(-1, 3)
 
 
 def tree_grand_factors(heads: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ from spacy_hcparse.decoders._checks import tree_problem
 from spacy_hcparse.decoders.dual import DualResult, decode_dual
 from spacy_hcparse.decoders.head_automata import build_graph, solve_root, solve_word
 from spacy_hcparse.decoders.mst import mst_kernel
-from spacy_hcparse.decoders.scoring import tree_score
+from spacy_hcparse.decoders.scoring import sibling_factors, tree_score
 
 from .brute import best_tree, random_scores, reference_score
 
@@ -217,13 +217,8 @@ def _peaked(rng, n, margin=3.0, noise=0.3):
     arc[gold[1:], np.arange(1, n + 1)] += margin
     sib = rng.normal(scale=noise, size=(n + 1,) * 3)
     grand = rng.normal(scale=noise, size=(n + 1,) * 3)
-    for h in range(n + 1):
-        for side in (range(h + 1, n + 1), range(h - 1, 0, -1)):
-            prev = h
-            for m in side:
-                if gold[m] == h:
-                    sib[h, prev, m] += 1.0
-                    prev = m
+    for h, s, m in sibling_factors(gold).tolist():
+        sib[h, s, m] += 1.0
     for m in range(1, n + 1):
         if gold[m] != 0:
             grand[gold[gold[m]], gold[m], m] += 1.0

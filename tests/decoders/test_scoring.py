@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from spacy_hcparse.decoders._checks import check_arc, check_cube, check_heads, check_inputs, tree_problem
-from spacy_hcparse.decoders.scoring import full_score, tree_score
+from spacy_hcparse.decoders.scoring import full_score, sib_part, sibling_factors, tree_score
 
 from .brute import all_trees, random_scores, reference_score
 
@@ -21,6 +21,17 @@ def test_tree_score_matches_reference(seed):
             assert full_score(heads, arc, sib, grand, True, True) == pytest.approx(
                 reference_score(heads, arc, sib, grand), abs=1e-9
             )
+
+
+def test_sibling_factors_are_the_walk_sib_part_sums():
+    rng = np.random.default_rng(3)
+    for n in range(1, 6):
+        _, sib, _ = random_scores(rng, n, sib=True, grand=False)
+        for heads in all_trees(n):
+            factors = sibling_factors(heads)
+            assert len(factors) == n and len({(h, m) for h, _, m in factors.tolist()}) == n
+            assert sib[tuple(factors.T)].sum() == pytest.approx(sib_part(np.asarray(heads, dtype=np.int64), sib))
+    assert sibling_factors([-1, 2, 0, 2, 3]).tolist() == [[0, 0, 2], [2, 2, 3], [2, 2, 1], [3, 3, 4]]
 
 
 def test_tree_score_hand_example():

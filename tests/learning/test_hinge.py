@@ -11,7 +11,7 @@ def test_tree_factors_score_like_reference():
     rng = np.random.default_rng(0)
     arc, sib, grand = rng.normal(size=(6, 6)), rng.normal(size=(6, 6, 6)), rng.normal(size=(6, 6, 6))
     for heads in all_trees(5)[::37]:
-        s = hinge.tree_sibling_factors(heads)
+        s = hinge.sibling_factors(heads)
         g = hinge.tree_grand_factors(heads)
         total = arc[heads[1:], np.arange(1, 6)].sum() + sib[tuple(s.T)].sum() + grand[tuple(g.T)].sum()
         assert total == pytest.approx(reference_score(heads, arc, sib, grand))
@@ -24,6 +24,6 @@ def test_factor_gradient_counts():
     triples = pruning.sibling_triples(mask)
     pred = np.array([-1, 0, 1, 1, 1])
     gold = np.array([-1, 0, 1, 2, 1])
-    grad = hinge.factor_gradient(triples, hinge.tree_sibling_factors(pred), hinge.tree_sibling_factors(gold), 5)
+    grad = hinge.factor_gradient(triples, hinge.sibling_factors(pred), hinge.sibling_factors(gold), 5)
     got = {tuple(t): g for t, g in zip(triples, grad) if g}
     assert got == {(1, 2, 3): 1.0, (1, 3, 4): 1.0, (1, 2, 4): -1.0, (2, 2, 3): -1.0}
