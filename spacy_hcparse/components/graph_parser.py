@@ -38,6 +38,8 @@ from ..segment import continues, sentence_spans, span_whitespace
 from .annotate import JOIN_LABEL, SPACE_TAGS, CodeTable, write_tags, write_trees
 from .base import ParserPipe
 from .extensions import register_extensions, register_parser, write_values
+from .graph_batch import (decode_eisner_spans, eisner_batchable, label_trees, labels_batchable, masked_label_scores,
+                          span_parses)
 from .graph_defaults import FACTORY_CONFIG, SCORE_WEIGHTS
 from .graph_rehearsal import Rehearsal
 
@@ -105,6 +107,10 @@ class GraphParser(Rehearsal, ParserPipe):
     it started from on unlabelled text. Training reads partial gold: heads and labels missing in
     the reference are left out of the loss, and the rest of the sentence is learned.
     """
+
+    # numba threads of the batched host work (decoding, labels, margins, probabilities over a batch's
+    # spans, ``graph_batch``): 1 runs serially; set it on the component (``pipe.threads = 4``).
+    threads: int = 1
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "hc_parser", *, decoder: Callable, loss: GraphLoss,
                  labeler: Labeler, init_from_doc: bool, doc_arc_bonus: float, head_probs: bool,
@@ -180,6 +186,12 @@ class GraphParser(Rehearsal, ParserPipe):
         results = self.decode_spans(scores, existing, spaces)
         trees, label_set = [r.heads for r in results], self.label_set()
         rows = self.label_scores(scores, trees)
+        if labels_batchable(self.labeler, existing):  # labels, margins, probabilities: a few calls per batch
+            masked = masked_label_scores(trees, rows, label_set)
+            labels = label_trees(self.labeler, trees, masked, label_set, spaces, self.threads)
+            parses = span_parses(scores, results, labels, self.calibration if self.head_probs else None, masked,
+                                 spaces, self.threads)
+            return self._doc_parses(docs, scores, parses)
         labels = self.labeler.label_trees(trees, rows, label_set, existing, spaces)
         head_probs = partial(calibrated_probabilities, calibration=self.calibration) if self.head_probs else None
         parses = [span_parse(scores.arc(i), result, labels[i], head_probs,
@@ -210,7 +222,10 @@ class GraphParser(Rehearsal, ParserPipe):
 
     def decode_spans(self, scores: GraphScores, existing: List, spaces: List[np.ndarray]) -> List[DecodeResult]:
         """The decoder's tree of every span of ``scores`` (whitespace tokens ``spaces[i]`` kept
-        leaves; ``existing[i]``: the doc's own tree when reparsing, else None)."""
+        leaves; ``existing[i]``: the doc's own tree when reparsing, else None): Eisner's in one
+        compiled call for the whole batch (``graph_batch``), other decoders span by span."""
+        if eisner_batchable(self.decoder, existing):
+            return decode_eisner_spans(scores, spaces, self.threads)
         return [self._decode_span(scores, i, existing[i], spaces[i]) for i in range(len(scores))]
 
     def _decode_span(self, scores: GraphScores, i: int, existing, space: np.ndarray) -> DecodeResult:
