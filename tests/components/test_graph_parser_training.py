@@ -12,7 +12,7 @@ from spacy.training import Example
 from spacy_hcparse.learning.gold import partial_sentences
 
 from spacy_hcparse.segment import sentence_spans
-from tests.components.test_graph_parser import FULL_LABELS, NONPROJECTIVE, TINY_MODEL, parse_of, train_tiny
+from tests.components.test_graph_parser import FULL_LABELS, NONPROJECTIVE, TINY_MODEL, TINY_V5, parse_of, train_tiny
 from tests.treebank import (SENTENCES, make_doc_examples, make_doc_with_sentences, make_examples,
                             update_with_annotating_senter)
 
@@ -50,6 +50,28 @@ def label_scores(nlp):
 
 def parses(nlp, sentences=SENTENCES):
     return [parse_of(nlp(Doc(nlp.vocab, words=words))) for words, _, _ in sentences]
+
+
+def test_pipeline_saved_with_v5_loads_and_parses_as_before(tmp_path):
+    """A pipeline trained and saved with ``GraphParserModel.v5`` loads as it was saved, and its
+    weights load into the ``.v8`` of the same parts (the factory's default with TINY_MODEL's
+    sizes) with the same parses, labels, sentences and probabilities."""
+    trained = train_tiny(architecture=TINY_V5, epochs=15)
+    trained.to_disk(tmp_path / "v5")
+    loaded = spacy.load(tmp_path / "v5")
+    assert loaded.config["components"]["hc_parser"]["model"]["@architectures"] == "spacy_hcparse.GraphParserModel.v5"
+    v8 = spacy.blank("en")
+    v8.add_pipe("hc_parser", config={"model": TINY_MODEL, "decoder": {"@misc": "spacy_hcparse.HillClimb.v1"}})
+    v8.from_disk(tmp_path / "v5", exclude=["config"])
+    texts = [" ".join(words) for words, _, _ in SENTENCES] + [" ".join(w for s in SENTENCES for w in s[0])]
+
+    def parsed(nlp):
+        return [([t.head.i for t in doc], [t.dep_ for t in doc], [t.pos_ for t in doc], [s.start for s in doc.sents],
+                 [t._.hc_head_prob for t in doc]) for doc in nlp.pipe(texts)]
+
+    a, b, c = parsed(trained), parsed(loaded), parsed(v8)
+    assert a == b, "loaded"
+    assert a == c, "v8"
 
 
 def test_added_label_keeps_old_scores_and_parses(trained_bytes):
