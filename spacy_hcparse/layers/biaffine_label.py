@@ -33,7 +33,7 @@ def biaffine_label(
     without positions cannot tell from the two vectors alone. ``Wd``/``Wh`` are the linear terms
     of Dozat & Manning's label classifier: a direct path from each side to the labels that
     learns quickly, where the product term starts at zero (``C = 0``) and needs ``A``, ``B`` and
-    ``C`` to align first. ``linear=False`` leaves them out (``GraphParserModel.v1``).
+    ``C`` to align first. ``linear=False`` leaves them out.
 
     Input: (n+1, d) blocks (row 0 the root) and per block a (C, 2) int array of arcs ``(h, m)``.
     Output: one (C, nO) block of label scores per block, row ``c`` for arc ``c``.

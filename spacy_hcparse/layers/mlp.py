@@ -2,9 +2,9 @@
 
 Two kinds of dropout. ``fixed=False`` builds thinc's ``Dropout``, whose rate
 ``thinc.api.set_dropout_rate`` overwrites with the training's ``dropout`` at every update (what
-every spaCy component does to its model): the architecture's own rate is then never used, as in
-``GraphParserModel.v1``/``.v2``. ``fixed=True`` builds ``FixedDropout``, whose rate is read from
-its own attribute: the rate the architecture names is the rate training applies.
+every spaCy component does to its model): the architecture's own rate is then never used.
+``fixed=True`` builds ``FixedDropout``, whose rate is read from its own attribute: the rate the
+architecture names is the rate training applies (the graph model's parts use it).
 """
 from typing import Callable, List, Tuple
 

@@ -82,7 +82,7 @@ def full_label_scorer(width: int = 128, dropout: float = 0.25, nO: Optional[int]
 @registry.architectures("spacy_hcparse.EncodedLabelScorer.v1")
 def encoded_label_scorer(context: Model[List[Floats2d], List[Floats2d]], scorer: Model) -> Model:
     """``scorer`` reading ``[rows; context(rows)]``: a context encoder the labels train alone
-    (``layers.label_encoder``; a ``BiLSTMContext.v1`` of 192 was ``GraphParserModel.v7``)."""
+    (``layers.label_encoder``), e.g. a ``BiLSTMContext.v1`` of width 192."""
     return label_encoder(context, scorer)
 
 
@@ -91,7 +91,7 @@ def sentence_start_scorer(width: int = 64, dropout: float = 0.25,
                           context: Optional[Model[List[Floats2d], List[Floats2d]]] = None) -> Model:
     """Sentence-start logits from a ReLU layer of ``width`` over adjacent token vectors
     (``layers.sentence_starts``); ``context``: a BiLSTM over the whole doc read beside them
-    (what ``GraphParserModel.v6`` added), None for none."""
+    (a BiLSTM over the whole doc), None for none."""
     return sentence_starts(width, dropout, context)
 
 
