@@ -25,7 +25,8 @@ from ..decoders import MAX_WORDS
 from ..graph.decoding import DecodeResult
 from ..graph.labeling import Labeler, LabelSet
 from ..calibration import calibrated_probabilities, examples_calibration_data, fit_calibration, written_head_ece
-from ..graph.parses import DocParses, doc_sentence_starts, extension_values, joined_values, label_probs, span_parse
+from ..graph.parses import (DocParses, SpanParse, doc_sentence_starts, extension_values, joined_values, label_probs,
+                             span_parse)
 from ..graph.reparse import decoder_arcs, doc_parses
 from ..graph.scores import FACTORS, GraphInput, GraphScores, flatten, regroup
 from ..graph.valency import label_classes
@@ -40,36 +41,7 @@ from .base import ParserPipe
 from .extensions import register_extensions, register_parser, write_values
 from .graph_batch import (decode_eisner_spans, eisner_batchable, label_trees, labels_batchable, masked_label_scores,
                           span_parses)
-from .graph_defaults import FACTORY_CONFIG, SCORE_WEIGHTS
 from .graph_rehearsal import Rehearsal
-
-@Language.factory(
-    "hc_parser",
-    assigns=["token.dep", "token.head", "token.is_sent_start", "doc.sents", "token.pos", "token.tag"],
-    default_config=FACTORY_CONFIG,
-    default_score_weights=SCORE_WEIGHTS,
-)
-def make_graph_parser(
-    nlp: Language,
-    name: str,
-    model: Model,
-    decoder: Callable,
-    loss: GraphLoss,
-    init_from_doc: bool,
-    doc_arc_bonus: float,
-    keep_doc_labels: bool,
-    label_valency: bool,
-    head_probs: bool,
-    prob_temperature: Optional[float],
-    set_tags: bool,
-    scorer: Optional[Callable],
-) -> "GraphParser":
-    """The component; its defaults are the ``default_config`` above, and only there."""
-    return GraphParser(nlp.vocab, model, name, decoder=decoder, loss=loss,
-                       labeler=Labeler(valency=label_valency, keep_doc_labels=keep_doc_labels),
-                       init_from_doc=init_from_doc, doc_arc_bonus=doc_arc_bonus, head_probs=head_probs,
-                       prob_temperature=prob_temperature, set_tags=set_tags, scorer=scorer)
-
 
 class GraphParser(Rehearsal, ParserPipe):
     """Graph-based parser with arc, sibling and grandparent factors and a configurable decoder.
@@ -99,13 +71,10 @@ class GraphParser(Rehearsal, ParserPipe):
         tokens that have none, so that a tagger earlier in the pipeline keeps its tags; a ``DEP``
         objective only trains the encoder. Whitespace tokens get ``SPACE`` and ``_SP``.
 
-    The saved ``cfg`` holds what was learned (labels, label classes, tags); the settings are the
-    pipeline config's, so they can be changed at load time without retraining. ``add_label``
-    works on a trained parser too: the model's label outputs grow (``resize_labels``), and the
-    new label is never predicted until training has seen it (``cfg["unseen_labels"]``).
-    ``rehearse`` (after ``nlp.resume_training()``) keeps a fine-tuned parser close to the model
-    it started from on unlabelled text. Training reads partial gold: heads and labels missing in
-    the reference are left out of the loss, and the rest of the sentence is learned.
+    ``cfg`` holds what was learned (labels, label classes, tags, calibration); the settings are
+    the config's, changeable at load time. ``add_label`` works on a trained parser too (the new
+    label is never predicted until training has seen it: ``cfg["unseen_labels"]``). Training
+    reads partial gold: what the reference leaves missing is left out of the loss.
     """
 
     # numba threads of the batched host work (decoding, labels, margins, probabilities over a batch's
@@ -184,19 +153,7 @@ class GraphParser(Rehearsal, ParserPipe):
         existing = existing or [None] * len(scores)
         spaces = span_whitespace(docs, scores.spans)
         results = self.decode_spans(scores, existing, spaces)
-        trees, label_set = [r.heads for r in results], self.label_set()
-        rows = self.label_scores(scores, trees)
-        if labels_batchable(self.labeler, existing):  # labels, margins, probabilities: a few calls per batch
-            masked = masked_label_scores(trees, rows, label_set)
-            labels = label_trees(self.labeler, trees, masked, label_set, spaces, self.threads)
-            parses = span_parses(scores, results, labels, self.calibration if self.head_probs else None, masked,
-                                 spaces, self.threads)
-            return self._doc_parses(docs, scores, parses)
-        labels = self.labeler.label_trees(trees, rows, label_set, existing, spaces)
-        head_probs = partial(calibrated_probabilities, calibration=self.calibration) if self.head_probs else None
-        parses = [span_parse(scores.arc(i), result, labels[i], head_probs,
-                             label_probs(result.heads, rows[i], labels[i], label_set, spaces[i]))
-                  for i, result in enumerate(results)]
+        parses = self.label_spans(scores, results, existing, spaces)
         return self._doc_parses(docs, scores, parses)
 
     def _given_spans(self, docs: List[Doc]):
@@ -236,11 +193,23 @@ class GraphParser(Rehearsal, ParserPipe):
         start = existing[0] if existing is not None and self.init_from_doc else None
         return self.decoder(arc, sib, grand, start=start)
 
-    def label_spans(self, scores: GraphScores, trees: List[np.ndarray], existing: List,
-                    spaces: List[np.ndarray]) -> List[np.ndarray]:
-        """Label ids of every span's tree (``trees[i]``: heads (n+1,) of span ``i``): their label
-        scores in one model call, then the labeler."""
-        return self.labeler.label_trees(trees, self.label_scores(scores, trees), self.label_set(), existing, spaces)
+    def label_spans(self, scores: GraphScores, results: List[DecodeResult], existing: List,
+                    spaces: List[np.ndarray]) -> List[SpanParse]:
+        """Every span's parse: its tree's label scores (one model call for all trees), the
+        labeler's labels, margins and head probabilities; in a few calls per batch where the
+        labeler allows (``graph_batch``), else span by span."""
+        trees, label_set = [r.heads for r in results], self.label_set()
+        rows = self.label_scores(scores, trees)
+        calibration = self.calibration if self.head_probs else None
+        if labels_batchable(self.labeler, existing):
+            masked = masked_label_scores(trees, rows, label_set)
+            labels = label_trees(self.labeler, trees, masked, label_set, spaces, self.threads)
+            return span_parses(scores, results, labels, calibration, masked, spaces, self.threads)
+        labels = self.labeler.label_trees(trees, rows, label_set, existing, spaces)
+        head_probs = partial(calibrated_probabilities, calibration=calibration) if calibration is not None else None
+        return [span_parse(scores.arc(i), result, labels[i], head_probs,
+                           label_probs(result.heads, rows[i], labels[i], label_set, spaces[i]))
+                for i, result in enumerate(results)]
 
     def label_scores(self, scores: GraphScores, trees: List[np.ndarray]) -> List[np.ndarray]:
         """Per tree ((n+1,) heads of span 0, 1, ... of ``scores``) its (n, L) label scores."""

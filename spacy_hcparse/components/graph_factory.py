@@ -1,8 +1,15 @@
-"""``hc_parser``'s defaults, defined here once: the factory's ``default_config`` (what
+"""The ``hc_parser`` factory and its defaults, defined here once: the ``default_config`` (what
 ``nlp.add_pipe("hc_parser")`` builds, and what a config leaves out gets). Python code builds the
 component through the factory, so ``GraphParser`` itself has no defaults to disagree with these.
 """
-from thinc.api import Config
+from typing import Callable, Optional
+
+from spacy.language import Language
+from thinc.api import Config, Model
+
+from ..graph.labeling import Labeler
+from ..learning.graph_loss import GraphLoss
+from .graph_parser import GraphParser
 
 DEFAULT_CONFIG = """
 [model]
@@ -86,3 +93,19 @@ SETTINGS = {"init_from_doc": False, "doc_arc_bonus": 0.0, "keep_doc_labels": Fal
 FACTORY_CONFIG = {**Config().from_str(DEFAULT_CONFIG), **SETTINGS}
 SCORE_WEIGHTS = {"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None, "sents_p": None, "sents_r": None,
                  "sents_f": 0.0, "ud_uas": None, "ud_las": None, "ud_las_per_type": None}
+
+
+@Language.factory(
+    "hc_parser",
+    assigns=["token.dep", "token.head", "token.is_sent_start", "doc.sents", "token.pos", "token.tag"],
+    default_config=FACTORY_CONFIG,
+    default_score_weights=SCORE_WEIGHTS,
+)
+def make_graph_parser(nlp: Language, name: str, model: Model, decoder: Callable, loss: GraphLoss, init_from_doc: bool,
+                      doc_arc_bonus: float, keep_doc_labels: bool, label_valency: bool, head_probs: bool,
+                      prob_temperature: Optional[float], set_tags: bool, scorer: Optional[Callable]) -> "GraphParser":
+    """The component; its defaults are ``FACTORY_CONFIG`` above, and only there."""
+    return GraphParser(nlp.vocab, model, name, decoder=decoder, loss=loss,
+                       labeler=Labeler(valency=label_valency, keep_doc_labels=keep_doc_labels),
+                       init_from_doc=init_from_doc, doc_arc_bonus=doc_arc_bonus, head_probs=head_probs,
+                       prob_temperature=prob_temperature, set_tags=set_tags, scorer=scorer)
