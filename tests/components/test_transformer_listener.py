@@ -7,6 +7,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
+from tests import pretrained
 from tests.treebank import SENTENCES, make_examples
 
 pytestmark = pytest.mark.slow
@@ -85,23 +86,12 @@ upstream = "*"
 
 
 def tiny_bert(path, monkeypatch) -> str:
-    """A 2-layer BERT (hidden 32, 2 heads) with random weights and a word-level vocab of the
-    test treebank, saved as a Hugging Face model directory."""
+    """``tests.pretrained.tiny_bert`` over the test treebank's words."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    words = sorted({w.lower() for s in SENTENCES for w in s[0]})
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + sorted(set(words) | set("".join(words)))
-    path.mkdir()
-    (path / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf8")
-    tokenizer = transformers.BertTokenizerFast(vocab_file=str(path / "vocab.txt"), do_lower_case=True)
-    torch.manual_seed(0)
-    config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
-                                     num_attention_heads=2, intermediate_size=64, max_position_embeddings=160)
-    transformers.BertModel(config).save_pretrained(str(path))
-    tokenizer.save_pretrained(str(path))
-    return str(path)
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    return pretrained.tiny_bert(path, [w for s in SENTENCES for w in s[0]])
 
 
 def parses(docs):

@@ -6,6 +6,8 @@ Assembly configs (a component sourced from a trained pipeline, such as ewt_accur
 checks training data against the pipeline that would be trained on it, and an assembly config
 trains nothing. Their `paths.*` name the trained pipelines they are assembled from; the test
 builds an initialized (untrained) pipeline of each from the training config named in SOURCES.
+Configs that read pretrained inputs get tiny ones the test builds (tests/pretrained.py): a vectors
+table for `paths.vectors`, a random BERT for `paths.transformer`.
 """
 from pathlib import Path
 from typing import Dict
@@ -17,6 +19,8 @@ from spacy.tokens import DocBin
 from spacy.training import Corpus
 from spacy.training.converters import conllu_to_docs
 from spacy.util import load_config, load_model_from_config
+
+from tests import pretrained as tiny
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((ROOT / "configs").glob("*.cfg"))
@@ -50,6 +54,22 @@ def corpus(tmp_path_factory) -> Dict[str, str]:
     return paths
 
 
+def pretrained_paths(config: Path, tmp_path_factory) -> Dict[str, str]:
+    """Overrides for the pretrained inputs ``config`` reads: ``paths.vectors`` where its embed
+    includes static vectors, ``paths.transformer`` where it has a transformer component."""
+    text = config.read_text(encoding="utf8")
+    words = [line.split("\t")[1] for split in ("train", "dev")
+             for line in (SAMPLE / f"sample-ud-{split}.conllu").read_text(encoding="utf8").splitlines()
+             if line and line[0].isdigit()]
+    paths = {}
+    if "include_static_vectors = true" in text:
+        paths["paths.vectors"] = tiny.tiny_vectors(tmp_path_factory.mktemp("vectors") / "t", words)
+    if 'factory = "transformer"' in text:
+        pytest.importorskip("spacy_transformers")
+        paths["paths.transformer"] = tiny.tiny_bert(tmp_path_factory.mktemp("bert") / "t", words)
+    return paths
+
+
 @pytest.fixture(scope="module")
 def pipelines(tmp_path_factory, corpus) -> Dict[str, str]:
     """config name -> an initialized pipeline of that training config (for the assembly configs)."""
@@ -80,8 +100,8 @@ def test_configs_are_found():
 
 
 @pytest.mark.parametrize("config", TRAINING, ids=lambda c: c.name)
-def test_debug_config(config, corpus, capsys):
-    run_debug(debug_config, capsys, config, overrides=corpus)
+def test_debug_config(config, corpus, capsys, tmp_path_factory):
+    run_debug(debug_config, capsys, config, overrides={**corpus, **pretrained_paths(config, tmp_path_factory)})
 
 
 @pytest.mark.parametrize("config", ASSEMBLY, ids=lambda c: c.name)
@@ -91,5 +111,6 @@ def test_debug_config_of_assembly(config, corpus, pipelines, capsys):
 
 
 @pytest.mark.parametrize("config", TRAINING, ids=lambda c: c.name)
-def test_debug_data(config, corpus, capsys):
-    run_debug(debug_data, capsys, config, config_overrides=corpus, silent=False, no_format=True)
+def test_debug_data(config, corpus, capsys, tmp_path_factory):
+    overrides = {**corpus, **pretrained_paths(config, tmp_path_factory)}
+    run_debug(debug_data, capsys, config, config_overrides=overrides, silent=False, no_format=True)
