@@ -10,7 +10,9 @@ the search statistics. ``--gpu-id N`` runs every pipeline on that GPU (thinc's `
 before any is loaded, so the peer and ``hc_parser`` share the device); without it, the CPU.
 ``--override NAME:SECTION.KEY=VALUE`` loads pipeline NAME with that config value changed (JSON
 values), e.g. another decoder or LSTM kernel for the same weights; a pipeline may be listed twice
-under two names (``--model fast=PATH --model fast_torch=PATH``).
+under two names (``--model fast=PATH --model fast_torch=PATH``). ``--per-span NAME`` runs pipeline
+NAME's host work span by span, as before it was batched (``GraphParser.batched``), to measure
+the batching against the same weights in the same run.
 
     python benchmarks/parser_vs_spacy.py --gold corpus/UD_English-EWT/test.conllu \\
         --peer training/UD_English-EWT/spacy_parser/model-best \\
@@ -41,6 +43,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="first N sentences only")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--gpu-id", type=int, default=-1, help="run every pipeline on this GPU (-1: CPU)")
+    parser.add_argument("--per-span", action="append", default=[], help="NAME: its host work span by span")
     parser.add_argument("--override", action="append", default=[],
                         help="NAME:SECTION.KEY=VALUE, a config value for pipeline NAME (JSON value)")
     args = parser.parse_args()
@@ -53,6 +56,8 @@ def main() -> None:
     rows, decoders, pipelines = [], {}, {}
     for name, path in specs:
         nlp = pipelines[name] = spacy.load(path, config=overrides.get(name, {}))
+        if name in args.per_span:
+            per_span(nlp)
         scores, _ = evaluate_gold(nlp, args.gold, out / f"{name}.conllu", repeats=1,
                                   batch_size=args.batch_size, limit=args.limit, progress=name)
         rows.append({"parser": name, **{k: scores[k] for k in ("dep_uas", "dep_las", "ud_uas", "ud_las", "words")}})
@@ -83,6 +88,12 @@ def main() -> None:
                   f"({s['words_per_sec'] / peer_wps:.2f}x), certified {100 * d['certified_share']:.2f}%{exact}")
     if args.json:
         args.json.write_text(json.dumps({"device": device, "rows": rows, "decoders": decoders}, indent=2))
+
+
+def per_span(nlp) -> None:
+    """``nlp``'s ``hc_parser`` decodes, labels and scores its spans one by one (the path that
+    ``components.graph_batch`` replaced: ``GraphParser.batched``)."""
+    nlp.get_pipe("hc_parser").batched = False
 
 
 def config_overrides(specs: List[str]) -> Dict[str, Dict[str, Any]]:

@@ -2,7 +2,8 @@
 
     OMP_NUM_THREADS=1 python benchmarks/profile_parse.py training/RUN/hc_parser/model-best \\
         --gold corpus/RUN/test.conllu [--gpu-id 0] [--repeats 3] [--batch-size 256] [--limit N] \\
-        [--train corpus/RUN/train.spacy --train-steps 50] [--cprofile 25] [--json out.json]
+        [--train corpus/RUN/train.spacy --train-steps 50] [--cprofile 25] [--json out.json] [--per-span]
+        [--threads N]
 
 Parsing: ``nlp.pipe`` over the gold file's words, one Doc per gold sentence with its start preset
 (``.conllu``: as ``evaluation.harness``; ``.spacy``: each doc's sentences), one untimed warm-up
@@ -14,8 +15,9 @@ Each group's time is exclusive (a group inside another is not counted twice): th
 by their refs (``tok2vec``, the encoder's context layer ``BiLSTM``, ``encoder`` for cutting spans
 out, each scorer; in training also their backward passes), ``host transfer`` (every
 ``ops.to_numpy``), ``pruning`` (candidate heads and factor triples), and the component's steps
-(``decoding``, ``labels``, ``marginals``, ``margins``, ``writing Docs``, the ``loss``, the
-``optimizer``), found by name in ``spacy_hcparse`` at run time: steps that are not there in this
+(``decoding``, ``label scores`` (the label scorer's call and its transfer; the scorer's own
+time is ``label_scorer``), ``labels``, ``head probabilities``, ``margins``, ``label
+probabilities``, ``writing Docs``, the ``loss``, the ``optimizer``), found by name in ``spacy_hcparse`` at run time: steps that are not there in this
 version of the code are listed as not found and their time lands in ``other`` (everything
 untimed: spaCy's pipe loop, making Docs, Python glue). On a GPU (``--gpu-id``) every timer
 synchronizes the device first, so a kernel's time lands in the group that launched it (this
@@ -39,30 +41,39 @@ import spacy
 from spacy.tokens import Doc, DocBin
 from thinc.api import require_gpu
 
-# (module, attribute, group): functions the component or the model calls by their global name.
+# (module, attribute, group): functions called by their global name in that module. The batched path
+# (components.graph_batch) and the per-span one (graph.parses, the labeler, the decoder) both.
+GB, GP, PARSES = "spacy_hcparse.components.graph_batch", "spacy_hcparse.components.graph_parser", "spacy_hcparse.graph.parses"
 FUNCTIONS = [
     ("spacy_hcparse.models.graph_parser", "candidate_heads", "pruning"),
     ("spacy_hcparse.models.graph_parser", "sibling_triples", "pruning"),
     ("spacy_hcparse.models.graph_parser", "grandparent_triples", "pruning"),
     ("spacy_hcparse.models.graph_parser", "triples_of", "pruning"),
-    ("spacy_hcparse.components.graph_parser", "whitespace_leaves", "decoding"),
-    ("spacy_hcparse.components.graph_parser", "tree_probabilities", "marginals"),
-    ("spacy_hcparse.components.graph_parser", "tree_probabilities_batch", "marginals"),
-    ("spacy_hcparse.components.graph_parser", "_margins", "margins"),
-    ("spacy_hcparse.components.graph_parser", "head_margins_batch", "margins"),
-    ("spacy_hcparse.components.graph_parser", "decode_eisner_batch", "decoding"),
-    ("spacy_hcparse.components.graph_parser", "labels_batch", "labels"),
+    (GP, "decode_eisner_spans", "decoding"),
+    (GP, "label_trees", "labels"),
+    (GP, "masked_label_scores", "labels"),
+    (GP, "span_parses", "parses (other)"),
+    (GP, "calibrated_probabilities", "head probabilities"),
+    (GP, "label_probs", "label probabilities"),
+    (GP, "span_parse", "parses (other)"),
+    (GB, "decode_eisner_batch", "decoding"),
+    (GB, "_pruned_arcs", "decoding"),
+    (GB, "head_margins_batch", "margins"),
+    (GB, "tree_probabilities_batch", "head probabilities"),
+    (GB, "apply_knots", "head probabilities"),
+    (GB, "chosen_label_probs", "label probabilities"),
+    (PARSES, "margins", "margins"),
 ]
 # (method of the hc_parser component, group).
 METHODS = [
-    ("_decode_span", "decoding"), ("_decode_all", "decoding"), ("decode_batch", "decoding"),
-    ("best_labels", "labels"), ("_labels", "labels"),
-    ("set_annotations", "writing Docs"), ("finish_update", "optimizer"), ("_gold", "gold (training)"),
+    ("_decode_span", "decoding"), ("label_scores", "label scores"), ("label_spans", "parses (other)"),
+    ("set_annotations", "writing Docs"), ("finish_update", "optimizer"), ("batch_gold", "gold (training)"),
 ]
 # Groups printed first, in this order (others follow by time).
-ORDER = ["tok2vec", "encoder", "BiLSTM", "arc_scorer", "sibling_scorer", "grand_scorer", "label_scorer",
-         "label_encoder", "start_scorer", "tag scorers", "host transfer", "pruning", "decoding", "labels",
-         "marginals", "margins", "writing Docs", "loss", "optimizer"]
+ORDER = ["tok2vec", "encoder", "BiLSTM", "context", "arc_scorer", "sibling_scorer", "grand_scorer", "label_scorer",
+         "label_encoder", "start_scorer", "tag scorers", "tag_heads", "host transfer", "pruning", "decoding",
+         "label scores", "labels", "head probabilities", "margins", "label probabilities", "parses (other)",
+         "writing Docs", "loss", "optimizer"]
 
 
 class Timers:
@@ -144,6 +155,9 @@ def instrument(nlp, timers: Timers) -> List[str]:
     for method, group in METHODS:
         if hasattr(pipe, method):
             setattr(pipe, method, timers.wrap(group, getattr(pipe, method)))
+    labeler = getattr(pipe, "labeler", None)
+    if labeler is not None:  # the per-span path's labels
+        labeler.label_trees = timers.wrap("labels", labeler.label_trees)
     loss = getattr(pipe, "loss", None)
     if loss is not None:
         pipe.loss = _TimedCall(loss, timers.wrap("loss", loss))
@@ -251,13 +265,17 @@ def main() -> None:
     parser.add_argument("--train-steps", type=int, default=0)
     parser.add_argument("--cprofile", type=int, default=0, help="also print cProfile's top N functions")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--per-span", action="store_true", help="the host work span by span (GraphParser.batched)")
+    parser.add_argument("--threads", type=int, default=1, help="numba threads of the batched host work")
     args = parser.parse_args()
     if args.gpu_id >= 0:
         require_gpu(args.gpu_id)
     nlp = spacy.load(args.model)
+    pipe = nlp.get_pipe("hc_parser")
+    pipe.batched, pipe.threads = not args.per_span, args.threads
     device = "GPU %d" % args.gpu_id if args.gpu_id >= 0 else "CPU"
-    print(f"{args.model} on {device} ({type(nlp.get_pipe('hc_parser').model.ops).__name__}); "
-          f"pipeline {nlp.pipe_names}")
+    print(f"{args.model} on {device} ({type(pipe.model.ops).__name__}); pipeline {nlp.pipe_names}; host work "
+          f"{'span by span' if args.per_span else f'batched, {args.threads} thread(s)'}")
     timers = Timers(device_sync(args.gpu_id >= 0))
     missing = instrument(nlp, timers)
     make_docs = input_docs(nlp, args.gold, args.limit)

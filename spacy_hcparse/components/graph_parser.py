@@ -77,8 +77,10 @@ class GraphParser(Rehearsal, ParserPipe):
     reads partial gold: what the reference leaves missing is left out of the loss.
     """
 
-    # numba threads of the batched host work (decoding, labels, margins, probabilities over a batch's
-    # spans, ``graph_batch``): 1 runs serially; set it on the component (``pipe.threads = 4``).
+    # The host work (decoding, labels, margins, probabilities) over all of a batch's spans in a few
+    # compiled calls (``graph_batch``; False: span by span, as before, for comparisons), with
+    # ``threads`` numba threads (1: serially). Set them on the component: ``pipe.threads = 4``.
+    batched: bool = True
     threads: int = 1
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "hc_parser", *, decoder: Callable, loss: GraphLoss,
@@ -181,7 +183,7 @@ class GraphParser(Rehearsal, ParserPipe):
         """The decoder's tree of every span of ``scores`` (whitespace tokens ``spaces[i]`` kept
         leaves; ``existing[i]``: the doc's own tree when reparsing, else None): Eisner's in one
         compiled call for the whole batch (``graph_batch``), other decoders span by span."""
-        if eisner_batchable(self.decoder, existing):
+        if self.batched and eisner_batchable(self.decoder, existing):
             return decode_eisner_spans(scores, spaces, self.threads)
         return [self._decode_span(scores, i, existing[i], spaces[i]) for i in range(len(scores))]
 
@@ -201,7 +203,7 @@ class GraphParser(Rehearsal, ParserPipe):
         trees, label_set = [r.heads for r in results], self.label_set()
         rows = self.label_scores(scores, trees)
         calibration = self.calibration if self.head_probs else None
-        if labels_batchable(self.labeler, existing):
+        if self.batched and labels_batchable(self.labeler, existing):
             masked = masked_label_scores(trees, rows, label_set)
             labels = label_trees(self.labeler, trees, masked, label_set, spaces, self.threads)
             return span_parses(scores, results, labels, calibration, masked, spaces, self.threads)

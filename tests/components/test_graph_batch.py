@@ -123,3 +123,17 @@ def test_predict_uses_the_batch_and_parses_as_before(eisner_parser):
     assert [p.heads.tolist() for p in got] == [p.heads.tolist() for p in expected]
     assert [p.labels.tolist() for p in got] == [p.labels.tolist() for p in expected]
     assert all(same(a.head_probs, b.head_probs) and same(a.margins, b.margins) for a, b in zip(got, expected))
+
+
+def test_batched_false_runs_the_per_span_path_with_the_same_parses(eisner_parser):
+    pipe = eisner_parser.get_pipe("hc_parser")
+    docs = docs_of(eisner_parser)
+    batched = pipe.predict(docs)
+    pipe.batched = False
+    try:
+        per_span_parses = pipe.predict(docs)
+    finally:
+        pipe.batched = True
+    for a, b in zip([p for d in batched for p in d.parses], [p for d in per_span_parses for p in d.parses]):
+        assert a.heads.tolist() == b.heads.tolist() and a.labels.tolist() == b.labels.tolist()
+        assert same(a.head_probs, b.head_probs) and same(a.dep_probs, b.dep_probs) and a.log_prob == b.log_prob
