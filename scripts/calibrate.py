@@ -1,25 +1,34 @@
-"""Fit hc_parser's head-probability temperature on held-out gold data and report calibration.
+"""How well hc_parser's head probabilities are calibrated, as a pipeline writes them; refit on demand.
 
-    python scripts/calibrate.py MODEL DEV.conllu OUTPUT.json [--test TEST.conllu] [--write] [--objective ece|nll]
+    python scripts/calibrate.py MODEL DEV.conllu OUTPUT.json [--test TEST.conllu] [--plot PLOT.png] [--write]
 
-The temperature minimizing the expected calibration error of the chosen heads' probabilities on
-dev (``--objective ece``, the default: ``spacy_hcparse.calibration.fit_temperature_ece``) or
-maximizing the dev gold heads' marginal log-likelihood (``nll``: ``fit_temperature``); the
-reliability table and expected calibration error of the
-chosen heads' probabilities (``token._.hc_head_prob``) at temperature 1 and at the fitted one, on
-dev (where it was fitted) and, with ``--test``, on test (held out). ``--write`` stores the
-temperature in MODEL's config (``[components.hc_parser] prob_temperature``), so the pipeline
-writes calibrated probabilities from then on.
+``hc_parser`` calibrates itself: at each evaluation of ``spacy train`` it fits its calibration
+(``spacy_hcparse.calibration.fit_calibration``: a temperature, then an isotonic map) on the dev
+data and stores it in the model, so no step is needed. This script measures it: the expected
+calibration error and reliability table of ``token._.hc_head_prob`` as MODEL writes it (gold
+words, one Doc per sentence), on DEV and on ``--test``, beside the same at temperature 1 without
+the map (``uncalibrated``). ``--plot`` draws the reliability diagram of the written
+probabilities. ``--write`` refits the calibration on DEV (``refitted`` in OUTPUT, with its ECE on
+``--test``) and stores it in MODEL (``hc_parser/cfg``; a ``prob_temperature`` set in its config,
+which would override it, is set to null): for a pipeline trained before calibration was automatic,
+or on data of another domain.
 """
 import argparse
 import json
 from pathlib import Path
+from typing import Dict, List
 
 import spacy
+import srsly
+from spacy.language import Language
+from spacy.training import Example
 from wasabi import msg
 
-from spacy_hcparse.calibration import calibration_report, fit_temperature, fit_temperature_ece
-from spacy_hcparse.evaluation.harness import head_scores
+from spacy_hcparse.calibration import examples_calibration_data, fit_calibration, reliability
+from spacy_hcparse.conllu import read_conllu
+from spacy_hcparse.evaluation.ud import gold_doc, input_doc
+
+UNCALIBRATED = {"components": {"hc_parser": {"prob_temperature": 1.0}}}
 
 
 def main() -> None:
@@ -28,29 +37,88 @@ def main() -> None:
     parser.add_argument("dev", type=Path)
     parser.add_argument("output", type=Path)
     parser.add_argument("--test", type=Path, default=None)
-    parser.add_argument("--write", action="store_true", help="store the temperature in MODEL's config")
-    parser.add_argument("--objective", choices=("ece", "nll"), default="ece")
+    parser.add_argument("--plot", type=Path, default=None, help="reliability diagram of the written probabilities")
+    parser.add_argument("--write", action="store_true", help="refit on DEV and store the calibration in MODEL")
     args = parser.parse_args()
-    nlp = spacy.load(args.model, config={"components": {"hc_parser": {"prob_temperature": 1.0}}})
-    dev = head_scores(nlp, args.dev)
-    temperature = fit_temperature_ece(*dev) if args.objective == "ece" else fit_temperature(dev[0], dev[1])
-    result = {"model": str(args.model), "objective": args.objective, "temperature": temperature,
-              "dev": {"uncalibrated": calibration_report(*dev, 1.0), "calibrated": calibration_report(*dev, temperature)}}
-    if args.test:
-        test = head_scores(nlp, args.test)
-        result["test"] = {"uncalibrated": calibration_report(*test, 1.0), "calibrated": calibration_report(*test, temperature)}
-    for split in ("dev", "test"):
-        if split in result:
-            before, after = result[split]["uncalibrated"], result[split]["calibrated"]
-            msg.text(f"{split}: ECE {before['ece']:.4f} at T = 1, {after['ece']:.4f} at T = {temperature:.3f} "
-                     f"({after['words']} words, head accuracy {100 * after['accuracy']:.2f}%)")
+    splits = {"dev": args.dev, **({"test": args.test} if args.test else {})}
+    nlp = spacy.load(args.model)
+    raw = spacy.load(args.model, config=UNCALIBRATED)
+    result: Dict = {"model": str(args.model), "calibration": nlp.get_pipe("hc_parser").calibration}
+    examples = {}
+    for split, path in splits.items():
+        examples[split] = parsed_examples(nlp, path)
+        result[split] = {"written": report(examples[split]), "uncalibrated": report(parsed_examples(raw, path))}
+        msg.text(f"{split}: ECE {result[split]['written']['ece']:.4f} as written, "
+                 f"{result[split]['uncalibrated']['ece']:.4f} at T = 1 without the map "
+                 f"({result[split]['written']['words']} words)")
+    if args.write:
+        fitted = fit_calibration(*examples_calibration_data(raw.get_pipe("hc_parser"), parsed_examples(raw, args.dev)))
+        result["refitted"] = fitted
+        store(args.model, fitted)
+        msg.good(f"{args.model}: calibration refitted on {args.dev} (T = {fitted['temperature']:.3f}, "
+                 f"in-sample ECE {fitted['ece']:.4f})")
+        if args.test:
+            result["test"]["refitted"] = report(parsed_examples(spacy.load(args.model), args.test))
+    if args.plot:
+        plot(result, args.plot)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2) + "\n")
-    if args.write:
-        config = spacy.util.load_config(args.model / "config.cfg", interpolate=False)
-        config["components"]["hc_parser"]["prob_temperature"] = temperature
-        config.to_disk(args.model / "config.cfg")
-        msg.good(f"{args.model}: prob_temperature = {temperature:.4f}")
+
+
+def parsed_examples(nlp: Language, path: Path) -> List[Example]:
+    """The gold file's sentences parsed by ``nlp`` (gold words, one Doc each), with their gold."""
+    gold = list(read_conllu(path))
+    docs = nlp.pipe([input_doc(nlp, s) for s in gold], batch_size=256)
+    return [Example(doc, gold_doc(nlp, s)) for doc, s in zip(docs, gold)]
+
+
+def report(examples: List[Example], bins: int = 10) -> Dict:
+    """Reliability table and ECE of the written ``token._.hc_head_prob`` (words with one)."""
+    confidence, correct = [], []
+    for eg in examples:
+        for tok, ref in zip(eg.predicted, eg.reference):
+            if tok._.hc_head_prob is not None:
+                confidence.append(tok._.hc_head_prob)
+                correct.append(tok.head.i == ref.head.i)
+    rows, ece = reliability(confidence, correct, bins)
+    return {"words": len(confidence), "ece": ece, "accuracy": sum(correct) / max(len(correct), 1),
+            "mean_confidence": sum(confidence) / max(len(confidence), 1), "bins": rows}
+
+
+def store(model: Path, calibration: Dict) -> None:
+    """The calibration into MODEL's ``hc_parser/cfg``; a ``prob_temperature`` in its config, which
+    would take precedence, set to null."""
+    cfg_path = model / "hc_parser" / "cfg"
+    cfg = srsly.read_json(cfg_path)
+    cfg["calibration"] = calibration
+    srsly.write_json(cfg_path, cfg)
+    config = spacy.util.load_config(model / "config.cfg", interpolate=False)
+    if config["components"]["hc_parser"].get("prob_temperature") is not None:
+        config["components"]["hc_parser"]["prob_temperature"] = None
+        config.to_disk(model / "config.cfg")
+
+
+def plot(result: Dict, path: Path) -> None:
+    """Reliability diagram: accuracy against mean confidence per bin, written and uncalibrated."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(4.5, 4.5))
+    ax.plot([0, 1], [0, 1], color="grey", linewidth=0.8, linestyle=":")
+    for split, style in (("dev", "-"), ("test", "--")):
+        for kind, color in (("written", "tab:blue"), ("uncalibrated", "tab:orange")):
+            if split in result:
+                rows = [r for r in result[split][kind]["bins"] if r["words"]]
+                ax.plot([r["confidence"] for r in rows], [r["accuracy"] for r in rows], style, color=color, marker="o",
+                        markersize=3, label=f"{split} {kind} (ECE {result[split][kind]['ece']:.3f})")
+    ax.set_xlabel("token._.hc_head_prob (bin mean)")
+    ax.set_ylabel("head accuracy")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
 
 
 if __name__ == "__main__":
