@@ -18,27 +18,33 @@ over every tree by dozens of nats (e.g. N(0, 20^2) noise) make the determinant c
 8 digits remain.
 
 Projective: the inside-outside algorithm over Eisner's first-order chart (the same chart as
-``eisner.py``: spans over words, then the root takes one child), in log space.
+``eisner.py``: spans over words, then the root takes one child), in log space. With sibling
+factors ``sib[h, s, m]`` (``s == h`` for the closest modifier on a side; projective only), the
+distribution is over the arc and sibling scores together, ``P(tree) ~ exp(arc part + sibling
+part)``, and inside-outside runs over McDonald & Pereira's second-order chart (``eisner.py``'s
+``sb`` spans), still O(n^3).
 """
 from typing import Optional, Tuple
 
 import numpy as np
 from numba import njit
 
-from ._checks import check_arc, check_heads
+from ._checks import check_arc, check_cube, check_heads
 from .absent import has_single_root_tree, usable_mask
 
 
-def log_partition(arc, projective: bool = False) -> float:
+def log_partition(arc, projective: bool = False, sib: Optional[np.ndarray] = None) -> float:
     """``log Z``: the log of the summed ``exp(score)`` of all single-root trees (projective ones
-    with ``projective=True``); ``-inf`` when no tree avoids absent (``-inf``) arcs. n = 0: 0."""
-    return _partition(*_checked(arc), projective)[0]
+    with ``projective=True``; ``sib``: sibling factors too, projective only); ``-inf`` when no
+    tree avoids absent (``-inf``) arcs. n = 0: 0."""
+    return _partition(*_checked(arc), projective, _checked_sib(sib, arc, projective))[0]
 
 
-def arc_marginals(arc, projective: bool = False) -> np.ndarray:
-    """``P(h -> m)`` under the single-root tree distribution of ``arc`` (float64 (n+1, n+1); see
-    the module docstring). Raises ``ValueError`` on bad input or when no tree avoids absent arcs."""
-    return _marginals(*_partition(*_checked(arc), projective))
+def arc_marginals(arc, projective: bool = False, sib: Optional[np.ndarray] = None) -> np.ndarray:
+    """``P(h -> m)`` under the single-root tree distribution of ``arc`` (and ``sib``, projective
+    only) (float64 (n+1, n+1); see the module docstring). Raises ``ValueError`` on bad input or
+    when no tree avoids absent arcs."""
+    return _marginals(*_partition(*_checked(arc), projective, _checked_sib(sib, arc, projective)))
 
 
 def tree_log_prob(heads, arc, projective: bool = False) -> float:
@@ -61,12 +67,14 @@ def tree_probabilities(heads, arc, projective: bool = False) -> Tuple[np.ndarray
     return probs, score if score == -np.inf else score - log_z
 
 
-def _partition(clean, mask, projective: bool) -> Tuple[float, Optional[np.ndarray]]:
-    """``(log Z, marginals)`` of checked scores (``_checked``); ``(-inf, None)`` when no
-    single-root tree avoids the absent arcs; n = 0: ``(0, zeros((1, 1)))``."""
+def _partition(clean, mask, projective: bool, sib: Optional[np.ndarray] = None) -> Tuple[float, Optional[np.ndarray]]:
+    """``(log Z, marginals)`` of checked scores (``_checked``, ``_checked_sib``); ``(-inf,
+    None)`` when no single-root tree avoids the absent arcs; n = 0: ``(0, zeros((1, 1)))``."""
     if clean.shape[0] == 1:
         return 0.0, np.zeros((1, 1))
-    if projective:
+    if projective and sib is not None:
+        log_z, marg = _inside_sib(clean, sib)
+    elif projective:
         log_z, marg = _inside(clean)
     elif has_single_root_tree(mask):
         log_z, marg = _matrix_tree(clean, mask)
@@ -89,6 +97,15 @@ def _tree_score(heads: np.ndarray, clean, mask, projective: bool) -> float:
     if not mask[heads[1:], words].all() or (projective and not _is_projective(heads)):
         return -np.inf
     return float(clean[heads[1:], words].sum())
+
+
+def _checked_sib(sib, arc, projective: bool) -> Optional[np.ndarray]:
+    """``sib`` as a checked float64 cube matching ``arc`` (None passes through)."""
+    if sib is None:
+        return None
+    if not projective:
+        raise ValueError("sibling factors need projective=True (non-projective sibling marginals are intractable)")
+    return check_cube(sib, "sib", np.shape(arc)[0])
 
 
 def _checked(arc):
@@ -283,3 +300,101 @@ def _is_projective(heads):
             if a != h:
                 return False
     return True
+
+
+@njit(cache=True)
+def _inside_sib(arc, sib):
+    """(log Z, marginals) over projective single-root trees with arc and sibling factors: inside
+    over the second-order chart (``eisner.py``'s ``eisner2_kernel`` with logsumexp for max), then
+    outside, widest spans first; within a span complete items first, then incomplete, then ``sb``
+    (each feeds only the later ones or narrower spans)."""
+    size = arc.shape[0]
+    n = size - 1
+    neg = -np.inf
+    cr = np.full((size, size), neg)
+    cl = np.full((size, size), neg)
+    ir = np.full((size, size), neg)
+    il = np.full((size, size), neg)
+    sb = np.full((size, size), neg)
+    for s in range(1, size):
+        cr[s, s] = 0.0
+        cl[s, s] = 0.0
+    for width in range(1, n):
+        for s in range(1, size - width):
+            t = s + width
+            acc = neg
+            for u in range(s, t):
+                acc = _logaddexp(acc, cr[s, u] + cl[u + 1, t])
+            sb[s, t] = acc
+            acc = sib[s, s, t] + cl[s + 1, t]
+            for r in range(s + 1, t):
+                acc = _logaddexp(acc, ir[s, r] + sb[r, t] + sib[s, r, t])
+            ir[s, t] = arc[s, t] + acc
+            acc = sib[t, t, s] + cr[s, t - 1]
+            for r in range(s + 1, t):
+                acc = _logaddexp(acc, sb[s, r] + il[r, t] + sib[t, r, s])
+            il[s, t] = arc[t, s] + acc
+            acc = neg
+            for u in range(s + 1, t + 1):
+                acc = _logaddexp(acc, ir[s, u] + cr[u, t])
+            cr[s, t] = acc
+            acc = neg
+            for u in range(s, t):
+                acc = _logaddexp(acc, cl[s, u] + il[u, t])
+            cl[s, t] = acc
+    log_z = neg
+    for m in range(1, size):
+        log_z = _logaddexp(log_z, arc[0, m] + sib[0, 0, m] + cl[1, m] + cr[m, n])
+    marg = np.zeros((size, size))
+    if log_z == neg:
+        return log_z, marg
+    gcr = np.zeros((size, size))
+    gcl = np.zeros((size, size))
+    gir = np.zeros((size, size))
+    gil = np.zeros((size, size))
+    gsb = np.zeros((size, size))
+    for m in range(1, size):
+        w = _weight(arc[0, m] + sib[0, 0, m] + cl[1, m] + cr[m, n], log_z)
+        marg[0, m] = w
+        gcl[1, m] += w
+        gcr[m, n] += w
+    for width in range(n - 1, 0, -1):
+        for s in range(1, size - width):
+            t = s + width
+            g = gcr[s, t]
+            if g != 0.0:
+                for u in range(s + 1, t + 1):
+                    w = g * _weight(ir[s, u] + cr[u, t], cr[s, t])
+                    gir[s, u] += w
+                    gcr[u, t] += w
+            g = gcl[s, t]
+            if g != 0.0:
+                for u in range(s, t):
+                    w = g * _weight(cl[s, u] + il[u, t], cl[s, t])
+                    gcl[s, u] += w
+                    gil[u, t] += w
+            marg[s, t] = gir[s, t]
+            marg[t, s] = gil[s, t]
+            g = gir[s, t]
+            if g != 0.0:
+                w = g * _weight(arc[s, t] + sib[s, s, t] + cl[s + 1, t], ir[s, t])
+                gcl[s + 1, t] += w
+                for r in range(s + 1, t):
+                    w = g * _weight(arc[s, t] + ir[s, r] + sb[r, t] + sib[s, r, t], ir[s, t])
+                    gir[s, r] += w
+                    gsb[r, t] += w
+            g = gil[s, t]
+            if g != 0.0:
+                w = g * _weight(arc[t, s] + sib[t, t, s] + cr[s, t - 1], il[s, t])
+                gcr[s, t - 1] += w
+                for r in range(s + 1, t):
+                    w = g * _weight(arc[t, s] + sb[s, r] + il[r, t] + sib[t, r, s], il[s, t])
+                    gsb[s, r] += w
+                    gil[r, t] += w
+            g = gsb[s, t]
+            if g != 0.0:
+                for u in range(s, t):
+                    w = g * _weight(cr[s, u] + cl[u + 1, t], sb[s, t])
+                    gcr[s, u] += w
+                    gcl[u + 1, t] += w
+    return log_z, marg

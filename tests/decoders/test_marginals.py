@@ -110,3 +110,48 @@ def test_columns_are_distributions(n, seed, scale, projective):
     assert np.allclose(marg[:, 1:].sum(axis=0), 1.0, atol=1e-6)
     assert marg[0, 1:].sum() == pytest.approx(1.0, abs=1e-6)  # exactly one root child
     assert np.isfinite(log_partition(arc, projective))
+
+
+def _enumerate_sib(arc, sib):
+    """(log Z, marginals) over projective trees with arc and sibling factors, by brute force."""
+    from .brute import reference_score
+
+    n = arc.shape[0] - 1
+    trees = [h for h in all_trees(n) if is_projective(h)]
+    scores = np.array([reference_score(h, np.where(np.isfinite(arc), arc, -np.inf), sib) for h in trees])
+    log_z = np.logaddexp.reduce(scores)
+    marg = np.zeros((n + 1, n + 1))
+    if np.isfinite(log_z):
+        for heads, score in zip(trees, scores):
+            marg[heads[1:], np.arange(1, n + 1)] += np.exp(score - log_z)
+    return log_z, marg
+
+
+@pytest.mark.parametrize("scale", [0.1, 1.0, 5.0])
+def test_sibling_marginals_against_enumeration(scale):
+    rng = np.random.default_rng(int(scale * 10) + 50)
+    for _ in range(25):
+        n = int(rng.integers(1, 7))
+        arc = rng.normal(scale=scale, size=(n + 1, n + 1))
+        sib = rng.normal(scale=scale, size=(n + 1,) * 3)
+        if rng.random() < 0.3:
+            arc[rng.random(arc.shape) < 0.2] = -np.inf
+        log_z, marg = _enumerate_sib(arc, sib)
+        if not np.isfinite(log_z):
+            with pytest.raises(ValueError, match="no single-root tree"):
+                arc_marginals(arc, True, sib)
+            continue
+        assert log_partition(arc, True, sib) == pytest.approx(log_z, rel=1e-9, abs=1e-9)
+        got = arc_marginals(arc, True, sib)
+        assert np.allclose(got, marg, atol=1e-9)
+        assert np.allclose(got[:, 1:].sum(axis=0), 1.0)
+
+
+def test_zero_siblings_give_first_order_marginals_and_need_projective():
+    rng = np.random.default_rng(3)
+    arc = rng.normal(size=(6, 6))
+    assert np.allclose(arc_marginals(arc, True, np.zeros((6, 6, 6))), arc_marginals(arc, True), atol=1e-12)
+    with pytest.raises(ValueError, match="projective=True"):
+        arc_marginals(arc, False, np.zeros((6, 6, 6)))
+    with pytest.raises(ValueError, match="sib must have shape"):
+        arc_marginals(arc, True, np.zeros((5, 5, 5)))
