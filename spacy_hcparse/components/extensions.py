@@ -113,7 +113,7 @@ def decoder_kbest(decoder, arc: np.ndarray, sib, k: int) -> Tuple[np.ndarray, np
     from ..graph.decoding import MBR, Eisner
 
     if isinstance(decoder, MBR):
-        gain = mbr_gain(arc, decoder.projective, decoder.temperature)
+        gain = mbr_gain(arc, decoder.projective, decoder.temperature, sib if decoder.projective else None)
         if gain is None:  # no tree avoids the pruned arcs: the decoder's tree alone
             heads = decoder(arc).heads
             return heads[None, :], np.array([float("nan")])

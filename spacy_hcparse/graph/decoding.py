@@ -68,22 +68,22 @@ class Eisner:
 
 class MBR:
     """Minimum Bayes risk decoding (``decoders.decode_mbr``): the tree with the most expected
-    correct heads under the first-order arc marginals of ``arc / temperature`` (``projective``:
-    inside-outside, then Eisner over the marginals; else the matrix-tree theorem, then the MST);
-    reads arcs only. ``score``: the tree's first-order arc score, as the other decoders'."""
-
-    factors = NO_FACTORS
+    correct heads under the arc marginals of the scores divided by ``temperature``
+    (``projective``: arcs and siblings, inside-outside over the second-order chart, then Eisner
+    over the marginals; else arcs only, the matrix-tree theorem, then the MST). ``score``: the
+    tree's score under the factors it reads, as Eisner's and the MST's."""
 
     def __init__(self, projective: bool, temperature: float) -> None:
         if not temperature > 0:
             raise ValueError(f"MBR temperature must be positive, got {temperature}")
         self.projective = projective
         self.temperature = temperature
+        self.factors = SIBLINGS if projective else NO_FACTORS
 
     def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
-        heads = decode_mbr(arc, self.projective, self.temperature)
-        score = arc_part(heads, np.ascontiguousarray(arc, dtype=np.float64))
-        return DecodeResult(heads, float(score), False, float("nan"), 0, False)
+        sib = sib if self.projective else None
+        heads = decode_mbr(arc, self.projective, self.temperature, sib)
+        return DecodeResult(heads, tree_score(heads, arc, sib), False, float("nan"), 0, False)
 
 
 def _start_if_better(start, arc, sib, grand, mst=None):
@@ -169,8 +169,9 @@ def make_eisner() -> Eisner:
 
 @registry.misc("spacy_hcparse.MBR.v1")
 def make_mbr(projective: bool = True, temperature: float = 1.0) -> MBR:
-    """Minimum Bayes risk decoding over the first-order marginals (``projective``: Eisner over
-    inside-outside marginals; false: the MST over matrix-tree marginals) at ``temperature``."""
+    """Minimum Bayes risk decoding over arc marginals (``projective``: Eisner over inside-outside
+    marginals of the arc and sibling scores; false: the MST over matrix-tree marginals of the arc
+    scores) at ``temperature``."""
     return MBR(projective, temperature)
 
 

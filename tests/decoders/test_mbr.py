@@ -114,3 +114,24 @@ def test_gain_is_the_marginals_where_usable():
     usable[:, 0] = False
     assert np.allclose(gain[usable], marg[usable]) and np.all(gain[~usable] == -np.inf)
     assert mbr_gain(np.zeros((1, 1))) is None
+
+
+@pytest.mark.parametrize("temperature", [0.5, 1.0, 3.0])
+def test_sibling_mbr_maximizes_brute_force_marginals(temperature):
+    from .brute import reference_score
+
+    rng = np.random.default_rng(int(temperature * 10) + 70)
+    for _ in range(25):
+        n = int(rng.integers(1, 7))
+        arc, sib = rng.normal(scale=2.0, size=(n + 1, n + 1)), rng.normal(size=(n + 1,) * 3)
+        trees = _trees(n, True)
+        words = np.arange(1, n + 1)
+        scores = np.array([reference_score(t, arc, sib) for t in trees]) / temperature
+        weights = np.exp(scores - np.logaddexp.reduce(scores))
+        marg = np.zeros_like(arc)
+        for tree, w in zip(trees, weights):
+            marg[tree[1:], words] += w
+        best = marg[trees[:, 1:], words].sum(axis=1).max()
+        heads, gain = decode_mbr_gain(arc, True, temperature, sib)
+        assert is_projective(heads) and gain == pytest.approx(best, abs=1e-9)
+        assert marg[heads[1:], words].sum() == pytest.approx(best, abs=1e-9)
