@@ -22,14 +22,23 @@ heads say where they are low, less often where they are high), so a monotone map
 isotonic regression (pool-adjacent-violators) of correctness on the chosen heads' marginals at the
 fitted temperature, read between its blocks' centres by linear interpolation (``knots``). The map
 changes no ranking. ``calibrated_probabilities`` gives a tree's calibrated head probabilities and
-its probability: ``P(tree)`` under the tempered first-order distribution, at most the lowest of
-its calibrated head probabilities (a tree is never more probable than one of its arcs).
+its probability: ``P(tree)`` under the tempered distribution, at most the lowest of its
+calibrated head probabilities (a tree is never more probable than one of its arcs).
+
+With a projective decoder that reads sibling factors (``Eisner.v1``, ``MBR.v1``), the distribution
+is over the arc and sibling scores together (projective trees, inside-outside over the
+second-order chart: ``decoders.arc_marginals(arc, True, sib)``; ``"siblings": true`` in the
+calibration): the probabilities then come from the model the decoder maximizes, and need a
+smaller correction. A span without sibling scores, or a non-projective tree, falls back to the
+first-order matrix-tree distribution.
 """
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
+import srsly
 
 from .decoders import arc_marginals, tree_probabilities
+from .decoders.marginals import is_projective
 
 # Fewer dev words than this: the temperature alone (an isotonic map would follow the noise).
 MIN_MAP_WORDS = 2000
@@ -123,18 +132,21 @@ def calibration_report(arcs, golds, chosen, temperature: float, bins: int = 10) 
 
 
 def chosen_confidence(arcs: Sequence[np.ndarray], chosen: Sequence[np.ndarray], correct: Sequence[np.ndarray],
-                      temperature: float) -> Tuple[np.ndarray, np.ndarray]:
+                      temperature: float, sibs: Optional[Sequence[Optional[np.ndarray]]] = None
+                      ) -> Tuple[np.ndarray, np.ndarray]:
     """``head_confidence`` from correctness flags instead of gold heads: per word whose
     ``correct[i][m - 1]`` is 0 or 1 (``-1``: unknown, skipped), the marginal probability of the
-    chosen head ``chosen[i][m]`` under ``arcs[i] / temperature``, and the flag."""
+    chosen head ``chosen[i][m]`` under ``arcs[i] / temperature`` (with ``sibs[i]``, when given and
+    not None, the projective marginals with siblings: ``head_marginals``), and the flag."""
     confidence, flags = [], []
-    for arc, heads, right in zip(arcs, chosen, correct):
+    sibs = sibs if sibs is not None else [None] * len(arcs)
+    for arc, heads, right, sib in zip(arcs, chosen, correct, sibs):
         if len(arc) < 2:
             continue
         words = np.flatnonzero(right >= 0) + 1
         if not len(words):
             continue
-        probs = arc_marginals(np.asarray(arc, dtype=np.float64) / temperature)
+        probs = head_marginals(heads, arc, temperature, sib)
         confidence.append(probs[heads[words], words])
         flags.append(right[words - 1] == 1)
     empty = np.zeros(0)
@@ -170,52 +182,78 @@ def apply_knots(probs: np.ndarray, knots: Optional[Sequence[Sequence[float]]]) -
 
 
 def fit_calibration(arcs: Sequence[np.ndarray], chosen: Sequence[np.ndarray], correct: Sequence[np.ndarray],
-                    min_map_words: int = MIN_MAP_WORDS) -> Dict:
+                    sibs: Optional[Sequence[Optional[np.ndarray]]] = None, min_map_words: int = MIN_MAP_WORDS) -> Dict:
     """The calibration of the module docstring, fitted on held-out spans: ``arcs[i]`` (n+1, n+1)
     first-order scores, ``chosen[i]`` (n+1,) the parser's heads, ``correct[i]`` (n,) 1 / 0 / -1
-    (unknown). The temperature minimizes the ECE of the chosen heads' marginals (a grid, as
-    ``fit_temperature_ece``), then the isotonic map is fitted when there are ``min_map_words``
-    words or more. Returns ``{"temperature", "knots" (None: no map), "words", "ece"}`` (``ece``:
-    on the fitting words, after calibration), JSON-serializable (it is stored in ``cfg``)."""
+    (unknown); ``sibs[i]``: the span's sibling cube for a projective decoder with siblings (None:
+    none; ``sibs`` None: first order throughout). The temperature minimizes the ECE of the chosen
+    heads' marginals (a grid, as ``fit_temperature_ece``), then the isotonic map is fitted when
+    there are ``min_map_words`` words or more. Returns ``{"temperature", "knots" (None: no map),
+    "siblings", "words", "ece"}`` (``ece``: on the fitting words, after calibration),
+    JSON-serializable (it is stored in ``cfg``)."""
+    siblings = sibs is not None and any(sib is not None for sib in sibs)
+    sibs = sibs if siblings else None
     grid = np.exp(np.linspace(np.log(0.25), np.log(8.0), 41))
-    eces = [reliability(*chosen_confidence(arcs, chosen, correct, t))[1] for t in grid]
+    eces = [reliability(*chosen_confidence(arcs, chosen, correct, t, sibs))[1] for t in grid]
     temperature = float(grid[int(np.argmin(eces))])
-    confidence, flags = chosen_confidence(arcs, chosen, correct, temperature)
+    confidence, flags = chosen_confidence(arcs, chosen, correct, temperature, sibs)
     knots = isotonic_knots(confidence, flags) if len(confidence) >= min_map_words else None
-    if knots is not None:  # as the cfg file keeps them (10 decimals), so a saved model writes the same
-        knots = [[round(v, 10) for v in values] for values in knots]
-    ece = reliability(apply_knots(confidence, knots), flags)[1] if len(confidence) else 0.0
-    return {"temperature": round(temperature, 10), "knots": knots, "words": int(len(confidence)),
-            "ece": round(float(ece), 10)}
+    fitted = {"temperature": temperature, "knots": knots, "siblings": siblings, "words": int(len(confidence))}
+    fitted = srsly.json_loads(srsly.json_dumps(fitted))  # as the saved cfg keeps it (10 decimals)
+    fitted["ece"] = srsly.json_loads(srsly.json_dumps(
+        reliability(apply_knots(confidence, fitted["knots"]), flags)[1] if len(confidence) else 0.0))
+    return fitted
 
 
-def calibrated_probabilities(heads: np.ndarray, arc: np.ndarray, calibration: Dict) -> Tuple[np.ndarray, float]:
+def head_marginals(heads: np.ndarray, arc: np.ndarray, temperature: float, sib: Optional[np.ndarray] = None
+                   ) -> np.ndarray:
+    """``P(h -> m)`` (n+1, n+1) under ``arc / temperature``: with ``sib`` and a projective tree
+    ``heads``, the projective distribution of the arc and sibling scores; else the first-order
+    (matrix-tree) one."""
+    arc = np.asarray(arc, dtype=np.float64) / temperature
+    if sib is not None and is_projective(np.asarray(heads, dtype=np.int64)):
+        return arc_marginals(arc, True, np.asarray(sib, dtype=np.float64) / temperature)
+    return arc_marginals(arc)
+
+
+def calibrated_probabilities(heads: np.ndarray, arc: np.ndarray, calibration: Dict, sib: Optional[np.ndarray] = None
+                             ) -> Tuple[np.ndarray, float]:
     """``(P(heads[m] -> m) for m = 1..n, log P(tree))`` calibrated: the marginals under
-    ``arc / temperature`` through the map ``knots``, and the tree's log probability under the
-    same tempered distribution, capped at the log of its lowest calibrated head probability."""
-    probs, log_prob = tree_probabilities(heads, np.asarray(arc, dtype=np.float64) / calibration["temperature"])
+    ``arc / temperature`` (and ``sib / temperature`` where the calibration was fitted with
+    siblings, ``sib`` is given and the tree is projective) through the map ``knots``, and the
+    tree's log probability under the same tempered distribution, capped at the log of its lowest
+    calibrated head probability."""
+    temperature = calibration["temperature"]
+    arc = np.asarray(arc, dtype=np.float64) / temperature
+    if calibration.get("siblings") and sib is not None and is_projective(np.asarray(heads, dtype=np.int64)):
+        probs, log_prob = tree_probabilities(heads, arc, True, np.asarray(sib, dtype=np.float64) / temperature)
+    else:
+        probs, log_prob = tree_probabilities(heads, arc)
     probs = apply_knots(probs, calibration.get("knots"))
     if len(probs):
         log_prob = min(log_prob, float(np.log(max(probs.min(), 1e-300))))
     return probs, log_prob
 
 
-def examples_calibration_data(pipe, examples: Iterable, batch_size: int = 256
-                              ) -> Tuple[List[np.ndarray], List[np.ndarray], List[np.ndarray]]:
-    """``(arcs, chosen, correct)`` for ``fit_calibration`` from parsed examples: per sentence span
-    of each predicted doc (``segment.sentence_spans``, as the parser split it), the first-order arc
-    scores ``pipe`` gives it now, the written heads, and per word whether its head is the aligned
-    gold one (``-1``: no aligned gold head, or a written head outside the span); ``batch_size``
-    docs per model call."""
+def examples_calibration_data(pipe, examples: Iterable, batch_size: int = 256):
+    """``(arcs, chosen, correct, sibs)`` for ``fit_calibration`` from parsed examples: per
+    sentence span of each predicted doc (``segment.sentence_spans``, as the parser split it), the
+    first-order arc scores ``pipe`` gives it now, the written heads, per word whether its head is
+    the aligned gold one (``-1``: no aligned gold head, or a written head outside the span), and
+    its sibling cube where ``pipe``'s decoder is projective and reads siblings (else None;
+    ``sibs`` None for other decoders); ``batch_size`` docs per model call."""
     from .segment import sentence_spans
 
+    siblings = projective_siblings(pipe.decoder)
+    factors = frozenset({"sib"}) if siblings else frozenset()
     examples = [eg for eg in examples if len(eg.predicted)]
-    arcs, chosen, correct = [], [], []
+    arcs, chosen, correct, sibs = [], [], [], []
     for lo in range(0, len(examples), batch_size):
         batch = examples[lo: lo + batch_size]
         spans = [sentence_spans(eg.predicted, pipe.max_length) for eg in batch]
-        scores = pipe.score_spans([eg.predicted for eg in batch], spans, factors=frozenset())
+        scores = pipe.score_spans([eg.predicted for eg in batch], spans, factors=factors)
         arcs.extend(scores.arc(i) for i in range(len(scores)))
+        sibs.extend(scores.cubes(i, factors)[0] if siblings else None for i in range(len(scores)))
         for eg, doc_spans in zip(batch, spans):
             gold, _ = eg.get_aligned_parse(projectivize=False)
             written = [tok.head.i for tok in eg.predicted]
@@ -223,7 +261,23 @@ def examples_calibration_data(pipe, examples: Iterable, batch_size: int = 256
                 heads, right = _span_heads(written, gold, start, end)
                 chosen.append(heads)
                 correct.append(right)
-    return arcs, chosen, correct
+    return arcs, chosen, correct, (sibs if siblings else None)
+
+
+def span_siblings(scores, i: int, calibration: Optional[Dict]) -> Optional[np.ndarray]:
+    """Span ``i``'s sibling cube of ``scores`` (a ``graph.scores.GraphScores``) where
+    ``calibration`` was fitted with siblings and the span has sibling scores, else None."""
+    if not calibration or not calibration.get("siblings") or "sib" not in scores.factors:
+        return None
+    return scores.cubes(i, frozenset({"sib"}))[0]
+
+
+def projective_siblings(decoder) -> bool:
+    """Whether ``decoder`` (a ``graph.decoding`` object) maximizes a projective model with sibling
+    factors (``Eisner.v1``, projective ``MBR.v1``): its calibration then reads them."""
+    from .graph.decoding import MBR, Eisner
+
+    return "sib" in decoder.factors and (isinstance(decoder, Eisner) or (isinstance(decoder, MBR) and decoder.projective))
 
 
 def _span_heads(written: List[int], gold: List[Optional[int]], start: int, end: int) -> Tuple[np.ndarray, np.ndarray]:

@@ -8,7 +8,7 @@ import pytest
 from spacy_hcparse.calibration import (apply_knots, calibrated_probabilities, chosen_confidence, fit_calibration,
                                        fit_temperature, fit_temperature_ece, head_confidence, head_nll, isotonic_knots,
                                        reliability)
-from spacy_hcparse.decoders import arc_marginals, decode_mst, tree_probabilities
+from spacy_hcparse.decoders import arc_marginals, decode_eisner, decode_mst, tree_probabilities
 from tests.decoders.brute import all_trees, reference_score
 
 
@@ -113,3 +113,31 @@ def test_calibrated_tree_probability_never_exceeds_a_head_probability():
             assert log_prob <= raw_log + 1e-12
             if calibration["knots"] is None:
                 assert log_prob == pytest.approx(raw_log)
+
+
+def test_sibling_calibration_uses_the_second_order_distribution():
+    from tests.decoders.brute import all_trees as trees_of, is_projective, reference_score
+
+    rng = np.random.default_rng(6)
+    arcs, sibs, chosen, correct = [], [], [], []
+    for _ in range(40):
+        n = int(rng.integers(2, 5))
+        arc, sib = rng.normal(size=(n + 1, n + 1)), rng.normal(size=(n + 1,) * 3)
+        heads = decode_eisner(arc, sib)
+        arcs.append(arc)
+        sibs.append(sib)
+        chosen.append(heads)
+        correct.append((rng.random(n) < 0.7).astype(np.int64))
+    fitted = fit_calibration(arcs, chosen, correct, sibs, min_map_words=10)
+    assert fitted["siblings"] and fit_calibration(arcs, chosen, correct)["siblings"] is False
+    arc, sib, heads = arcs[0], sibs[0], chosen[0]
+    n = len(heads) - 1
+    calibration = {"temperature": 2.0, "knots": None, "siblings": True}
+    probs, log_prob = calibrated_probabilities(heads, arc, calibration, sib)
+    scores = {tuple(t): reference_score(t, arc, sib) / 2.0 for t in trees_of(n) if is_projective(t)}
+    log_z = np.logaddexp.reduce(list(scores.values()))
+    assert log_prob == pytest.approx(min(scores[tuple(heads)] - log_z, np.log(probs.min())), abs=1e-9)
+    expected = sum(np.exp(s - log_z) for t, s in scores.items() if t[1] == heads[1])
+    assert probs[0] == pytest.approx(expected, abs=1e-9)
+    first = calibrated_probabilities(heads, arc, {**calibration, "siblings": False}, sib)
+    assert first[0] == pytest.approx(tree_probabilities(heads, arc / 2.0)[0])

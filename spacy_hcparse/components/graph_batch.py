@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ..calibration import apply_knots
+from ..calibration import apply_knots, calibrated_probabilities, span_siblings
 from ..decoders import MAX_WORDS
 from ..decoders.batch import decode_eisner_batch, labels_batch, split_rows, split_words
 from ..decoders.batch_marginals import head_margins_batch, tree_probabilities_batch
@@ -123,7 +123,12 @@ def span_parses(scores: GraphScores, results: Sequence[DecodeResult], labels: Se
     dep_probs[np.concatenate(list(spaces)).astype(bool)] = 1.0
     dep_probs = split_words(dep_probs, sizes)
     head_probs, log_probs = [None] * len(sizes), [None] * len(sizes)
-    if calibration is not None:
+    if calibration is not None and calibration.get("siblings"):  # second-order: span by span
+        for i, r in enumerate(results):
+            if sizes[i] >= 2:
+                head_probs[i], log_probs[i] = calibrated_probabilities(
+                    r.heads, scores.arc(i), calibration, span_siblings(scores, i, calibration))
+    elif calibration is not None:
         probs, logs = tree_probabilities_batch(heads, sizes, arcs / calibration["temperature"], threads=threads)
         probs = apply_knots(probs, calibration.get("knots"))
         for i, span_probs in enumerate(split_words(probs, sizes)):

@@ -24,7 +24,8 @@ from thinc.api import Model, set_dropout_rate
 from ..decoders import MAX_WORDS
 from ..graph.decoding import DecodeResult
 from ..graph.labeling import Labeler, LabelSet
-from ..calibration import calibrated_probabilities, examples_calibration_data, fit_calibration, written_head_ece
+from ..calibration import (calibrated_probabilities, examples_calibration_data, fit_calibration, span_siblings,
+                           written_head_ece)
 from ..graph.parses import (DocParses, SpanParse, doc_sentence_starts, extension_values, joined_values, label_probs,
                              span_parse)
 from ..graph.reparse import decoder_arcs, doc_parses
@@ -208,8 +209,10 @@ class GraphParser(Rehearsal, ParserPipe):
             labels = label_trees(self.labeler, trees, masked, label_set, spaces, self.threads)
             return span_parses(scores, results, labels, calibration, masked, spaces, self.threads)
         labels = self.labeler.label_trees(trees, rows, label_set, existing, spaces)
-        head_probs = partial(calibrated_probabilities, calibration=calibration) if calibration is not None else None
-        return [span_parse(scores.arc(i), result, labels[i], head_probs,
+        head_probs = [None if calibration is None else partial(
+            calibrated_probabilities, calibration=calibration, sib=span_siblings(scores, i, calibration))
+            for i in range(len(results))]
+        return [span_parse(scores.arc(i), result, labels[i], head_probs[i],
                            label_probs(result.heads, rows[i], labels[i], label_set, spaces[i]))
                 for i, result in enumerate(results)]
 

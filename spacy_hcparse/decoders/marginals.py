@@ -31,6 +31,7 @@ from numba import njit
 
 from ._checks import check_arc, check_cube, check_heads
 from .absent import has_single_root_tree, usable_mask
+from .scoring import sib_part
 
 
 def log_partition(arc, projective: bool = False, sib: Optional[np.ndarray] = None) -> float:
@@ -55,16 +56,27 @@ def tree_log_prob(heads, arc, projective: bool = False) -> float:
     return score if score == -np.inf else score - _partition(clean, mask, projective)[0]
 
 
-def tree_probabilities(heads, arc, projective: bool = False) -> Tuple[np.ndarray, float]:
+def tree_probabilities(heads, arc, projective: bool = False, sib: Optional[np.ndarray] = None
+                       ) -> Tuple[np.ndarray, float]:
     """``(P(heads[m] -> m) for m = 1..n, log P(heads))``: ``arc_marginals`` at the tree's arcs
     and ``tree_log_prob``, from one computation of the partition function (what a parser reports
-    per word and per tree). Raises ``ValueError`` as ``arc_marginals``."""
+    per word and per tree); ``sib``: sibling factors too (projective only). Raises ``ValueError``
+    as ``arc_marginals``."""
     clean, mask = _checked(arc)
+    sib = _checked_sib(sib, arc, projective)
     heads = check_heads(heads, clean.shape[0])
-    log_z, marg = _partition(clean, mask, projective)
+    log_z, marg = _partition(clean, mask, projective, sib)
     probs = _marginals(log_z, marg)[heads[1:], np.arange(1, len(heads))]
     score = _tree_score(heads, clean, mask, projective)
+    if sib is not None and score != -np.inf:
+        score += sib_part(heads, sib)
     return probs, score if score == -np.inf else score - log_z
+
+
+def is_projective(heads) -> bool:
+    """Whether the single-root tree ``heads`` ((n+1,), root at 0, ``heads[0] == -1``) has no
+    crossing arcs."""
+    return bool(_is_projective(np.ascontiguousarray(heads, dtype=np.int64)))
 
 
 def _partition(clean, mask, projective: bool, sib: Optional[np.ndarray] = None) -> Tuple[float, Optional[np.ndarray]]:

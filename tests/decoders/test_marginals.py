@@ -155,3 +155,26 @@ def test_zero_siblings_give_first_order_marginals_and_need_projective():
         arc_marginals(arc, False, np.zeros((6, 6, 6)))
     with pytest.raises(ValueError, match="sib must have shape"):
         arc_marginals(arc, True, np.zeros((5, 5, 5)))
+
+
+def test_is_projective_matches_brute_force():
+    from spacy_hcparse.decoders.marginals import is_projective as fast
+
+    for n in range(0, 6):
+        for heads in all_trees(n):
+            assert fast(heads) == is_projective(heads)
+
+
+def test_tree_probabilities_with_siblings():
+    from .brute import reference_score
+
+    rng = np.random.default_rng(12)
+    for _ in range(20):
+        n = int(rng.integers(1, 6))
+        arc, sib = rng.normal(size=(n + 1, n + 1)), rng.normal(size=(n + 1,) * 3)
+        trees = [h for h in all_trees(n) if is_projective(h)]
+        heads = trees[int(rng.integers(len(trees)))]
+        probs, log_prob = tree_probabilities(heads, arc, True, sib)
+        log_z, marg = _enumerate_sib(arc, sib)
+        assert log_prob == pytest.approx(reference_score(heads, arc, sib) - log_z, abs=1e-9)
+        assert np.allclose(probs, marg[heads[1:], np.arange(1, n + 1)], atol=1e-9)
