@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Issue 38's table in one command on a fresh GPU machine (no network, no spaCy), in under 8 minutes.
+#
+#   bash benchmarks/gpu_check.sh [RESULTS_DIR]        (RESULTS_DIR defaults to $OUT, else /tmp/gpu_check)
+#
+# Settings (environment): GPU=0 (-1: every "GPU" step on the CPU, a dry run), STEPS=200 training steps
+# per run, DATA=gpudata (train.spacy, dev.spacy, test.spacy, test.conllu: scripts/convert.py's output
+# for UD_English-EWT), WHEELS=.whl (../shared/gpu/prepare_wheels.sh; .whl/extra/: spaCy's pure-Python
+# dependencies, installed only where missing), BUDGET=460 seconds for everything, PY=python3,
+# REPEATS=3 timed parses per pipeline, SCALE=1 (multiplies every step's time limit: a dry run on a
+# slow or busy CPU).
+# Carry [".whl", "gpudata"]; the tracked tree travels anyway.
+#
+# Steps, each under `timeout` (its own limit, cut to what is left of BUDGET; skipped under 20 s),
+# each printing its result as it comes, none stopping the others:
+#   install   spaCy and its dependencies from $WHEELS into a temporary folder (when spaCy is
+#             missing); this checkout's code runs from the tree (PYTHONPATH), its entry points
+#             written from setup.cfg, so a stale project wheel cannot run old code;
+#   sanity    versions, the GPU seen by cupy, torch and thinc;
+#   train     configs/ewt_fast.cfg (hc_parser) and configs/spacy_parser.cfg for STEPS steps on the
+#             GPU (benchmarks/gpu_check.py train: spaCy's training loop, no dev evaluation,
+#             s per 100 steps after 20 warm-up steps); a parser whose GPU training failed is
+#             trained on the CPU next, so that the parse steps have both pipelines;
+#   parse     EWT test with both pipelines on the GPU (benchmarks/parser_vs_spacy.py, median of
+#             REPEATS), again with the same hc_parser weights and torch's fused (cuDNN) BiLSTM
+#             (spacy_hcparse.TorchBiLSTMContext.v1 by a config override), then on one CPU thread
+#             (the same weights as on the GPU);
+#   train     hc_parser with torch's BiLSTM on the GPU, then the CPU trainings not run yet (one
+#             CPU thread);
+#   table     issue 38's table from the JSON results (benchmarks/gpu_check.py table).
+# CPU steps run with one thread (OMP/MKL/OpenBLAS/numba/torch); GPU steps too, for their host work.
+# RESULTS_DIR gets results.jsonl (one line per training and per parse run), logs.txt and table.md;
+# work files (pipelines, full logs) go to a temp folder.
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+RESULTS=${1:-${OUT:-/tmp/gpu_check}}
+GPU=${GPU:-0}; STEPS=${STEPS:-200}; DATA=${DATA:-gpudata}; WHEELS=${WHEELS:-.whl}; BUDGET=${BUDGET:-460}
+PY=${PY:-python3}; REPEATS=${REPEATS:-3}; SCALE=${SCALE:-1}
+WORK=$(mktemp -d /tmp/gpu_check_work.XXXX)
+mkdir -p "$RESULTS"
+START=$SECONDS
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
+export PYTHONUNBUFFERED=1 TQDM_DISABLE=1
+
+log() { echo "[gpu_check +$((SECONDS - START))s] $*"; }
+
+# step NAME LIMIT CMD...: run CMD under timeout, log to $WORK/NAME.log, show its tail, return its status.
+step() {
+  local name=$1 limit=$(($2 * SCALE)); shift 2
+  local left=$((BUDGET - (SECONDS - START)))
+  if ((left < 20)); then log "SKIP $name: ${left}s of the ${BUDGET}s budget left"; return 99; fi
+  ((limit > left)) && limit=$left
+  log "+ $name (timeout ${limit}s): $*"
+  local t0=$SECONDS
+  timeout --kill-after=10 "$limit" "$@" >"$WORK/$name.log" 2>&1
+  local rc=$?
+  tr '\r' '\n' <"$WORK/$name.log" | grep -v -E "it/s\]|sent/s\]|^\s*$" | tail -n 15
+  log "$name: rc=$rc in $((SECONDS - t0))s$( ((rc == 124 || rc == 137)) && echo ' (TIMED OUT)')"
+  { echo "===== $name rc=$rc $((SECONDS - t0))s: $*"; tr '\r' '\n' <"$WORK/$name.log" | grep -v -E "it/s\]|sent/s\]" | tail -c 20000; } >>"$RESULTS/logs.txt"
+  return $rc
+}
+
+install_wheels() {  # run by `step` through bash -c, so it can be timed out
+  if "$PY" -c "import spacy" 2>/dev/null; then echo "spaCy is installed already: no install"; else
+    SITE=$(mktemp -d /tmp/gpu_check_site.XXXX)
+    "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "$WHEELS"/*.whl || return 1
+    rm -rf "$SITE"/spacy_hcparse "$SITE"/spacy_hcparse-*.dist-info
+    echo "$SITE" >"$WORK/site"
+    # spaCy's pure-Python dependencies the machine may lack (tqdm, typer, requests, jinja2, ...):
+    # $WHEELS/extra/*.whl, each installed only where the machine cannot import it already.
+    local wheel module
+    for wheel in "$WHEELS"/extra/*.whl; do
+      [ -e "$wheel" ] || continue
+      module=$(basename "$wheel" | cut -d- -f1 | tr 'A-Z' 'a-z'); module=${module/markdown_it_py/markdown_it}
+      "$PY" -c "import $module" 2>/dev/null && continue
+      echo "installing $(basename "$wheel") (no $module here)"
+      "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "$wheel" || return 1
+    done
+  fi
+  # This checkout's entry points, from setup.cfg, beside the tree's code.
+  local info="$WORK/meta/spacy_hcparse-0.1.0.dist-info"
+  mkdir -p "$info"
+  printf 'Metadata-Version: 2.1\nName: spacy-hcparse\nVersion: 0.1.0\n' >"$info/METADATA"
+  "$PY" - "$info/entry_points.txt" <<'EOF'
+import configparser, sys
+cfg = configparser.ConfigParser()
+cfg.read("setup.cfg")
+with open(sys.argv[1], "w") as out:
+    for group, lines in cfg["options.entry_points"].items():
+        out.write(f"[{group}]\n" + "".join(f"{l.strip()}\n" for l in lines.strip().splitlines()) + "\n")
+print(open(sys.argv[1]).read().count(" = "), "entry points written")
+EOF
+}
+
+log "results -> $RESULTS; work -> $WORK; GPU=$GPU STEPS=$STEPS DATA=$DATA BUDGET=${BUDGET}s"
+: >"$RESULTS/logs.txt"
+: >"$RESULTS/results.jsonl"
+export -f install_wheels
+export PY WHEELS WORK
+step install 90 bash -c install_wheels
+SITE_DIR=$(cat "$WORK/site" 2>/dev/null || true)
+export PYTHONPATH="$PWD:$WORK/meta${SITE_DIR:+:$SITE_DIR}${PYTHONPATH:+:$PYTHONPATH}"
+log "PYTHONPATH=$PYTHONPATH"
+
+step sanity 60 "$PY" - "$GPU" <<'EOF'
+import sys, platform
+gpu = int(sys.argv[1])
+import numpy, numba, spacy, thinc
+print("python", platform.python_version(), "numpy", numpy.__version__, "numba", numba.__version__,
+      "spacy", spacy.__version__, "thinc", thinc.__version__)
+try:
+    import torch
+    print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "cudnn", torch.backends.cudnn.is_available())
+except ImportError:
+    print("torch: not installed")
+if gpu >= 0:
+    import cupy
+    print("cupy", cupy.__version__, cupy.cuda.runtime.getDeviceProperties(gpu)["name"])
+    print("spacy.require_gpu:", spacy.require_gpu(gpu))
+import spacy_hcparse.components.graph_parser  # noqa: F401
+from spacy.language import Language
+spacy.blank("en")
+print("hc_parser factory:", Language.has_factory("hc_parser"), "from", spacy_hcparse.__file__)
+EOF
+
+train() {  # train NAME CONFIG GPU_ID LIMIT [--set KEY=VALUE] (once per NAME)
+  local name=$1 config=$2 gpu=$3 limit=$4
+  shift 4
+  [ -e "$WORK/$name.tried" ] && return 0
+  touch "$WORK/$name.tried"
+  step "train_$name" "$limit" "$PY" benchmarks/gpu_check.py train "$config" --data "$DATA" --out "$WORK/$name" \
+    --gpu-id "$gpu" --steps "$STEPS" --warmup 20 --name "${name%_*}" "$@" \
+    && record train "$name" "$WORK/$name/train.json"
+}
+
+record() {  # record KIND KEY JSON_FILE: one line of $RESULTS/results.jsonl
+  "$PY" -c 'import json, sys; print(json.dumps({"kind": sys.argv[1], "key": sys.argv[2], **json.load(open(sys.argv[3]))}))' \
+    "$@" >>"$RESULTS/results.jsonl"
+}
+TORCH_CONTEXT="components.hc_parser.model.context.@architectures=spacy_hcparse.TorchBiLSTMContext.v1"
+
+parse() {  # parse NAME GPU_ID LIMIT [ARGS]: the GPU-trained pipelines (else the CPU-trained ones)
+  local name=$1 gpu=$2 limit=$3 hc=$WORK/hc_parser_gpu/model peer=$WORK/spacy_parser_gpu/model
+  shift 3
+  [ -d "$hc" ] || hc=$WORK/hc_parser_cpu/model
+  [ -d "$peer" ] || peer=$WORK/spacy_parser_cpu/model
+  if [ ! -d "$hc" ] || [ ! -d "$peer" ]; then log "SKIP parse_$name: no trained pipelines"; return 1; fi
+  step "parse_$name" "$limit" "$PY" benchmarks/parser_vs_spacy.py --gpu-id "$gpu" --gold "$DATA/test.conllu" \
+    --peer "$peer" --model "hc_parser=$hc" --repeats "$REPEATS" --json "$WORK/parse_$name.json" "$@" \
+    && record parse "$name" "$WORK/parse_$name.json"
+}
+
+train hc_parser_gpu configs/ewt_fast.cfg "$GPU" 150
+train spacy_parser_gpu configs/spacy_parser.cfg "$GPU" 90
+[ -d "$WORK/hc_parser_gpu/model" ] || train hc_parser_cpu configs/ewt_fast.cfg -1 120
+[ -d "$WORK/spacy_parser_gpu/model" ] || train spacy_parser_cpu configs/spacy_parser.cfg -1 90
+parse gpu "$GPU" 120
+# the same hc_parser weights with torch's fused (cuDNN) BiLSTM on the GPU
+parse gpu_torch "$GPU" 90 --override "hc_parser:$TORCH_CONTEXT"
+step table_gpu 30 "$PY" benchmarks/gpu_check.py table "$RESULTS"
+parse cpu -1 120
+train hc_parser_torch_gpu configs/ewt_fast.cfg "$GPU" 120 --set "$TORCH_CONTEXT"
+train hc_parser_cpu configs/ewt_fast.cfg -1 120
+train spacy_parser_cpu configs/spacy_parser.cfg -1 90
+log "done in $((SECONDS - START))s; issue 38's table:"
+"$PY" benchmarks/gpu_check.py table "$RESULTS" | tee "$RESULTS/table.md"
