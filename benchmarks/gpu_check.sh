@@ -31,8 +31,19 @@
 # CPU steps run with one thread (OMP/MKL/OpenBLAS/numba/torch); GPU steps too, for their host work.
 # RESULTS_DIR gets results.jsonl (one line per training and per parse run), logs.txt and table.md;
 # work files (pipelines, full logs) go to a temp folder.
+# On the development machine (network), after ../shared/gpu/prepare_wheels.sh (which empties .whl/):
+#   bash benchmarks/gpu_check.sh --prepare-extra     (downloads .whl/extra/, about 4 MiB)
 set -u -o pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--prepare-extra" ]; then
+  mkdir -p .whl/extra
+  for p in tqdm typer shellingham rich annotated-doc markdown-it-py mdurl pygments requests urllib3 idna certifi \
+           charset-normalizer jinja2 markupsafe packaging setuptools click typing-extensions httpx; do
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+      --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 -d .whl/extra "$p"
+  done
+  ls .whl/extra; exit 0
+fi
 RESULTS=${1:-${OUT:-/tmp/gpu_check}}
 GPU=${GPU:-0}; STEPS=${STEPS:-200}; DATA=${DATA:-gpudata}; WHEELS=${WHEELS:-.whl}; BUDGET=${BUDGET:-460}
 PY=${PY:-python3}; REPEATS=${REPEATS:-3}; SCALE=${SCALE:-1}
