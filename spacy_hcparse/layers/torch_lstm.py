@@ -12,8 +12,8 @@ cross through thinc's ``xp2torch`` / ``torch2xp`` (DLPack on a GPU: no copy).
 
 Because the parameters are the same, a model trained with either layer loads into the other:
 the choice of kernel is a config setting (``spacy_hcparse.TorchBiLSTMContext.v1`` in place of
-``BiLSTMContext.v1``, ``models/torch_context.py``), not a retraining. ``layers.lstm`` stays the CPU default
-(torch's CPU LSTM is no faster there); torch is imported only when this layer runs.
+``BiLSTMContext.v1``, ``models/torch_context.py``), not a retraining. ``layers.lstm`` stays the default (torch is
+not a dependency of the package); torch is imported only when this layer runs.
 """
 import warnings
 from functools import partial

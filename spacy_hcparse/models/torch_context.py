@@ -8,8 +8,9 @@ with either loads with the other, e.g. on a GPU:
     spacy.load(path, config={"components.hc_parser.model.context.@architectures":
                              "spacy_hcparse.TorchBiLSTMContext.v1"})
 
-``BiLSTMContext.v1`` stays the default: on a CPU torch's LSTM is no faster than ``layers.lstm``.
-Needs torch (imported when the layer first runs).
+``BiLSTMContext.v1`` stays the default, since torch is not a dependency of the package (it is
+imported when this layer first runs); on the development VM's CPU torch's kernel parsed EWT test
+faster too (docs/speed.md).
 """
 from typing import List
 
