@@ -94,7 +94,7 @@ class GraphScores:
         """The same scores as numpy arrays in the model's precision (index arrays are numpy
         already; ``blocks``, the model's input to label scoring, stay where they are). The accessors below (``arc``, ``pruned_arc``, ``cubes``, ``label_rows``) give
         one span's scores in float64, so a batch never holds float64 copies of everything."""
-        convert = lambda values: [ops.to_numpy(v) for v in values]  # noqa: E731
+        convert = lambda values: host_arrays(ops, values)  # noqa: E731
         return replace(self, arcs=convert(self.arcs), sib=convert(self.sib), grand=convert(self.grand),
                        labels=convert(self.labels), starts=convert(self.starts),
                        tags={attr: convert(values) for attr, values in self.tags.items()})
@@ -144,6 +144,27 @@ class GraphScores:
         prediction the model scores them (``models.graph_parser.tree_label_scores``)."""
         spans = list(range(len(trees))) if spans is None else list(spans)
         return [self.label_rows(i, heads)[0] for i, heads in zip(spans, trees)]
+
+
+def host_arrays(ops, values: Sequence) -> list:
+    """``[ops.to_numpy(v) for v in values]`` in one device-to-host copy where they are on a device:
+    laid end to end there, copied once, cut back (the same values, shapes and dtype; on a GPU
+    each copy is a synchronization, and a batch has hundreds of spans). Numpy arrays, and lists
+    of mixed dtypes, go one by one as before."""
+    values = list(values)
+    if len(values) < 2 or any(isinstance(v, np.ndarray) for v in values) or len({v.dtype for v in values}) > 1:
+        return [ops.to_numpy(v) for v in values]
+    return split_flat(ops.to_numpy(ops.xp.concatenate([v.ravel() for v in values])), [v.shape for v in values])
+
+
+def split_flat(flat: np.ndarray, shapes: Sequence[Tuple[int, ...]]) -> list:
+    """``flat`` cut into consecutive arrays of ``shapes`` (views)."""
+    out, start = [], 0
+    for shape in shapes:
+        size = int(np.prod(shape))
+        out.append(flat[start: start + size].reshape(shape))
+        start += size
+    return out
 
 
 NO_TRIPLES = np.zeros((0, 3), dtype=np.int32)

@@ -22,7 +22,7 @@ from thinc.api import Model
 from thinc.types import Floats2d
 
 from ..graph.pruning import candidate_heads, grandparent_triples, sibling_triples
-from ..graph.scores import GraphInput, GraphScores, candidate_arcs, triples_of
+from ..graph.scores import GraphInput, GraphScores, candidate_arcs, host_arrays, triples_of
 from ..layers import biaffine_label as low_rank_labels, full_label as full_rank_labels
 from ..layers.sentence_encoder import sentence_encoder, token_rows
 from ..segment import index_groups, segment_docs
@@ -212,8 +212,8 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
     arcs, bp_arcs = _run(model.get_ref("arc_scorer"), blocks, is_train)
     keep = X.keep if X.keep is not None else [None] * len(arcs)
     top_k = model.attrs["top_k"]
-    masks = [candidate_heads(np.asarray(ops.to_numpy(a), dtype=np.float64), top_k, keep=k)
-             for a, k in zip(arcs, keep)]
+    masks = [candidate_heads(np.asarray(a, dtype=np.float64), top_k, keep=k)  # one copy to the host for all
+             for a, k in zip(host_arrays(ops, arcs), keep)]
     longest = model.attrs["higher_order_max_length"]
     higher = [1 < len(mask) - 1 <= longest for mask in masks]
     sib_triples = [triples_of(m, h and "sib" in X.factors, sibling_triples) for m, h in zip(masks, higher)]
