@@ -4,8 +4,9 @@
 - ``span._.hc_score``, ``span._.hc_certified`` (the tree is proven optimal),
   ``span._.hc_upper_bound`` (None when the decoder gives none) and ``span._.hc_gap``
   (``upper_bound - score``, 0 when certified): what the decoder knows about the sentence's tree;
-  ``span._.hc_parse_prob``: the tree's probability under the first-order model (calibrated:
-  ``spacy_hcparse.calibration``), at most the lowest of its words' ``hc_head_prob``;
+  ``span._.hc_parse_prob``: the tree's probability under the model the decoder maximizes (arcs,
+  and siblings for a projective decoder that reads them; calibrated: ``spacy_hcparse.calibration``),
+  at most the lowest of its words' ``hc_head_prob``;
 - ``token._.hc_head_margin``: first-order score gap between the chosen head and the best other;
   ``token._.hc_head_prob``: the calibrated probability that the chosen head is right
   (``P(head -> token)``); ``token._.hc_dep_prob``: the probability of the written label given

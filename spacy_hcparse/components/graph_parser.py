@@ -61,11 +61,12 @@ class GraphParser(Rehearsal, ParserPipe):
     doc_arc_bonus: when the doc already has a parse, its arcs stay candidates and their scores
         are raised by this much before decoding (reparsing, Sagae & Lavie 2006). 0 = off.
     head_probs: write ``token._.hc_head_prob`` and ``span._.hc_parse_prob``, the chosen heads'
-        marginal probabilities and the tree's probability under the first-order model
-        (matrix-tree theorem), calibrated: at each evaluation in training (``score`` after an
-        ``update``) the calibration is fitted on the evaluation's (dev) examples and kept in
-        ``cfg["calibration"]`` (``spacy_hcparse.calibration``: a temperature, then an isotonic
-        map), so a trained pipeline writes calibrated probabilities with no further step;
+        marginal probabilities and the tree's probability under the model the decoder maximizes
+        (with siblings for Eisner and projective MBR, else the matrix-tree theorem), calibrated:
+        at each evaluation in training (``score`` after an ``update``) the calibration is fitted
+        on the evaluation's (dev) examples and kept in ``cfg["calibration"]``
+        (``spacy_hcparse.calibration``: a temperature, then an isotonic map), so a trained
+        pipeline writes calibrated probabilities with no further step;
         ``spacy evaluate`` does not refit. ``prob_temperature`` (null: the fitted calibration):
         a temperature that replaces it, without the map. Also ``token._.hc_dep_prob``.
     set_tags: write the tags of the model's POS and TAG objectives (``TagScorers.v1``) on the

@@ -331,29 +331,37 @@ def _inside_sib(arc, sib):
     for s in range(1, size):
         cr[s, s] = 0.0
         cl[s, s] = 0.0
+    terms = np.empty(size + 1)  # one cell's terms, summed by _log_sum (one exp each)
     for width in range(1, n):
         for s in range(1, size - width):
             t = s + width
-            acc = neg
+            k = 0
             for u in range(s, t):
-                acc = _logaddexp(acc, cr[s, u] + cl[u + 1, t])
-            sb[s, t] = acc
-            acc = sib[s, s, t] + cl[s + 1, t]
+                terms[k] = cr[s, u] + cl[u + 1, t]
+                k += 1
+            sb[s, t] = _log_sum(terms, k)
+            terms[0] = sib[s, s, t] + cl[s + 1, t]
+            k = 1
             for r in range(s + 1, t):
-                acc = _logaddexp(acc, ir[s, r] + sb[r, t] + sib[s, r, t])
-            ir[s, t] = arc[s, t] + acc
-            acc = sib[t, t, s] + cr[s, t - 1]
+                terms[k] = ir[s, r] + sb[r, t] + sib[s, r, t]
+                k += 1
+            ir[s, t] = arc[s, t] + _log_sum(terms, k)
+            terms[0] = sib[t, t, s] + cr[s, t - 1]
+            k = 1
             for r in range(s + 1, t):
-                acc = _logaddexp(acc, sb[s, r] + il[r, t] + sib[t, r, s])
-            il[s, t] = arc[t, s] + acc
-            acc = neg
+                terms[k] = sb[s, r] + il[r, t] + sib[t, r, s]
+                k += 1
+            il[s, t] = arc[t, s] + _log_sum(terms, k)
+            k = 0
             for u in range(s + 1, t + 1):
-                acc = _logaddexp(acc, ir[s, u] + cr[u, t])
-            cr[s, t] = acc
-            acc = neg
+                terms[k] = ir[s, u] + cr[u, t]
+                k += 1
+            cr[s, t] = _log_sum(terms, k)
+            k = 0
             for u in range(s, t):
-                acc = _logaddexp(acc, cl[s, u] + il[u, t])
-            cl[s, t] = acc
+                terms[k] = cl[s, u] + il[u, t]
+                k += 1
+            cl[s, t] = _log_sum(terms, k)
     log_z = neg
     for m in range(1, size):
         log_z = _logaddexp(log_z, arc[0, m] + sib[0, 0, m] + cl[1, m] + cr[m, n])
@@ -410,3 +418,18 @@ def _inside_sib(arc, sib):
                     gcr[s, u] += w
                     gcl[u + 1, t] += w
     return log_z, marg
+
+
+@njit(cache=True)
+def _log_sum(terms, k):
+    """``log(sum(exp(terms[:k])))``, shifted by the largest term (``-inf`` when all are)."""
+    top = -np.inf
+    for i in range(k):
+        if terms[i] > top:
+            top = terms[i]
+    if top == -np.inf:
+        return top
+    acc = 0.0
+    for i in range(k):
+        acc += np.exp(terms[i] - top)
+    return top + np.log(acc)
