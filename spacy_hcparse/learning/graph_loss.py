@@ -15,6 +15,7 @@ import numpy as np
 from spacy.util import registry
 
 from ..graph.scores import GraphScores
+from .batch_hinge import hinge_trees
 from .hinge import structured_hinge
 from .losses import binary_xent, head_xent, label_xent
 
@@ -61,8 +62,9 @@ class GraphLoss:
         n_words = max(1, sum(int((g[0][1:] >= 0).sum()) for g in golds if g is not None)) if self.per_word else 1
         total = 0.0
         d_arcs, d_sib, d_grand, d_labels = [], [], [], []
+        trees = hinge_trees(scores, golds, self.decoder) if self.hinge_weight else None  # all spans at once
         for i, span_gold in enumerate(golds):
-            arc_loss, d_arc, ds, dg = self._tree_loss(scores, i, span_gold)
+            arc_loss, d_arc, ds, dg = self._tree_loss(scores, i, span_gold, None if trees is None else trees[i])
             label_loss, d_label = self._label_loss(scores.labels[i], scores.label_arcs[i], span_gold)
             total += arc_loss + label_loss
             d_arcs.append((d_arc / n_words).astype("f"))
@@ -78,7 +80,9 @@ class GraphLoss:
             total += tag_loss
         return total, scores.like(d_arcs, d_sib, d_grand, d_labels, d_starts, d_tags)
 
-    def _tree_loss(self, scores: GraphScores, i: int, gold: Optional[SpanGold]):
+    def _tree_loss(self, scores: GraphScores, i: int, gold: Optional[SpanGold], tree=None):
+        """The span's head cross-entropy and hinge; ``tree``: its cost-augmented tree where
+        ``batch_hinge.hinge_trees`` decoded it already, else None (the decoder runs here)."""
         d_sib = np.zeros(len(scores.sib[i]))
         d_grand = np.zeros(len(scores.grand[i]))
         size = len(scores.masks[i])
@@ -94,8 +98,9 @@ class GraphLoss:
             d_arc += self.xent_weight * d
         if self.hinge_weight and (heads[1:] >= 0).all():
             sib, grand = scores.cubes(i, self.factors)
+            decoder = self.decoder if tree is None else (lambda *_: tree)
             loss, da, ds, dg = structured_hinge(arc, scores.pruned_arc(i), sib, grand, heads,
-                                                scores.sib_triples(i), scores.grand_triples(i), self.decoder)
+                                                scores.sib_triples(i), scores.grand_triples(i), decoder)
             total += self.hinge_weight * loss
             d_arc += self.hinge_weight * da
             d_sib += self.hinge_weight * ds
