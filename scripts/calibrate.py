@@ -6,8 +6,8 @@
 (``spacy_hcparse.calibration.fit_calibration``: a temperature, then an isotonic map) on the dev
 data and stores it in the model, so no step is needed. This script measures it: the expected
 calibration error and reliability table of ``token._.hc_head_prob`` as MODEL writes it (gold
-words, one Doc per sentence), on DEV and on ``--test``, beside the same at temperature 1 without
-the map (``uncalibrated``). ``--plot`` draws the reliability diagram of the written
+words, one Doc per sentence), on DEV and on ``--test``, beside the first-order marginals at
+temperature 1 without the map (``uncalibrated``). ``--plot`` draws the reliability diagram of the written
 probabilities. ``--write`` refits the calibration on DEV (``refitted`` in OUTPUT, with its ECE on
 ``--test``) and stores it in MODEL (``hc_parser/cfg``; a ``prob_temperature`` set in its config,
 which would override it, is set to null): for a pipeline trained before calibration was automatic,
