@@ -1,6 +1,8 @@
 """hc_parser's confidence features: span._.hc_kbest (k best trees, the first the written parse for
 the exact decoders; after nlp.pipe(n_process=2) and Doc round trips), the MBR.v1 decoder,
 token._.hc_dep_prob, and the calibration fitted at evaluation in training (not by spacy evaluate)."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 import spacy
@@ -146,3 +148,22 @@ def test_sibling_calibration_is_the_same_batched_and_span_by_span(tmp_path):
     for doc in nlp.pipe(texts):
         for sent in doc.sents:
             assert sent._.hc_parse_prob <= min(t._.hc_head_prob for t in sent) + 1e-12
+
+
+def test_spacy_train_leaves_a_calibrated_model_best(tmp_path):
+    """``spacy train`` with the smoke config and nothing about calibration in it: model-best
+    carries the calibration its last best evaluation fitted on dev, and writes probabilities
+    with it."""
+    from spacy.cli.train import train
+
+    nlp = spacy.blank("en")
+    DocBin(docs=[eg.reference for eg in make_examples(nlp)]).to_disk(tmp_path / "tiny.spacy")
+    overrides = {"paths.train": str(tmp_path / "tiny.spacy"), "paths.dev": str(tmp_path / "tiny.spacy"),
+                 "training.max_steps": 40, "training.eval_frequency": 20}
+    train(Path(__file__).resolve().parents[2] / "configs" / "smoke_graph.cfg", tmp_path / "out", overrides=overrides)
+    best = spacy.load(tmp_path / "out" / "model-best")
+    pipe = best.get_pipe("hc_parser")
+    assert pipe.prob_temperature is None and pipe.cfg["calibration"]["words"] > 0
+    assert pipe.calibration == pipe.cfg["calibration"]
+    doc = best(" ".join(SENTENCES[0][0]))
+    assert all(0.0 <= t._.hc_head_prob <= 1.0 for t in doc)
