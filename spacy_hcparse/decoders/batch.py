@@ -249,27 +249,37 @@ def _threads(threads: int):
 
 # ----- Eisner ----------------------------------------------------------------------------------
 @njit(cache=True)
-def _eisner_span(i, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores):
+def _eisner_span(i, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores, buffer):
     """Span ``i``: ``decode_eisner``'s steps (absent arcs floored as ``absent.with_floor``
-    does, the first- or second-order kernel) and ``tree_score`` of the tree."""
+    does, the first- or second-order kernel) and ``tree_score`` of the tree. The dense sibling
+    cube is zero but at the span's triples; it lives in ``buffer`` where that is large enough
+    (the serial loop: one allocation for the batch, its cells zeroed again after use), else in
+    an array of its own."""
     size = sizes[i]
     arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
     use_sib = counts[i] >= 0
-    cube = np.zeros((size, size, size) if use_sib else (1, 1, 1))
+    shared = use_sib and buffer.shape[0] >= size * size * size
+    if shared:
+        cube = buffer[: size * size * size].reshape((size, size, size))
+    else:
+        cube = np.zeros((size, size, size) if use_sib else (1, 1, 1))
     if use_sib:
         for k in range(first[i], first[i] + counts[i]):
             cube[triples[k, 0], triples[k, 1], triples[k, 2]] = values[k]
-    finite = _floored(arc, cube, use_sib)
+    finite = _floored(arc, cube, use_sib, triples, first[i], max(counts[i], 0))
     tree = eisner2_kernel(finite, cube) if use_sib else eisner_kernel(finite)
     heads[rows[i]: rows[i] + size] = tree
     total = arc_part(tree, arc)
     if use_sib:
         total += sib_part(tree, cube)
     scores[i] = total
+    if shared:
+        for k in range(first[i], first[i] + counts[i]):
+            cube[triples[k, 0], triples[k, 1], triples[k, 2]] = 0.0
 
 
 @njit(cache=True)
-def _floored(arc, cube, use_sib):
+def _floored(arc, cube, use_sib, triples, start, count):
     """``absent.with_floor(arc, cube).arc``: absent arcs at ``absent_floor``'s finite score."""
     mask = usable_mask(arc)
     if not _any_absent(arc, mask):
@@ -287,7 +297,7 @@ def _floored(arc, cube, use_sib):
         n = size - 1
         spread = n * (hi - lo)
         if use_sib and cube.size:
-            low, high = _flat_range(cube.ravel())
+            low, high = _cube_range(cube, triples, start, count)
             spread += n * (high - low)
         floor = lo - 2.0 * spread - 1.0
     out = arc.copy()
@@ -296,15 +306,35 @@ def _floored(arc, cube, use_sib):
 
 
 @njit(cache=True)
+def _cube_range(cube, triples, start, count):
+    """``(min, max)`` of the dense cube (``absent.cube_range``): with fewer triples than cells,
+    some cell is 0, so 0 and the triples' cells are all it takes; else every cell."""
+    if count >= cube.size:
+        return _flat_range(cube.ravel())
+    low, high = 0.0, 0.0
+    for k in range(start, start + count):
+        value = cube[triples[k, 0], triples[k, 1], triples[k, 2]]
+        low = min(low, value)
+        high = max(high, value)
+    return low, high
+
+
+@njit(cache=True)
 def _eisner_serial(arcs, sizes, squares, rows, counts, triples, values, first, heads, scores):
+    largest = 0
     for i in range(sizes.shape[0]):
-        _eisner_span(i, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores)
+        if counts[i] >= 0:
+            largest = max(largest, sizes[i])
+    buffer = np.zeros(largest * largest * largest)
+    for i in range(sizes.shape[0]):
+        _eisner_span(i, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores, buffer)
 
 
 @njit(cache=True, parallel=True)
 def _eisner_parallel(arcs, sizes, squares, rows, counts, triples, values, first, heads, scores):
+    none = np.zeros(0)
     for i in prange(sizes.shape[0]):
-        _eisner_span(i, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores)
+        _eisner_span(i, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores, none)
 
 
 # ----- labels ----------------------------------------------------------------------------------
