@@ -23,7 +23,9 @@ isotonic regression (pool-adjacent-violators) of correctness on the chosen heads
 fitted temperature, read between its blocks' centres by linear interpolation (``knots``). The map
 changes no ranking. ``calibrated_probabilities`` gives a tree's calibrated head probabilities and
 its probability: ``P(tree)`` under the tempered distribution, at most the lowest of its
-calibrated head probabilities (a tree is never more probable than one of its arcs).
+calibrated head probabilities (a tree is never more probable than one of its arcs); with
+siblings, the tree probability has a temperature of its own (``tree_temperature``), fitted on the
+dev sentences against exact match (all heads right) with that cap applied.
 
 With a projective decoder that reads sibling factors (``Eisner.v1``, ``MBR.v1``), the distribution
 is over the arc and sibling scores together (projective trees, inside-outside over the
@@ -37,11 +39,13 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 import srsly
 
-from .decoders import arc_marginals, tree_probabilities
+from .decoders import arc_marginals, log_partition, tree_log_prob, tree_probabilities, tree_score
 from .decoders.marginals import is_projective
 
 # Fewer dev words than this: the temperature alone (an isotonic map would follow the noise).
 MIN_MAP_WORDS = 2000
+# Fewer dev sentences than this: the tree probability keeps the heads' temperature.
+MIN_TREE_SPANS = 200
 
 
 def head_nll(arcs: Sequence[np.ndarray], golds: Sequence[np.ndarray], temperature: float) -> float:
@@ -200,7 +204,39 @@ def fit_calibration(arcs: Sequence[np.ndarray], chosen: Sequence[np.ndarray], co
     fitted = srsly.json_loads(srsly.json_dumps(fitted))  # as the saved cfg keeps it (10 decimals)
     fitted["ece"] = srsly.json_loads(srsly.json_dumps(
         reliability(apply_knots(confidence, fitted["knots"]), flags)[1] if len(confidence) else 0.0))
+    if siblings:
+        tree_temperature = _fit_tree_temperature(arcs, chosen, correct, sibs, fitted)
+        if tree_temperature is not None:
+            fitted["tree_temperature"] = srsly.json_loads(srsly.json_dumps(tree_temperature))
     return fitted
+
+
+def _fit_tree_temperature(arcs, chosen, correct, sibs, calibration: Dict) -> Optional[float]:
+    """The temperature of the tree probability (``calibrated_probabilities``) that minimizes the
+    ECE of the written tree probabilities against exact match (every head right), over the spans
+    whose words all have a known gold head; None with fewer than ``MIN_TREE_SPANS`` of them."""
+    whole = [i for i, right in enumerate(correct) if len(right) and (right >= 0).all()]
+    if len(whole) < MIN_TREE_SPANS:
+        return None
+    exact = np.array([bool((correct[i] == 1).all()) for i in whole])
+    lowest = np.array([calibrated_probabilities(chosen[i], arcs[i], calibration, sibs[i])[0].min() for i in whole])
+
+    def ece(t: float) -> float:
+        probs = np.exp([tree_log_prob_at(chosen[i], arcs[i], t, sibs[i]) for i in whole])
+        return reliability(np.minimum(probs, lowest), exact)[1]
+
+    return _ece_grid_search(ece)
+
+
+def tree_log_prob_at(heads: np.ndarray, arc: np.ndarray, temperature: float, sib: Optional[np.ndarray]) -> float:
+    """``log P(heads)`` under ``arc / temperature`` (and ``sib / temperature``, projective, where
+    ``sib`` is given and the tree is projective; else first order)."""
+    arc = np.asarray(arc, dtype=np.float64) / temperature
+    if sib is not None and is_projective(np.asarray(heads, dtype=np.int64)):
+        sib = np.asarray(sib, dtype=np.float64) / temperature
+        usable = np.where(np.isfinite(arc), arc, -1e300)  # a tree on a pruned arc: probability 0
+        return float(tree_score(heads, usable, sib) - log_partition(arc, True, sib))
+    return float(tree_log_prob(heads, arc))
 
 
 def _ece_grid_search(ece, low: float = 0.25, high: float = 8.0, points: int = 11) -> float:
@@ -234,14 +270,17 @@ def calibrated_probabilities(heads: np.ndarray, arc: np.ndarray, calibration: Di
     """``(P(heads[m] -> m) for m = 1..n, log P(tree))`` calibrated: the marginals under
     ``arc / temperature`` (and ``sib / temperature`` where the calibration was fitted with
     siblings, ``sib`` is given and the tree is projective) through the map ``knots``, and the
-    tree's log probability under the same tempered distribution, capped at the log of its lowest
-    calibrated head probability."""
+    tree's log probability under the same distribution (at ``tree_temperature`` where the
+    calibration has one: siblings only), capped at the log of its lowest calibrated head
+    probability."""
     temperature = calibration["temperature"]
-    arc = np.asarray(arc, dtype=np.float64) / temperature
+    scaled = np.asarray(arc, dtype=np.float64) / temperature
     if calibration.get("siblings") and sib is not None and is_projective(np.asarray(heads, dtype=np.int64)):
-        probs, log_prob = tree_probabilities(heads, arc, True, np.asarray(sib, dtype=np.float64) / temperature)
+        probs, log_prob = tree_probabilities(heads, scaled, True, np.asarray(sib, dtype=np.float64) / temperature)
+        if calibration.get("tree_temperature") is not None:
+            log_prob = tree_log_prob_at(heads, arc, calibration["tree_temperature"], sib)
     else:
-        probs, log_prob = tree_probabilities(heads, arc)
+        probs, log_prob = tree_probabilities(heads, scaled)
     probs = apply_knots(probs, calibration.get("knots"))
     if len(probs):
         log_prob = min(log_prob, float(np.log(max(probs.min(), 1e-300))))

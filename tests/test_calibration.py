@@ -141,3 +141,25 @@ def test_sibling_calibration_uses_the_second_order_distribution():
     assert probs[0] == pytest.approx(expected, abs=1e-9)
     first = calibrated_probabilities(heads, arc, {**calibration, "siblings": False}, sib)
     assert first[0] == pytest.approx(tree_probabilities(heads, arc / 2.0)[0])
+
+
+def test_tree_temperature_is_fitted_with_siblings_and_used_for_the_tree_probability():
+    from spacy_hcparse.calibration import MIN_TREE_SPANS, tree_log_prob_at
+
+    rng = np.random.default_rng(8)
+    arcs, sibs, chosen, correct = [], [], [], []
+    for _ in range(MIN_TREE_SPANS + 20):
+        n = int(rng.integers(2, 5))
+        arc, sib = 3.0 * rng.normal(size=(n + 1, n + 1)), rng.normal(size=(n + 1,) * 3)
+        heads = decode_eisner(arc, sib)
+        arcs.append(arc)
+        sibs.append(sib)
+        chosen.append(heads)
+        correct.append((rng.random(n) < 0.8).astype(np.int64))
+    fitted = fit_calibration(arcs, chosen, correct, sibs, min_map_words=10)
+    assert fitted["tree_temperature"] > 0
+    probs, log_prob = calibrated_probabilities(chosen[0], arcs[0], fitted, sibs[0])
+    expected = tree_log_prob_at(chosen[0], arcs[0], fitted["tree_temperature"], sibs[0])
+    assert log_prob == pytest.approx(min(expected, np.log(probs.min())))
+    assert "tree_temperature" not in fit_calibration(arcs[:50], chosen[:50], correct[:50], sibs[:50])
+    assert "tree_temperature" not in fit_calibration(arcs, chosen, correct)  # first order: none

@@ -36,9 +36,9 @@ from .scoring import sib_part
 
 def log_partition(arc, projective: bool = False, sib: Optional[np.ndarray] = None) -> float:
     """``log Z``: the log of the summed ``exp(score)`` of all single-root trees (projective ones
-    with ``projective=True``; ``sib``: sibling factors too, projective only); ``-inf`` when no
-    tree avoids absent (``-inf``) arcs. n = 0: 0."""
-    return _partition(*_checked(arc), projective, _checked_sib(sib, arc, projective))[0]
+    with ``projective=True``; ``sib``: sibling factors too, projective only, then without the
+    outside pass); ``-inf`` when no tree avoids absent (``-inf``) arcs. n = 0: 0."""
+    return _partition(*_checked(arc), projective, _checked_sib(sib, arc, projective), marginals=False)[0]
 
 
 def arc_marginals(arc, projective: bool = False, sib: Optional[np.ndarray] = None) -> np.ndarray:
@@ -79,13 +79,15 @@ def is_projective(heads) -> bool:
     return bool(_is_projective(np.ascontiguousarray(heads, dtype=np.int64)))
 
 
-def _partition(clean, mask, projective: bool, sib: Optional[np.ndarray] = None) -> Tuple[float, Optional[np.ndarray]]:
+def _partition(clean, mask, projective: bool, sib: Optional[np.ndarray] = None,
+               marginals: bool = True) -> Tuple[float, Optional[np.ndarray]]:
     """``(log Z, marginals)`` of checked scores (``_checked``, ``_checked_sib``); ``(-inf,
-    None)`` when no single-root tree avoids the absent arcs; n = 0: ``(0, zeros((1, 1)))``."""
+    None)`` when no single-root tree avoids the absent arcs; n = 0: ``(0, zeros((1, 1)))``.
+    ``marginals`` False: with siblings, zeros instead of the marginals (no outside pass)."""
     if clean.shape[0] == 1:
         return 0.0, np.zeros((1, 1))
     if projective and sib is not None:
-        log_z, marg = _inside_sib(clean, sib)
+        log_z, marg = _inside_sib(clean, sib, marginals)
     elif projective:
         log_z, marg = _inside(clean)
     elif has_single_root_tree(mask):
@@ -315,10 +317,10 @@ def _is_projective(heads):
 
 
 @njit(cache=True)
-def _inside_sib(arc, sib):
+def _inside_sib(arc, sib, outside):
     """(log Z, marginals) over projective single-root trees with arc and sibling factors: inside
     over the second-order chart (``eisner.py``'s ``eisner2_kernel`` with logsumexp for max), then
-    outside, widest spans first; within a span complete items first, then incomplete, then ``sb``
+    (``outside``; else the marginals are zeros) outside, widest spans first; within a span complete items first, then incomplete, then ``sb``
     (each feeds only the later ones or narrower spans)."""
     size = arc.shape[0]
     n = size - 1
@@ -366,7 +368,7 @@ def _inside_sib(arc, sib):
     for m in range(1, size):
         log_z = _logaddexp(log_z, arc[0, m] + sib[0, 0, m] + cl[1, m] + cr[m, n])
     marg = np.zeros((size, size))
-    if log_z == neg:
+    if log_z == neg or not outside:
         return log_z, marg
     gcr = np.zeros((size, size))
     gcl = np.zeros((size, size))
