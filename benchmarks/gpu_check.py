@@ -6,13 +6,13 @@
 
 ``train``: the config's training steps as ``spacy train`` runs them (``spacy.training.loop``:
 ``init_nlp``, the config's corpus, batcher, dropout and optimizer, ``train_while_improving``), with
-``DIR/train.spacy`` and ``DIR/dev.spacy`` as paths and ``--set`` config values (JSON, else
-strings), for ``--steps`` steps and without the dev evaluations; steps before ``--warmup`` (numba compiling, the device's first kernels) are timed
-apart. The device is synchronized at each timed step's end. Saves the pipeline to
-``--out/model`` and writes ``--out/train.json`` (also printed as one JSON line).
-``table``: reads ``RESULTS_DIR/results.jsonl`` (one record per training, the ``train.json``
-above, and per parse run, ``parser_vs_spacy.py --json``) and prints issue 38's table, with
-whatever is there.
+``DIR/train.spacy`` and ``DIR/dev.spacy`` as paths and ``--set`` config values (JSON, else strings),
+for ``--steps`` steps and without the dev evaluations; steps before ``--warmup`` (numba compiling,
+the device's first kernels) are timed apart. The device is synchronized at each timed step's end.
+Saves the pipeline to ``--out/model`` and writes ``--out/train.json`` (also printed as one JSON
+line). ``table``: reads ``RESULTS_DIR/results.jsonl`` (one record per training, the ``train.json``
+above, and per parse run, ``parser_vs_spacy.py --json``) and prints issue 38's table, with whatever
+is there.
 """
 import argparse
 import json

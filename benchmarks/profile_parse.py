@@ -6,23 +6,23 @@
         [--threads N]
 
 Parsing: ``nlp.pipe`` over the gold file's words, one Doc per gold sentence with its start preset
-(``.conllu``: as ``evaluation.harness``; ``.spacy``: each doc's sentences), one untimed warm-up
-on the first 50 sentences, then ``--repeats`` timed runs; the table shows the last run.
-``--train-steps N``: N calls of ``nlp.update`` (batches of about 1,000 gold words from
-``--train``, a ``.spacy`` file; dropout 0.2) after two untimed ones.
+(``.conllu``: as ``evaluation.harness``; ``.spacy``: each doc's sentences), one untimed warm-up on
+the first 50 sentences, then ``--repeats`` timed runs; the table shows the last run. ``--train-steps
+N``: N calls of ``nlp.update`` (batches of about 1,000 gold words from ``--train``, a ``.spacy``
+file; dropout 0.2) after two untimed ones.
 
-Each group's time is exclusive (a group inside another is not counted twice): the model's layers
-by their refs (``tok2vec``, the encoder's context layer ``BiLSTM``, ``encoder`` for cutting spans
-out, each scorer; in training also their backward passes), ``host transfer`` (every
-``ops.to_numpy``), ``pruning`` (candidate heads and factor triples), and the component's steps
-(``decoding``, ``label scores`` (the label scorer's call and its transfer; the scorer's own
-time is ``label_scorer``), ``labels``, ``head probabilities``, ``margins``, ``label
-probabilities``, ``writing Docs``, the ``loss``, the ``optimizer``), found by name in ``spacy_hcparse`` at run time: steps that are not there in this
-version of the code are listed as not found and their time lands in ``other`` (everything
-untimed: spaCy's pipe loop, making Docs, Python glue). On a GPU (``--gpu-id``) every timer
-synchronizes the device first, so a kernel's time lands in the group that launched it (this
-costs a little throughput). ``--cprofile N`` also prints cProfile's top N functions by own time
-(its overhead inflates Python-heavy groups).
+Each group's time is exclusive (a group inside another is not counted twice): the model's layers by
+their refs (``tok2vec``, the encoder's context layer ``BiLSTM``, ``encoder`` for cutting spans out,
+each scorer; in training also their backward passes), ``host transfer`` (every ``ops.to_numpy``),
+``pruning`` (candidate heads and factor triples), and the component's steps (``decoding``, ``label
+scores`` (the label scorer's call and its transfer; the scorer's own time is ``label_scorer``),
+``labels``, ``head probabilities``, ``margins``, ``label probabilities``, ``writing Docs``, the
+``loss``, the ``optimizer``), found by name in ``spacy_hcparse`` at run time: steps that are not
+there in this version of the code are listed as not found and their time lands in ``other``
+(everything untimed: spaCy's pipe loop, making Docs, Python glue). On a GPU (``--gpu-id``) every
+timer synchronizes the device first, so a kernel's time lands in the group that launched it (this
+costs a little throughput). ``--cprofile N`` also prints cProfile's top N functions by own time (its
+overhead inflates Python-heavy groups).
 """
 import argparse
 import cProfile
@@ -43,7 +43,8 @@ from thinc.api import require_gpu
 
 # (module, attribute, group): functions called by their global name in that module. The batched path
 # (components.graph_batch) and the per-span one (graph.parses, the labeler, the decoder) both.
-GB, GP, PARSES = "spacy_hcparse.components.graph_batch", "spacy_hcparse.components.graph_parser", "spacy_hcparse.graph.parses"
+GB, GP = "spacy_hcparse.components.graph_batch", "spacy_hcparse.components.graph_parser"
+PARSES = "spacy_hcparse.graph.parses"
 FUNCTIONS = [
     ("spacy_hcparse.models.graph_parser", "candidate_heads", "pruning"),
     ("spacy_hcparse.models.graph_parser", "sibling_triples", "pruning"),

@@ -22,7 +22,8 @@ from ..layers.torch_lstm import torch_lstm
 
 
 @registry.architectures("spacy_hcparse.TorchBiLSTMContext.v1")
-def torch_bilstm_context(width: int = 128, depth: int = 1, dropout: float = 0.1) -> Model[List[Floats2d], List[Floats2d]]:
+def torch_bilstm_context(width: int = 128, depth: int = 1,
+                         dropout: float = 0.1) -> Model[List[Floats2d], List[Floats2d]]:
     """A BiLSTM over each array of rows (torch's kernel); ``width``: its output width, both
     directions together."""
     if width <= 0:

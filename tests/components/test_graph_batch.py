@@ -59,7 +59,8 @@ def same(a, b):
     return np.array_equal(np.asarray(a), np.asarray(b))
 
 
-CALIBRATIONS = [None, {"temperature": 1.0, "knots": None}, {"temperature": 1.7, "knots": [[0.0, 0.5, 1.0], [0.1, 0.4, 0.9]]}]
+CALIBRATIONS = [None, {"temperature": 1.0, "knots": None},
+                {"temperature": 1.7, "knots": [[0.0, 0.5, 1.0], [0.1, 0.4, 0.9]]}]
 
 
 @pytest.mark.parametrize("calibration", CALIBRATIONS)
