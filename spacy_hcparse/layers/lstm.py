@@ -32,11 +32,18 @@ def lstm(nO: int, *, bi: bool = True, depth: int = 1, dropout: float = 0.0) -> M
     """thinc's ``LSTM(nO=nO, bi=bi, depth=depth, dropout=dropout)`` (its init, parameters and
     weight dropout) with this module's forward and backward passes. ``nO`` counts both
     directions."""
+    return lstm_node(forward, nO, bi=bi, depth=depth, dropout=dropout)
+
+
+def lstm_node(forward_fn: Callable, nO: int, *, bi: bool, depth: int, dropout: float) -> Model[Padded, Padded]:
+    """The LSTM node every kernel shares (name ``lstm``, dims, thinc's init, parameters ``LSTM``
+    and ``HC0``, weight dropout rate), run by ``forward_fn``: so a model trained with one kernel
+    loads into another."""
     if depth < 1:
         raise ValueError(f"LSTM depth must be at least 1, got {depth}")
     return Model(
         "lstm",
-        forward,
+        forward_fn,
         init=partial(thinc_init, glorot_uniform_init, zero_init),
         dims={"nO": nO, "nI": None, "depth": depth, "dirs": 1 + int(bi)},
         attrs={"dropout_rate": dropout},

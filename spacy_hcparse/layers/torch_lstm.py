@@ -16,15 +16,13 @@ the choice of kernel is a config setting (``spacy_hcparse.TorchBiLSTMContext.v1`
 not a dependency of the package); torch is imported only when this layer runs.
 """
 import warnings
-from functools import partial
 from typing import Callable, Dict, Tuple
 
 import numpy as np
-from thinc.api import Model, glorot_uniform_init, torch2xp, xp2torch, zero_init
-from thinc.layers.lstm import init as thinc_init
+from thinc.api import Model, torch2xp, xp2torch
 from thinc.types import Padded
 
-from .lstm import _cells, _packed, _padded
+from .lstm import _cells, _packed, _padded, lstm_node
 
 # One nn.LSTM per shape and device: its own parameters are never used (functional_call replaces them).
 _MODULES: Dict[Tuple, object] = {}
@@ -33,16 +31,7 @@ _MODULES: Dict[Tuple, object] = {}
 def torch_lstm(nO: int, *, bi: bool = True, depth: int = 1, dropout: float = 0.0) -> Model[Padded, Padded]:
     """``layers.lstm.lstm(nO, bi=bi, depth=depth, dropout=dropout)`` (same init, parameters and
     weight dropout) with torch's fused LSTM as the kernel. ``nO`` counts both directions."""
-    if depth < 1:
-        raise ValueError(f"LSTM depth must be at least 1, got {depth}")
-    return Model(
-        "lstm",
-        forward,
-        init=partial(thinc_init, glorot_uniform_init, zero_init),
-        dims={"nO": nO, "nI": None, "depth": depth, "dirs": 1 + int(bi)},
-        attrs={"dropout_rate": dropout},
-        params={"LSTM": None, "HC0": None},
-    )
+    return lstm_node(forward, nO, bi=bi, depth=depth, dropout=dropout)
 
 
 def forward(model: Model[Padded, Padded], Xp: Padded, is_train: bool) -> Tuple[Padded, Callable]:
