@@ -47,8 +47,9 @@ from .graph_rehearsal import Rehearsal
 class GraphParser(Rehearsal, ParserPipe):
     """Graph-based parser with arc, sibling and grandparent factors and a configurable decoder.
 
-    decoder: a decoder object (``graph.decoding``: ``Eisner.v1``, ``MST.v1``, ``HillClimb.v1``,
-        ``Dual.v1``, ``Certified.v1``); it names the factors it reads, and only those are scored.
+    decoder: a decoder object (``graph.decoding``: ``Eisner.v1``, ``MST.v1``, ``MBR.v1``,
+        ``HillClimb.v1``/``.v2``, ``Dual.v1``, ``Certified.v1``); it names the factors it reads, and
+        only those are scored.
     loss: the training objective (``spacy_hcparse.GraphLoss.v1``) with its cost-augmented decoder.
     labeler: labels the decoded trees (``graph.labeling.Labeler``; the factory's ``label_valency``
         and ``keep_doc_labels``): ``label_valency`` gives each tree at most one child per head

@@ -124,7 +124,7 @@ def evaluate_gold(nlp: Language, gold_path: PathLike, system_path: PathLike, *, 
 
 
 def span_results(nlp: Language, docs: Iterable[Doc], batch_size: int = 256) -> list:
-    """The decoder's result (``decoding.DecodeResult``) for every span ``hc_parser`` parses in
+    """The decoder's result (``graph.decoding.DecodeResult``) for every span ``hc_parser`` parses in
     ``docs`` (fresh, unparsed Docs), in order: what the component's ``predict`` returns."""
     pipe = nlp.get_pipe("hc_parser")
     docs = list(docs)

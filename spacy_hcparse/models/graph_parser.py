@@ -53,7 +53,8 @@ def build_graph_parser_model(
 
     tok2vec: token vectors of whole docs (any spaCy tok2vec or listener).
     context: a context encoder over each span's tok2vec rows, read beside them
-        (``spacy_hcparse.BiLSTMContext.v1``); None: the scorers read the tok2vec rows alone.
+        (``spacy_hcparse.BiLSTMContext.v1``, or ``TorchBiLSTMContext.v1`` with the same parameters
+        run by torch's LSTM); None: the scorers read the tok2vec rows alone.
     arc_scorer, sibling_scorer, grand_scorer, label_scorer: the factor scorers
         (``BiaffineArcScorer.v1``, ``SiblingScorer.v1``, ``GrandparentScorer.v1``,
         ``LowRankLabelScorer.v1`` / ``FullLabelScorer.v1`` / ``EncodedLabelScorer.v1``).

@@ -4,7 +4,8 @@ Every part is a thinc layer (or, for the tag heads, a ``TagHeads`` of layers) wh
 output follow ``graph.scores``' conventions: blocks are (n+1, d) rows of one span, row 0 the root.
 
 - ``spacy_hcparse.BiLSTMContext.v1``: a BiLSTM over rows (list in, list out), the context encoder
-  beside the tok2vec, the sentence-start scorer's doc context, or a label scorer's own encoder;
+  beside the tok2vec, the sentence-start scorer's doc context, or a label scorer's own encoder
+  (``TorchBiLSTMContext.v1``, in ``models.torch_context``: the same with torch's kernel);
 - ``spacy_hcparse.BiaffineArcScorer.v1``: blocks -> (n+1, n+1) arc scores;
 - ``spacy_hcparse.SiblingScorer.v1`` / ``GrandparentScorer.v1``: (blocks, triples) -> scores;
 - ``spacy_hcparse.LowRankLabelScorer.v1`` / ``FullLabelScorer.v1``: (blocks, arcs) -> (C, nO);
@@ -90,8 +91,8 @@ def encoded_label_scorer(context: Model[List[Floats2d], List[Floats2d]], scorer:
 def sentence_start_scorer(width: int = 64, dropout: float = 0.25,
                           context: Optional[Model[List[Floats2d], List[Floats2d]]] = None) -> Model:
     """Sentence-start logits from a ReLU layer of ``width`` over adjacent token vectors
-    (``layers.sentence_starts``); ``context``: a BiLSTM over the whole doc read beside them
-    (a BiLSTM over the whole doc), None for none."""
+    (``layers.sentence_starts``); ``context``: a BiLSTM over the whole doc read beside them,
+    None for none."""
     return sentence_starts(width, dropout, context)
 
 
