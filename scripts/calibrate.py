@@ -1,6 +1,7 @@
 """How well hc_parser's head probabilities are calibrated, as a pipeline writes them; refit on demand.
 
     python scripts/calibrate.py MODEL DEV.conllu OUTPUT.json [--test TEST.conllu] [--plot PLOT.png] [--write]
+        [--by-genre]
 
 ``hc_parser`` calibrates itself: at each evaluation of ``spacy train`` it fits its calibration
 (``spacy_hcparse.calibration.fit_calibration``: a temperature, then an isotonic map) on the dev
@@ -8,7 +9,9 @@ data and stores it in the model, so no step is needed. This script measures it: 
 calibration error and reliability table of ``token._.hc_head_prob`` as MODEL writes it (gold
 words, one Doc per sentence), on DEV and on ``--test``, beside the first-order marginals at
 temperature 1 without the map (``uncalibrated``). ``--plot`` draws the reliability diagram of the written
-probabilities. ``--write`` refits the calibration on DEV (``refitted`` in OUTPUT, with its ECE on
+probabilities. ``--by-genre`` adds the ECE per genre (``by_genre`` in each split): the prefix of
+each sentence's ``sent_id`` before its first "-" (UD English-EWT: answers, email, newsgroup,
+reviews, weblog). ``--write`` refits the calibration on DEV (``refitted`` in OUTPUT, with its ECE on
 ``--test``) and stores it in MODEL (``hc_parser/cfg``; a ``prob_temperature`` set in its config,
 which would override it, is set to null): for a pipeline trained before calibration was automatic,
 or on data of another domain.
@@ -16,7 +19,7 @@ or on data of another domain.
 import argparse
 import json
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import spacy
 import srsly
@@ -39,6 +42,7 @@ def main() -> None:
     parser.add_argument("--test", type=Path, default=None)
     parser.add_argument("--plot", type=Path, default=None, help="reliability diagram of the written probabilities")
     parser.add_argument("--write", action="store_true", help="refit on DEV and store the calibration in MODEL")
+    parser.add_argument("--by-genre", action="store_true", help="ECE per genre (sent_id prefix, e.g. EWT's)")
     args = parser.parse_args()
     splits = {"dev": args.dev, **({"test": args.test} if args.test else {})}
     nlp = spacy.load(args.model)
@@ -47,10 +51,18 @@ def main() -> None:
     examples = {}
     for split, path in splits.items():
         examples[split] = parsed_examples(nlp, path)
-        result[split] = {"written": report(examples[split]), "uncalibrated": report(parsed_examples(raw, path))}
+        uncalibrated = parsed_examples(raw, path)
+        result[split] = {"written": report(examples[split]), "uncalibrated": report(uncalibrated)}
         msg.text(f"{split}: ECE {result[split]['written']['ece']:.4f} as written, "
                  f"{result[split]['uncalibrated']['ece']:.4f} at T = 1 without the map "
                  f"({result[split]['written']['words']} words)")
+        if args.by_genre:
+            result[split]["by_genre"] = {"written": by_genre(examples[split], path),
+                                         "uncalibrated": by_genre(uncalibrated, path)}
+            for name, row in result[split]["by_genre"]["written"].items():
+                msg.text(f"  {name}: ECE {row['ece']:.4f} as written, "
+                         f"{result[split]['by_genre']['uncalibrated'][name]['ece']:.4f} at T = 1 without the map "
+                         f"({row['words']} words)")
     if args.write:
         fitted = fit_calibration(*examples_calibration_data(raw.get_pipe("hc_parser"), parsed_examples(raw, args.dev)))
         result["refitted"] = fitted
@@ -83,6 +95,24 @@ def report(examples: List[Example], bins: int = 10) -> Dict:
     rows, ece = reliability(confidence, correct, bins)
     return {"words": len(confidence), "ece": ece, "accuracy": sum(correct) / max(len(correct), 1),
             "mean_confidence": sum(confidence) / max(len(confidence), 1), "bins": rows}
+
+
+def genre(sent_id: Optional[str]) -> str:
+    """A sentence's genre: its ``sent_id`` up to the first "-" (EWT's ``email-enronsent01_01-0001``
+    is ``email``); "" without a ``sent_id``."""
+    return (sent_id or "").split("-", 1)[0]
+
+
+def by_genre(examples: List[Example], path: Path) -> Dict[str, Dict]:
+    """``report`` per genre of the gold file's sentences; ``examples`` are its sentences in order
+    (``parsed_examples``)."""
+    genres = [genre(s.sent_id) for s in read_conllu(path)]
+    if len(genres) != len(examples):
+        raise ValueError(f"{path}: {len(genres)} sentences, {len(examples)} examples")
+    groups: Dict[str, List[Example]] = {}
+    for name, eg in zip(genres, examples):
+        groups.setdefault(name, []).append(eg)
+    return {name: report(groups[name]) for name in sorted(groups)}
 
 
 def store(model: Path, calibration: Dict) -> None:

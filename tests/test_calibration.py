@@ -163,3 +163,41 @@ def test_tree_temperature_is_fitted_with_siblings_and_used_for_the_tree_probabil
     assert log_prob == pytest.approx(min(expected, np.log(probs.min())))
     assert "tree_temperature" not in fit_calibration(arcs[:50], chosen[:50], correct[:50], sibs[:50])
     assert "tree_temperature" not in fit_calibration(arcs, chosen, correct)  # first order: none
+
+
+def test_calibrate_script_reports_ece_per_sent_id_genre(tmp_path):
+    """scripts/calibrate.py --by-genre: words grouped by the prefix of their sentence's sent_id,
+    one report (and ECE) per genre."""
+    import importlib.util
+    from pathlib import Path
+
+    import spacy
+    from spacy.tokens import Doc
+    from spacy.training import Example
+
+    from spacy_hcparse.components.extensions import register_extensions
+    from spacy_hcparse.conllu import read_conllu
+    from spacy_hcparse.evaluation.ud import gold_doc
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("scripts_calibrate", root / "scripts" / "calibrate.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.genre("email-enronsent01_01-0001") == "email" and script.genre(None) == ""
+    register_extensions()
+    rows = "1\tA\ta\tX\t_\t_\t2\tdep\t_\t_\n2\tB\tb\tX\t_\t_\t0\troot\t_\t_\n"
+    path = tmp_path / "g.conllu"
+    sent_ids = ("weblog-a-0001", "email-b-0001", "weblog-a-0002")
+    path.write_text("".join(f"# sent_id = {sid}\n{rows}\n" for sid in sent_ids))
+    nlp = spacy.blank("en")
+    examples = []
+    for k, sentence in enumerate(read_conllu(path)):
+        heads = [0, 1] if k == 1 else [1, 1]  # the email sentence's first head wrong
+        doc = Doc(nlp.vocab, words=[w.form for w in sentence.words], heads=heads, deps=["dep", "ROOT"])
+        doc[0]._.hc_head_prob, doc[1]._.hc_head_prob = 0.75, 0.95
+        examples.append(Example(doc, gold_doc(nlp, sentence)))
+    result = script.by_genre(examples, path)
+    assert sorted(result) == ["email", "weblog"]
+    assert result["weblog"]["words"] == 4 and result["email"]["words"] == 2
+    assert result["email"]["ece"] == pytest.approx(0.5 * 0.75 + 0.5 * 0.05)
+    assert result["weblog"]["ece"] == pytest.approx(0.5 * 0.25 + 0.5 * 0.05)
