@@ -8,7 +8,7 @@
 # for UD_English-EWT), WHEELS=.whl (../shared/gpu/prepare_wheels.sh; .whl/extra/: spaCy's pure-Python
 # dependencies, installed only where missing), BUDGET=460 seconds for everything, PY=python3,
 # REPEATS=3 timed parses per pipeline, SCALE=1 (multiplies every step's time limit: a dry run on a
-# slow or busy CPU).
+# slow or busy CPU), PROFILE=PIPELINE (profile that pipeline instead, see below), TRAIN_STEPS=30.
 # Carry [".whl", "gpudata"]; the tracked tree travels anyway.
 #
 # Steps, each under `timeout` (its own limit, cut to what is left of BUDGET; skipped under 20 s),
@@ -133,6 +133,20 @@ from spacy.language import Language
 spacy.blank("en")
 print("hc_parser factory:", Language.has_factory("hc_parser"), "from", spacy_hcparse.__file__)
 EOF
+
+# PROFILE=PIPELINE (a trained pipeline folder carried along): after the sanity check, only
+# benchmarks/profile_parse.py on the GPU and on one CPU thread (parsing EWT test and TRAIN_STEPS
+# training steps), each printed as a table and written to RESULTS_DIR/profile_{gpu,cpu}.json.
+if [ -n "${PROFILE:-}" ]; then
+  for dev in "$GPU" -1; do
+    name=$([ "$dev" -ge 0 ] && echo gpu || echo cpu)
+    step "profile_$name" 150 "$PY" benchmarks/profile_parse.py "$PROFILE" --gold "$DATA/test.conllu" \
+      --gpu-id "$dev" --repeats 2 --train "$DATA/train.spacy" --train-steps "${TRAIN_STEPS:-30}" \
+      --json "$RESULTS/profile_$name.json"
+  done
+  log "done in $((SECONDS - START))s (profile only)"
+  exit 0
+fi
 
 train() {  # train NAME CONFIG GPU_ID LIMIT [--set KEY=VALUE] (once per NAME)
   local name=$1 config=$2 gpu=$3 limit=$4
