@@ -21,11 +21,11 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Model, set_dropout_rate
 
+from ..calibration import (calibrated_probabilities, examples_calibration_data, fit_calibration, span_siblings,
+                           written_head_ece)
 from ..decoders import MAX_WORDS
 from ..graph.decoding import DecodeResult
 from ..graph.labeling import Labeler, LabelSet
-from ..calibration import (calibrated_probabilities, examples_calibration_data, fit_calibration, span_siblings,
-                           written_head_ece)
 from ..graph.parses import (DocParses, SpanParse, doc_sentence_starts, extension_values, joined_values, label_probs,
                              span_parse)
 from ..graph.reparse import decoder_arcs, doc_parses
@@ -43,6 +43,7 @@ from .extensions import register_extensions, register_parser, write_values
 from .graph_batch import (decode_eisner_spans, eisner_batchable, label_trees, labels_batchable, masked_label_scores,
                           span_parses)
 from .graph_rehearsal import Rehearsal
+
 
 class GraphParser(Rehearsal, ParserPipe):
     """Graph-based parser with arc, sibling and grandparent factors and a configurable decoder.
@@ -128,9 +129,7 @@ class GraphParser(Rehearsal, ParserPipe):
             return
         validate_get_examples(get_examples, "GraphParser.initialize")
         if labels is None:
-            labels = sorted(
-                {tok.dep_ for eg in get_examples() for tok in eg.reference if tok.dep_} | {ROOT_LABEL}
-            )
+            labels = sorted({tok.dep_ for eg in get_examples() for tok in eg.reference if tok.dep_} | {ROOT_LABEL})
         for label in labels:
             self.add_label(label)
         self.model.set_dim("nO", len(self.labels))
@@ -345,8 +344,7 @@ class GraphParser(Rehearsal, ParserPipe):
             self.cfg["unseen_labels"] = [label for label in unseen if label not in seen]
 
     def _after_load(self, where: str) -> None:
-        if self.model.has_dim("nO") and self.model.get_dim("nO") not in (None, len(self.labels)):
-            raise ValueError(
-                f"[hc_parser] model in {where} has {self.model.get_dim('nO')} label outputs but its "
-                f"cfg lists {len(self.labels)} labels: the files do not belong together"
-            )
+        n_out = self.model.get_dim("nO") if self.model.has_dim("nO") else None
+        if n_out not in (None, len(self.labels)):
+            raise ValueError(f"[hc_parser] model in {where} has {n_out} label outputs but its cfg lists "
+                             f"{len(self.labels)} labels: the files do not belong together")
