@@ -4,17 +4,19 @@
         [--by-genre]
 
 ``hc_parser`` calibrates itself: at each evaluation of ``spacy train`` it fits its calibration
-(``spacy_hcparse.calibration.fit_calibration``: a temperature, then an isotonic map) on the dev
-data and stores it in the model, so no step is needed. This script measures it: the expected
-calibration error and reliability table of ``token._.hc_head_prob`` as MODEL writes it (gold
-words, one Doc per sentence), on DEV and on ``--test``, beside the first-order marginals at
-temperature 1 without the map (``uncalibrated``). ``--plot`` draws the reliability diagram of the written
-probabilities. ``--by-genre`` adds the ECE per genre (``by_genre`` in each split): the prefix of
-each sentence's ``sent_id`` before its first "-" (UD English-EWT: answers, email, newsgroup,
-reviews, weblog). ``--write`` refits the calibration on DEV (``refitted`` in OUTPUT, with its ECE on
-``--test``) and stores it in MODEL (``hc_parser/cfg``; a ``prob_temperature`` set in its config,
-which would override it, is set to null): for a pipeline trained before calibration was automatic,
-or on data of another domain.
+(``spacy_hcparse.calibration.fit_calibration``: a temperature, then an isotonic map) on the dev data
+and stores it in the model, so no step is needed. This script measures it: the expected calibration
+error and reliability table of ``token._.hc_head_prob`` as MODEL writes it (gold words, one Doc per
+sentence), on DEV and on ``--test``, beside the first-order marginals at temperature 1 without the
+map (``uncalibrated``); each with its ECE and its reliability table (``bins``: per bin its bounds,
+words, accuracy and mean confidence). ``--plot`` draws the reliability diagram of the written and
+uncalibrated probabilities (its path in OUTPUT's ``plot``; scripts/report.py links it).
+``--by-genre`` adds the ECE per genre (``by_genre`` in each split): the prefix of each sentence's
+``sent_id`` before its first "-" (UD English-EWT: answers, email, newsgroup, reviews, weblog).
+``--write`` refits the calibration on DEV (``refitted`` in OUTPUT, with its ECE on ``--test``) and
+stores it in MODEL (``hc_parser/cfg``; a ``prob_temperature`` set in its config, which would
+override it, is set to null): for a pipeline trained before calibration was automatic, or on data of
+another domain.
 """
 import argparse
 import json
@@ -73,6 +75,7 @@ def main() -> None:
             result["test"]["refitted"] = report(parsed_examples(spacy.load(args.model), args.test))
     if args.plot:
         plot(result, args.plot)
+        result["plot"] = str(args.plot)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2) + "\n")
 
@@ -149,6 +152,7 @@ def plot(result: Dict, path: Path) -> None:
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -3,13 +3,18 @@
     python scripts/report.py metrics/RUN reports [--corpus corpus/RUN]
 
 Reads ``metrics/RUN/<parser>.json`` from evaluate.py (and ``local_optima.json`` from analyze.py,
-``raw_text.json`` and ``raw_text_flat.json`` from evaluate_raw.py, if present). The main table is on test: parser, UAS and LAS
-on gold tokens (UD-style: punctuation counted, subtypes dropped; spaCy-scorer values beside them),
-words/sec and the ratio to spaCy's parser. Beside it, per split, the raw-text pipelines' CoNLL 2018
-F1 (Tokens, Sentences, Words, UPOS, UAS, LAS, CLAS), words/sec and the ratio to spaCy's pipeline.
+``raw_text.json`` and ``raw_text_flat.json`` from evaluate_raw.py, ``calibration.json`` from
+calibrate.py, if present). The main table is on test: parser, UAS and LAS on gold tokens (UD-style:
+punctuation counted, subtypes dropped; spaCy-scorer values beside them), words/sec and the ratio to
+spaCy's parser. Beside it, per split, the raw-text pipelines' CoNLL 2018 F1 (Tokens, Sentences,
+Words, UPOS, UAS, LAS, CLAS), words/sec and the ratio to spaCy's pipeline. With
+``calibration.json``, a Confidence section: the ECE of hc_parser's head probabilities per split (as
+written and at T = 1 without the map) and a link to the reliability diagram (the ``plot``
+calibrate.py drew, else reports/<run>-reliability.png, where it exists).
 """
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -33,9 +38,12 @@ def main() -> None:
     plot(results, png, run)
     optima = args.metrics / "local_optima.json"
     raw, flat = args.metrics / "raw_text.json", args.metrics / "raw_text_flat.json"
+    calibration_path = args.metrics / "calibration.json"
+    calibration = json.loads(calibration_path.read_text()) if calibration_path.exists() else None
     text = render(run, results, data, json.loads(optima.read_text()) if optima.exists() else None, png.name,
                   json.loads(raw.read_text()) if raw.exists() else None,
-                  json.loads(flat.read_text()) if flat.exists() else None)
+                  json.loads(flat.read_text()) if flat.exists() else None,
+                  calibration, reliability_link(calibration, args.reports, run) if calibration else None)
     (args.reports / f"{run}.md").write_text(text)
     print(text)
 
@@ -95,8 +103,42 @@ def raw_note(raw: Dict) -> str:
             "spaCy's pipeline (`spacy_pipeline`) on the same text.")
 
 
+def reliability_link(calibration: Dict, reports: Path, run: str) -> Optional[str]:
+    """The reliability diagram's link from reports/<run>.md (relative, with "/"): the ``plot`` that
+    calibrate.py recorded (a path from the project directory), else reports/<run>-reliability.png;
+    None where neither file exists."""
+    candidates = ([Path(calibration["plot"])] if calibration.get("plot") else []) + [reports / f"{run}-reliability.png"]
+    found = next((p for p in candidates if p.exists()), None)
+    return None if found is None else Path(os.path.relpath(found, reports)).as_posix()
+
+
+def confidence(calibration: Dict, plot: Optional[str] = None) -> List[str]:
+    """The Confidence section: per split (test first) the words, head accuracy, mean
+    ``hc_head_prob`` and ECE as written and at T = 1 without the map; the fitted calibration; the
+    reliability diagram where ``plot`` is given."""
+    out = ["## Confidence (hc_parser head probabilities)", "",
+           "`token._.hc_head_prob` as the trained pipeline writes it (the calibration fitted on dev in training) "
+           "against the first-order marginals at temperature 1 without the isotonic map; ECE over 10 equal-width "
+           "bins (`scripts/calibrate.py`, docs/confidence.md).", "",
+           "| split | words | head accuracy | mean hc_head_prob | ECE as written | ECE at T = 1 without the map |",
+           "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for split in sorted((s for s in ("dev", "test") if s in calibration), key=lambda s: s != "test"):
+        written, raw = calibration[split]["written"], calibration[split]["uncalibrated"]
+        out.append(f"| {split} | {written['words']} | {_pct(written['accuracy'])} | {_pct(written['mean_confidence'])} | "
+                   f"{written['ece']:.4f} | {raw['ece']:.4f} |")
+    fitted = calibration.get("calibration") or {}
+    if fitted.get("temperature") is not None:
+        out += ["", f"Calibration in the model: T = {fitted['temperature']:.3f}, "
+                f"{'with' if fitted.get('knots') else 'without'} an isotonic map."]
+    out += [""]
+    if plot:
+        out += [f"![reliability diagram of hc_parser's head probabilities]({plot})", ""]
+    return out
+
+
 def render(run: str, results: List[Dict], data: Dict, optima, png: str, raw: Optional[Dict] = None,
-           flat: Optional[Dict] = None) -> str:
+           flat: Optional[Dict] = None, calibration: Optional[Dict] = None,
+           reliability_png: Optional[str] = None) -> str:
     out = [f"# {run}", ""]
     if data.get("source") == "sample" or any(r.get("data_source") == "sample" for r in results):
         out += ["> **SAMPLE DATA, NOT A UD TREEBANK.** " + (data.get("source_note") or "The sample treebank in assets/sample/ was used.")
@@ -169,6 +211,8 @@ def render(run: str, results: List[Dict], data: Dict, optima, png: str, raw: Opt
                        f"{row['max']}{'+' if row['capped'] else ''} | {100 * row['share_single_optimum']:.0f}% |")
         out += [""]
     out += [f"![accuracy against speed]({png})", ""]
+    if calibration:
+        out += confidence(calibration, reliability_png)
     return "\n".join(out)
 
 

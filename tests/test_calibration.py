@@ -201,3 +201,106 @@ def test_calibrate_script_reports_ece_per_sent_id_genre(tmp_path):
     assert result["weblog"]["words"] == 4 and result["email"]["words"] == 2
     assert result["email"]["ece"] == pytest.approx(0.5 * 0.75 + 0.5 * 0.05)
     assert result["weblog"]["ece"] == pytest.approx(0.5 * 0.25 + 0.5 * 0.05)
+
+
+def load_script(name: str):
+    """scripts/<name>.py as a module."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"scripts_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def calibration_result(ece_dev=0.0123, ece_test=0.0234, plot=None):
+    """A calibration.json as calibrate.py writes it (two bins shown), with ``plot`` where given."""
+    def split(ece, raw):
+        bins = [{"low": 0.8, "high": 0.9, "words": 10, "confidence": 0.85, "accuracy": 0.8},
+                {"low": 0.9, "high": 1.0, "words": 30, "confidence": 0.95, "accuracy": 0.9}]
+        return {"written": {"words": 40, "ece": ece, "accuracy": 0.875, "mean_confidence": 0.925, "bins": bins},
+                "uncalibrated": {"words": 40, "ece": raw, "accuracy": 0.875, "mean_confidence": 0.8, "bins": bins}}
+    result = {"model": "m", "calibration": {"temperature": 1.41, "knots": [[0.1, 0.9], [0.2, 0.8]]},
+              "dev": split(ece_dev, 0.0456), "test": split(ece_test, 0.0567)}
+    return {**result, "plot": plot} if plot else result
+
+
+def test_report_has_a_confidence_section_only_with_calibration_json():
+    report = load_script("report")
+    gold = {"parser": "hc_parser", "splits": {"test": {
+        "ud_uas": 0.8, "ud_las": 0.7, "dep_uas": 0.8, "dep_las": 0.7, "exact_las": 0.1, "words_per_sec": 1000.0,
+        "nonprojective": {"precision": None, "recall": None, "gold_arcs": 0}}}}
+    assert "Confidence" not in report.render("UD_Sample", [gold], {}, None, "x.png")
+    text = report.render("UD_Sample", [gold], {}, None, "x.png", calibration=calibration_result(),
+                         reliability_png="UD_Sample-reliability.png")
+    section = text[text.index("## Confidence"):]
+    rows = [line for line in section.splitlines() if line.startswith("| test |") or line.startswith("| dev |")]
+    assert rows == ["| test | 40 | 87.50 | 92.50 | 0.0234 | 0.0567 |", "| dev | 40 | 87.50 | 92.50 | 0.0123 | 0.0456 |"]
+    assert "T = 1.410, with an isotonic map" in section
+    assert "![reliability diagram of hc_parser's head probabilities](UD_Sample-reliability.png)" in section
+    assert "](" not in report.render("UD_Sample", [gold], {}, None, "x.png", calibration=calibration_result()).split(
+        "## Confidence")[1]  # no plot, no image
+
+
+def test_report_script_links_the_reliability_plot(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    metrics, reports = tmp_path / "metrics" / "RUN", tmp_path / "reports"
+    metrics.mkdir(parents=True)
+    reports.mkdir()
+    (reports / "RUN-reliability.png").write_bytes(b"png")
+    cmd = [sys.executable, str(root / "scripts" / "report.py"), "metrics/RUN", "reports"]
+    result = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Confidence" not in (reports / "RUN.md").read_text()
+    (metrics / "calibration.json").write_text(json.dumps(calibration_result(plot="reports/RUN-reliability.png")))
+    result = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = (reports / "RUN.md").read_text()
+    assert "## Confidence" in text and "](RUN-reliability.png)" in text
+    report = load_script("report")
+    assert report.reliability_link({"plot": str(tmp_path / "elsewhere.png")}, reports, "RUN") == "RUN-reliability.png"
+    assert report.reliability_link({}, reports, "OTHER") is None
+
+
+def test_calibrate_script_writes_the_json_and_the_reliability_plot(tmp_path):
+    """calibrate.py on an untrained tiny hc_parser (initialized on the sample train split): ECE as
+    written and at T = 1 per split, the reliability tables, the plot and its path."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import spacy
+    from spacy.training import Example
+
+    from spacy_hcparse.conllu import read_conllu
+    from spacy_hcparse.evaluation.ud import gold_doc, input_doc
+
+    root = Path(__file__).resolve().parents[1]
+    sample = root / "assets" / "sample"
+    spacy.util.fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("hc_parser", config={"model": {"tok2vec": {"width": 32, "depth": 1, "embed_size": 500},
+                                                "arc_scorer": {"width": 16}, "label_scorer": {"width": 16},
+                                                "sibling_scorer": {"rank": 4}, "grand_scorer": {"rank": 4}}})
+    examples = [Example(input_doc(nlp, s), gold_doc(nlp, s)) for s in read_conllu(sample / "sample-ud-train.conllu")]
+    nlp.initialize(lambda: examples)
+    nlp.to_disk(tmp_path / "model")
+    out, png = tmp_path / "metrics" / "calibration.json", tmp_path / "reports" / "RUN-reliability.png"
+    cmd = [sys.executable, str(root / "scripts" / "calibrate.py"), str(tmp_path / "model"),
+           str(sample / "sample-ud-dev.conllu"), str(out), "--test", str(sample / "sample-ud-test.conllu"),
+           "--plot", str(png)]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    written = json.loads(out.read_text())
+    assert written["plot"] == str(png) and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for split in ("dev", "test"):
+        for kind in ("written", "uncalibrated"):
+            entry = written[split][kind]
+            assert entry["words"] > 0 and 0.0 <= entry["ece"] <= 1.0
+            assert len(entry["bins"]) == 10 and sum(b["words"] for b in entry["bins"]) == entry["words"]

@@ -48,6 +48,18 @@ def test_all_trains_evaluates_and_packages_the_raw_text_pipelines():
         assert not any("pipeline/" in d for d in commands[step].get("deps", [])), step
 
 
+def test_all_measures_hc_parser_calibration_before_the_report():
+    config = project()
+    steps = config["workflows"]["all"]
+    assert steps.index("train-graph") < steps.index("calibration") < steps.index("report")
+    command = next(c for c in config["commands"] if c["name"] == "calibration")
+    script = command["script"][0]
+    assert script.startswith("python scripts/calibrate.py training/${vars.run}/hc_parser/model-best")
+    assert "--test corpus/${vars.run}/test.conllu" in script and "--plot reports/${vars.run}-reliability.png" in script
+    assert {"scripts/calibrate.py", "training/${vars.run}/hc_parser/model-best"} <= set(command["deps"])
+    assert command["outputs"] == ["metrics/${vars.run}/calibration.json", "reports/${vars.run}-reliability.png"]
+
+
 @pytest.mark.slow
 def test_smoke_workflow_on_sample(tmp_path):
     # What a clone holds: the project, and the source the package step builds the wheel from.
@@ -83,6 +95,10 @@ def test_smoke_workflow_on_sample(tmp_path):
     assert "Raw text (CoNLL 2018 F1):" in report and "| hc_pipeline |" in report and "| spacy_pipeline |" in report
     assert "Raw text without line breaks" in report
     assert (tmp_path / f"reports/{run}.png").stat().st_size > 1000
+    calibration = json.loads((tmp_path / f"metrics/{run}/calibration.json").read_text())
+    assert {"written", "uncalibrated"} <= set(calibration["test"]) and {"written", "uncalibrated"} <= set(calibration["dev"])
+    assert (tmp_path / f"reports/{run}-reliability.png").stat().st_size > 1000
+    assert "## Confidence" in report and f"]({run}-reliability.png)" in report
     check = json.loads((tmp_path / f"packages/{run}/check.json").read_text())
     assert "hc_parser" in check["entry_points"] and check["parse"]
     assert check["pipeline"] == ["tok2vec", "morphologizer", "hc_parser"] and len(check["pos"]) == len(check["parse"])
