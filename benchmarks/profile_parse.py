@@ -3,7 +3,7 @@
     OMP_NUM_THREADS=1 python benchmarks/profile_parse.py training/RUN/hc_parser/model-best \\
         --gold corpus/RUN/test.conllu [--gpu-id 0] [--repeats 3] [--batch-size 256] [--limit N] \\
         [--train corpus/RUN/train.spacy --train-steps 50] [--cprofile 25] [--json out.json] [--per-span]
-        [--threads N]
+        [--threads N] [--override SECTION.KEY=VALUE ...]
 
 Parsing: ``nlp.pipe`` over the gold file's words, one Doc per gold sentence with its start preset
 (``.conllu``: as ``evaluation.harness``; ``.spacy``: each doc's sentences), one untimed warm-up on
@@ -21,7 +21,9 @@ scores`` (the label scorer's call and its transfer; the scorer's own time is ``l
 there in this version of the code are listed as not found and their time lands in ``other``
 (everything untimed: spaCy's pipe loop, making Docs, Python glue). On a GPU (``--gpu-id``) every
 timer synchronizes the device first, so a kernel's time lands in the group that launched it (this
-costs a little throughput). ``--cprofile N`` also prints cProfile's top N functions by own time (its
+costs a little throughput). ``--override SECTION.KEY=VALUE`` (repeatable) loads the pipeline with that
+config value changed (the value parsed as JSON, else a string), e.g.
+``components.hc_parser.model.context.@architectures=spacy_hcparse.TorchBiLSTMContext.v1``. ``--cprofile N`` also prints cProfile's top N functions by own time (its
 overhead inflates Python-heavy groups).
 """
 import argparse
@@ -35,7 +37,7 @@ from collections import defaultdict
 from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Any, Callable, Dict, List
 
 import spacy
 from spacy.tokens import Doc, DocBin
@@ -268,15 +270,19 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--per-span", action="store_true", help="the host work span by span (GraphParser.batched)")
     parser.add_argument("--threads", type=int, default=1, help="numba threads of the batched host work")
+    parser.add_argument("--override", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="load the pipeline with this config value changed (repeatable)")
     args = parser.parse_args()
     if args.gpu_id >= 0:
         require_gpu(args.gpu_id)
-    nlp = spacy.load(args.model)
+    nlp = spacy.load(args.model, config=config_overrides(args.override))
     pipe = nlp.get_pipe("hc_parser")
     pipe.batched, pipe.threads = not args.per_span, args.threads
     device = "GPU %d" % args.gpu_id if args.gpu_id >= 0 else "CPU"
     print(f"{args.model} on {device} ({type(pipe.model.ops).__name__}); pipeline {nlp.pipe_names}; host work "
           f"{'span by span' if args.per_span else f'batched, {args.threads} thread(s)'}")
+    if args.override:
+        print("config overrides: " + ", ".join(args.override))
     timers = Timers(device_sync(args.gpu_id >= 0))
     missing = instrument(nlp, timers)
     make_docs = input_docs(nlp, args.gold, args.limit)
@@ -316,6 +322,21 @@ def main() -> None:
                               timers, total, words, missing)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
+
+
+def config_overrides(specs: List[str]) -> Dict[str, Any]:
+    """``spacy.load``'s config overrides from ``SECTION.KEY=VALUE`` (the value parsed as JSON, else
+    kept as a string), as ``benchmarks/parser_vs_spacy.py``'s ``--override`` without the name."""
+    out: Dict[str, Any] = {}
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        if not key or not sep:
+            raise SystemExit(f"--override {spec!r}: expected SECTION.KEY=VALUE")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
 
 
 def _print_profile(profile: cProfile.Profile, top: int) -> None:
