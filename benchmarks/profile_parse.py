@@ -21,10 +21,10 @@ scores`` (the label scorer's call and its transfer; the scorer's own time is ``l
 there in this version of the code are listed as not found and their time lands in ``other``
 (everything untimed: spaCy's pipe loop, making Docs, Python glue). On a GPU (``--gpu-id``) every
 timer synchronizes the device first, so a kernel's time lands in the group that launched it (this
-costs a little throughput). ``--override SECTION.KEY=VALUE`` (repeatable) loads the pipeline with that
-config value changed (the value parsed as JSON, else a string), e.g.
-``components.hc_parser.model.context.@architectures=spacy_hcparse.TorchBiLSTMContext.v1``. ``--cprofile N`` also prints cProfile's top N functions by own time (its
-overhead inflates Python-heavy groups).
+costs a little throughput). ``--cprofile N`` also prints cProfile's top N functions by own time (its
+overhead inflates Python-heavy groups). ``--override SECTION.KEY=VALUE`` (repeatable) loads the
+pipeline with that config value changed (the value parsed as JSON, else a string), e.g.
+``components.hc_parser.model.context.@architectures=spacy_hcparse.TorchBiLSTMContext.v1``.
 """
 import argparse
 import cProfile
