@@ -135,14 +135,17 @@ print("hc_parser factory:", Language.has_factory("hc_parser"), "from", spacy_hcp
 EOF
 
 # PROFILE=PIPELINE (a trained pipeline folder carried along): after the sanity check, only
-# benchmarks/profile_parse.py on the GPU and on one CPU thread (parsing EWT test and TRAIN_STEPS
-# training steps), each printed as a table and written to RESULTS_DIR/profile_{gpu,cpu}.json.
+# benchmarks/profile_parse.py (parsing EWT test and TRAIN_STEPS training steps), once per name in
+# PROFILES (default "gpu cpu"; gpu_torch: on the GPU with TorchBiLSTMContext.v1 as the context),
+# each printed as a table and written to RESULTS_DIR/profile_NAME.json.
 if [ -n "${PROFILE:-}" ]; then
-  for dev in "$GPU" -1; do
-    name=$([ "$dev" -ge 0 ] && echo gpu || echo cpu)
+  for name in ${PROFILES:-gpu cpu}; do
+    dev=$GPU; extra=()
+    [ "$name" = cpu ] && dev=-1
+    [ "$name" = gpu_torch ] && extra=(--override components.hc_parser.model.context.@architectures=spacy_hcparse.TorchBiLSTMContext.v1)
     step "profile_$name" 150 "$PY" benchmarks/profile_parse.py "$PROFILE" --gold "$DATA/test.conllu" \
       --gpu-id "$dev" --repeats 2 --train "$DATA/train.spacy" --train-steps "${TRAIN_STEPS:-30}" \
-      --json "$RESULTS/profile_$name.json"
+      --json "$RESULTS/profile_$name.json" "${extra[@]}"
   done
   log "done in $((SECONDS - START))s (profile only)"
   exit 0
