@@ -21,6 +21,7 @@ import numpy as np
 from spacy_hcparse.decoders import constrained_labels, decode_eisner, tree_probabilities, tree_score
 from spacy_hcparse.decoders.batch import decode_eisner_batch, labels_batch, pack, split_rows
 from spacy_hcparse.decoders.batch_marginals import head_margins_batch, tree_probabilities_batch
+from spacy_hcparse.graph.parses import margins
 
 
 def lengths_of(gold, count, rng):
@@ -59,17 +60,6 @@ def dense(size, sib):
     cube = np.zeros((size, size, size))
     cube[sib[0][:, 0], sib[0][:, 1], sib[0][:, 2]] = sib[1]
     return cube
-
-
-def margins(arc, heads):
-    n = len(heads) - 1
-    scores = arc[:, 1:].copy()
-    np.fill_diagonal(scores[1:], -np.inf)
-    words = np.arange(n)
-    chosen = scores[heads[1:], words].copy()
-    scores[heads[1:], words] = -np.inf
-    best_other = scores.max(axis=0)
-    return np.where(np.isfinite(best_other), chosen - best_other, 0.0)
 
 
 def per_span(spans, label_scores, label_class):

@@ -13,6 +13,7 @@ from spacy_hcparse.decoders import constrained_labels, decode_eisner, tree_proba
 from spacy_hcparse.decoders._checks import tree_problem
 from spacy_hcparse.decoders.batch import decode_eisner_batch, labels_batch, pack, split_rows, split_words
 from spacy_hcparse.decoders.batch_marginals import head_margins_batch, tree_probabilities_batch
+from spacy_hcparse.graph.parses import margins as reference_margins
 
 
 def candidates(arc, top_k):
@@ -35,20 +36,6 @@ def sibling_triples(mask):
     out = [(h, s, m) for h in range(size) for m in range(1, size) if mask[h, m] and m != h
            for s in [h] + [s for s in range(min(h, m) + 1, max(h, m)) if mask[h, s]]]
     return np.array(out, dtype=np.int64).reshape(-1, 3)
-
-
-def reference_margins(arc, heads):
-    """``hc_parser``'s first-order margins (``components.graph_parser._margins``), verbatim."""
-    n = len(heads) - 1
-    if n == 0:
-        return np.zeros(0)
-    scores = arc[:, 1:].copy()
-    np.fill_diagonal(scores[1:], -np.inf)
-    words = np.arange(n)
-    chosen = scores[heads[1:], words].copy()
-    scores[heads[1:], words] = -np.inf
-    best_other = scores.max(axis=0)
-    return np.where(np.isfinite(best_other), chosen - best_other, 0.0)
 
 
 def reference_labels(heads, scores, label_class, root):
