@@ -51,10 +51,12 @@ def lstm_node(forward_fn: Callable, nO: int, *, bi: bool, depth: int, dropout: f
     )
 
 
-def forward(model: Model[Padded, Padded], Xp: Padded, is_train: bool) -> Tuple[Padded, Callable]:
+def lstm_inputs(model: Model[Padded, Padded], Xp: Padded, is_train: bool) -> Tuple:
+    """What every kernel's forward starts from: the weights ``LSTM`` (times the dropout ``mask``
+    in training, else ``mask`` is None), ``HC0``, the host ``sizes`` per time step, the padded
+    layout's ``cells`` and the packed input ``X``."""
     ops = model.ops
     params = model.get_param("LSTM")
-    HC0 = model.get_param("HC0")
     mask = None
     if is_train and model.attrs["dropout_rate"] > 0:
         # Dropout over the weights (thinc's, after Gal and the AWD-LSTM), the same mask both ways.
@@ -64,7 +66,12 @@ def forward(model: Model[Padded, Padded], Xp: Padded, is_train: bool) -> Tuple[P
     # The output and both gradients share the input's layout (one size_at_t: with_padded pads
     # the gradients by the same lengths), so its cells are found once.
     cells = _cells(ops.xp, sizes)
-    X = _packed(ops, Xp, cells)
+    return params, mask, model.get_param("HC0"), sizes, cells, _packed(ops, Xp, cells)
+
+
+def forward(model: Model[Padded, Padded], Xp: Padded, is_train: bool) -> Tuple[Padded, Callable]:
+    ops = model.ops
+    params, mask, HC0, sizes, cells, X = lstm_inputs(model, Xp, is_train)
     if not is_train:
         if isinstance(ops, NumpyOps):
             Y = ops.lstm_forward_inference(params, HC0[0], HC0[1], X, sizes.astype("i"))

@@ -22,7 +22,7 @@ import numpy as np
 from thinc.api import Model, torch2xp, xp2torch
 from thinc.types import Padded
 
-from .lstm import _cells, _packed, _padded, lstm_node
+from .lstm import _packed, _padded, lstm_inputs, lstm_node
 
 # One nn.LSTM per shape and device: its own parameters are never used (functional_call replaces them).
 _MODULES: Dict[Tuple, object] = {}
@@ -38,15 +38,7 @@ def forward(model: Model[Padded, Padded], Xp: Padded, is_train: bool) -> Tuple[P
     import torch
 
     ops = model.ops
-    params = model.get_param("LSTM")
-    HC0 = model.get_param("HC0")
-    mask = None
-    if is_train and model.attrs["dropout_rate"] > 0:
-        mask = ops.get_dropout_mask(params.shape, model.attrs["dropout_rate"])
-        params = params * mask
-    sizes = np.asarray(ops.to_numpy(Xp.size_at_t), dtype=np.int64)
-    cells = _cells(ops.xp, sizes)
-    X = _packed(ops, Xp, cells)
+    params, mask, HC0, sizes, cells, X = lstm_inputs(model, Xp, is_train)
     if X.shape[0] == 0:
         Y = ops.alloc2f(0, model.get_dim("nO"))
         return _padded(ops, Y, Xp, cells), lambda dYp: _padded(ops, ops.alloc2f(0, X.shape[1]), dYp, cells)
