@@ -47,3 +47,34 @@ def build_multi_hash_embed(
         vectors = next(node for node in model.walk() if node.name == "static_vectors")
         model.replace_node(vectors, chain(vectors, with_array(word_dropout(vectors_dropout_rate))))
     return model
+
+
+@registry.architectures("spacy_hcparse.ConcatTok2Vec.v1")
+def build_concat_tok2vec(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    features: Model[List[Doc], List[Floats2d]],
+) -> Model[List[Doc], List[Floats2d]]:
+    """Each token's ``tok2vec`` row followed by its ``features`` row (e.g. a
+    ``spacy-transformers.TransformerListener.v1``): output width = the sum of theirs. The way to
+    give an encoder pretrained contextual features beside its own embeddings (UDPipe 2's recipe
+    with a frozen transformer). Gradients go back to both."""
+    return Model("concat_tok2vec", _concat_forward, init=_concat_init, layers=[tok2vec, features],
+                 dims={"nO": None})
+
+
+def _concat_init(model: Model, X=None, Y=None) -> None:
+    for layer in model.layers:
+        layer.initialize(X=X)
+    model.set_dim("nO", sum(layer.get_dim("nO") for layer in model.layers))
+
+
+def _concat_forward(model: Model, docs: List[Doc], is_train: bool):
+    (first, bp_first), (second, bp_second) = (layer(docs, is_train) for layer in model.layers)
+    split = model.layers[0].get_dim("nO")
+    output = [model.ops.xp.hstack((a, model.ops.asarray2f(b))) for a, b in zip(first, second)]
+
+    def backprop(d_output: List[Floats2d]) -> List[Doc]:
+        bp_second([model.ops.xp.ascontiguousarray(d[:, split:]) for d in d_output])
+        return bp_first([model.ops.xp.ascontiguousarray(d[:, :split]) for d in d_output])
+
+    return output, backprop

@@ -3,6 +3,7 @@
 The transformer is a tiny BERT with random weights, written with its tokenizer into tmp_path:
 nothing is downloaded. Needs the ``transformers`` extra (spacy-transformers, torch).
 """
+import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Doc
@@ -137,3 +138,75 @@ def test_hc_parser_trains_on_a_transformer_listener(tmp_path, monkeypatch):
     loaded = spacy.load(tmp_path / "pipeline")
     assert loaded.pipe_names == ["transformer", "hc_parser"]
     assert parses(loaded.pipe(Doc(loaded.vocab, words=[t.text for t in doc]) for doc in texts)) == parses(docs)
+
+
+def frozen_concat_config(name: str) -> str:
+    """CONFIG with the configs/ewt_trf.cfg recipe: hc_parser's own embeddings followed by the
+    transformer's rows (ConcatTok2Vec), a BiLSTM over them."""
+    listener = CONFIG[CONFIG.index("[components.hc_parser.model.tok2vec]"):]
+    own = """[components.hc_parser.model.tok2vec]
+@architectures = "spacy_hcparse.ConcatTok2Vec.v1"
+
+[components.hc_parser.model.tok2vec.tok2vec]
+@architectures = "spacy.Tok2Vec.v2"
+
+[components.hc_parser.model.tok2vec.tok2vec.embed]
+@architectures = "spacy.MultiHashEmbed.v2"
+width = 16
+attrs = ["NORM", "SHAPE"]
+rows = [100, 20]
+include_static_vectors = false
+
+[components.hc_parser.model.tok2vec.tok2vec.encode]
+@architectures = "spacy.MaxoutWindowEncoder.v2"
+width = 16
+depth = 1
+window_size = 1
+maxout_pieces = 2
+
+"""
+    features = listener.replace("[components.hc_parser.model.tok2vec]", "[components.hc_parser.model.tok2vec.features]")
+    features = features.replace("[components.hc_parser.model.tok2vec.pooling]",
+                                "[components.hc_parser.model.tok2vec.features.pooling]")
+    context = """
+[components.hc_parser.model.context]
+@architectures = "spacy_hcparse.BiLSTMContext.v1"
+width = 16
+depth = 1
+dropout = 0.0
+"""
+    text = CONFIG[:CONFIG.index("[components.hc_parser.model.tok2vec]")] + own + features + context
+    return text.replace("context = null\n", "").replace("{name}", name)
+
+
+def test_a_frozen_cached_transformer_runs_once_per_doc_and_hc_parser_trains_on_it(tmp_path, monkeypatch):
+    """configs/ewt_trf.cfg's training: the transformer frozen and annotating, initialized by
+    initialize_frozen.v1 with cache_outputs; each doc goes through the transformer once, with the
+    output the uncached component gives; hc_parser learns over ConcatTok2Vec."""
+    pytest.importorskip("spacy_transformers")
+    name = tiny_bert(tmp_path / "tiny-bert", monkeypatch)
+    spacy.util.fix_random_seed(0)
+    config = spacy.util.load_config_from_str(frozen_concat_config(name))
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    examples = make_examples(nlp)
+    callback = spacy.util.registry.callbacks.get("spacy_hcparse.initialize_frozen.v1")
+    callback(components=["transformer"], cache_outputs=True)(nlp)
+    transformer = nlp.get_pipe("transformer")
+    plain = [data.model_output.last_hidden_state.copy()
+             for data in transformer.model.predict([eg.predicted for eg in examples]).doc_data]
+    calls = []
+    predict = transformer.model.predict
+    transformer.model.predict = lambda docs: calls.append(len(docs)) or predict(docs)
+    with nlp.select_pipes(disable=["transformer"]):
+        optimizer = nlp.initialize(lambda: examples)
+    history = []
+    for _ in range(15):
+        losses = {}
+        fresh = [eg.__class__(Doc(nlp.vocab, words=[t.text for t in eg.predicted]), eg.reference) for eg in examples]
+        nlp.update(fresh, sgd=optimizer, losses=losses, exclude=["transformer"], annotates=["transformer"])
+        history.append(losses["hc_parser"])
+    assert sum(calls) == len(examples), calls  # every doc once, over 15 updates
+    assert history[-1] < 0.8 * history[0], history
+    for doc, expected in zip(transformer.pipe([eg.predicted for eg in fresh]), plain):
+        assert np.allclose(doc._.trf_data.model_output.last_hidden_state, expected)
+    assert sum(calls) == len(examples)

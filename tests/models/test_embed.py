@@ -81,3 +81,34 @@ def test_vectors_dropout_drops_whole_vectors_in_training_only():
 def test_vectors_dropout_needs_vectors():
     with pytest.raises(ValueError, match="include_static_vectors"):
         build(vectors_dropout_rate=0.2)
+
+
+def test_concat_tok2vec_puts_the_features_after_the_tok2vec_rows_and_splits_the_gradient():
+    fix_random_seed(0)
+    first, second = build(), build(word_dropout_rate=0.0)
+    concat = registry.architectures.get("spacy_hcparse.ConcatTok2Vec.v1")(tok2vec=first, features=second)
+    concat.initialize(X=docs())
+    assert concat.get_dim("nO") == 16
+    joined = concat.predict(docs())
+    for row, a, b in zip(joined, first.predict(docs()), second.predict(docs())):
+        assert row.shape == (len(a), 16)
+        assert np.allclose(row[:, :8], a) and np.allclose(row[:, 8:], b)
+    seen = {}
+    for name, layer in (("first", first), ("second", second)):
+        forward = layer._func
+
+        def recording(model, X, is_train, name=name, forward=forward):
+            Y, backprop = forward(model, X, is_train)
+
+            def record(dY):
+                seen[name] = [d.copy() for d in dY]
+                return backprop(dY)
+
+            return Y, record
+
+        layer._func = recording
+    output, backprop = concat(docs(), is_train=True)
+    gradient = [np.arange(d.size, dtype="f").reshape(d.shape) for d in output]
+    backprop(gradient)
+    for d, a, b in zip(gradient, seen["first"], seen["second"]):
+        assert np.array_equal(a, d[:, :8]) and np.array_equal(b, d[:, 8:])
