@@ -203,6 +203,7 @@ def head_scores(nlp: Language, gold_path: PathLike, *, limit: int = 0, batch_siz
     per sentence): the (n+1, n+1) first-order arc scores, the gold heads and the heads the
     parser chose, each (n+1,) with ``-1`` at index 0 (what ``calibration`` reads)."""
     pipe = nlp.get_pipe("hc_parser")
+    upstream = nlp.pipe_names[: nlp.pipe_names.index("hc_parser")]
     gold = [s for s in list(read_conllu(gold_path))[: limit or None] if len(s.words) <= pipe.max_length]
     arcs, golds, chosen = [], [], []
     for start in range(0, len(gold), batch_size):
@@ -220,12 +221,14 @@ def label_accuracy(nlp: Language, gold_path: PathLike, *, limit: int = 0, batch_
                    ignore: Sequence[str] = ("punct", "p")) -> Dict:
     """How often ``hc_parser``'s labeler picks the gold label given the gold heads (gold words, one
     Doc per sentence; the gold arcs are made candidates), over the words whose gold label is not
-    in ``ignore`` (punctuation, as spaCy's LAS leaves it out); labels compared whole
+    in ``ignore`` (punctuation, as spaCy's LAS leaves it out), after the components before
+    ``hc_parser`` (a transformer it listens to) have run; labels compared whole
     (``nmod:poss`` is not ``nmod``); the root's child always gets ``ROOT``. Also the most
     confused (gold, predicted) pairs."""
     from collections import Counter
 
     pipe = nlp.get_pipe("hc_parser")
+    upstream = nlp.pipe_names[: nlp.pipe_names.index("hc_parser")]
     gold = [s for s in list(read_conllu(gold_path))[: limit or None] if len(s.words) <= pipe.max_length]
     labels = pipe.labels
     right = total = 0
@@ -233,6 +236,8 @@ def label_accuracy(nlp: Language, gold_path: PathLike, *, limit: int = 0, batch_
     for start in range(0, len(gold), batch_size):
         batch = gold[start: start + batch_size]
         docs = [input_doc(nlp, s) for s in batch]
+        for name in upstream:  # e.g. a transformer whose output hc_parser's listener reads
+            docs = list(nlp.get_pipe(name).pipe(docs))
         heads = [np.array([-1] + [w.head for w in s.words], dtype=np.int64) for s in batch]
         scores = pipe.score_spans(docs, [[(0, len(doc))] for doc in docs], keep=heads, factors=frozenset())
         for sentence, tree, rows in zip(batch, heads, pipe.label_scores(scores, heads)):
