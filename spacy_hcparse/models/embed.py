@@ -8,6 +8,7 @@ from spacy.util import registry
 from thinc.api import Model, chain, with_array
 from thinc.types import Floats2d
 
+from ..layers.mlp import FixedDropout
 from ..layers.word_dropout import word_dropout
 
 
@@ -53,11 +54,22 @@ def build_multi_hash_embed(
 def build_concat_tok2vec(
     tok2vec: Model[List[Doc], List[Floats2d]],
     features: Model[List[Doc], List[Floats2d]],
+    features_dropout: float = 0.0,
+    features_word_dropout: float = 0.0,
 ) -> Model[List[Doc], List[Floats2d]]:
     """Each token's ``tok2vec`` row followed by its ``features`` row (e.g. a
     ``spacy-transformers.TransformerListener.v1``): output width = the sum of theirs. The way to
     give an encoder pretrained contextual features beside its own embeddings (UDPipe 2's recipe
-    with a frozen transformer). Gradients go back to both."""
+    with a frozen transformer). Gradients go back to both.
+
+    features_dropout: in training, dropout on the features' units at this rate (its own rate,
+        not the training's ``dropout``); features_word_dropout: zero a token's whole features row
+        with this probability, so the encoder keeps learning from its own embeddings. A frozen
+        transformer's rows are the same every epoch: without either the model can memorize them.
+    """
+    if features_dropout or features_word_dropout:
+        features = chain(features, with_array(chain(FixedDropout(features_dropout),
+                                                    word_dropout(features_word_dropout))))
     return Model("concat_tok2vec", _concat_forward, init=_concat_init, layers=[tok2vec, features],
                  dims={"nO": None})
 

@@ -140,9 +140,10 @@ def test_hc_parser_trains_on_a_transformer_listener(tmp_path, monkeypatch):
     assert parses(loaded.pipe(Doc(loaded.vocab, words=[t.text for t in doc]) for doc in texts)) == parses(docs)
 
 
-def frozen_concat_config(name: str) -> str:
+def frozen_concat_config(name: str, mix: bool = False) -> str:
     """CONFIG with the configs/ewt_trf.cfg recipe: hc_parser's own embeddings followed by the
-    transformer's rows (ConcatTok2Vec), a BiLSTM over them."""
+    transformer's rows (ConcatTok2Vec), a BiLSTM over them; ``mix``: the rows are a learned mix of
+    the transformer's hidden layers (TransformerLayersListener.v1)."""
     listener = CONFIG[CONFIG.index("[components.hc_parser.model.tok2vec]"):]
     own = """[components.hc_parser.model.tok2vec]
 @architectures = "spacy_hcparse.ConcatTok2Vec.v1"
@@ -175,18 +176,25 @@ width = 16
 depth = 1
 dropout = 0.0
 """
+    if mix:
+        features = features.replace('@architectures = "spacy-transformers.TransformerListener.v1"',
+                                    '@architectures = "spacy_hcparse.TransformerLayersListener.v1"\nlayers = [0, 1, 2]')
     text = CONFIG[:CONFIG.index("[components.hc_parser.model.tok2vec]")] + own + features + context
+    if mix:
+        text = text.replace("[components.transformer.model.transformer_config]\n",
+                            "[components.transformer.model.transformer_config]\noutput_hidden_states = true\n")
     return text.replace("context = null\n", "").replace("{name}", name)
 
 
-def test_a_frozen_cached_transformer_runs_once_per_doc_and_hc_parser_trains_on_it(tmp_path, monkeypatch):
+@pytest.mark.parametrize("mix", [False, True], ids=["last_layer", "layer_mix"])
+def test_a_frozen_cached_transformer_runs_once_per_doc_and_hc_parser_trains_on_it(tmp_path, monkeypatch, mix):
     """configs/ewt_trf.cfg's training: the transformer frozen and annotating, initialized by
     initialize_frozen.v1 with cache_outputs; each doc goes through the transformer once, with the
     output the uncached component gives; hc_parser learns over ConcatTok2Vec."""
     pytest.importorskip("spacy_transformers")
     name = tiny_bert(tmp_path / "tiny-bert", monkeypatch)
     spacy.util.fix_random_seed(0)
-    config = spacy.util.load_config_from_str(frozen_concat_config(name))
+    config = spacy.util.load_config_from_str(frozen_concat_config(name, mix))
     nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
     examples = make_examples(nlp)
     callback = spacy.util.registry.callbacks.get("spacy_hcparse.initialize_frozen.v1")
@@ -210,3 +218,10 @@ def test_a_frozen_cached_transformer_runs_once_per_doc_and_hc_parser_trains_on_i
     for doc, expected in zip(transformer.pipe([eg.predicted for eg in fresh]), plain):
         assert np.allclose(doc._.trf_data.model_output.last_hidden_state, expected)
     assert sum(calls) == len(examples)
+    if mix:  # the layer weights learned, and travel with the pipeline
+        weights = next(n for n in nlp.get_pipe("hc_parser").model.walk() if n.name == "layer_mix").get_param("w")
+        assert np.abs(weights).max() > 0
+        texts = [Doc(nlp.vocab, words=words) for words, _, _ in SENTENCES]
+        nlp.to_disk(tmp_path / "pipeline")
+        loaded = spacy.load(tmp_path / "pipeline")
+        assert parses(loaded.pipe(texts)) == parses(nlp.pipe(Doc(nlp.vocab, words=[t.text for t in d]) for d in texts))

@@ -112,3 +112,18 @@ def test_concat_tok2vec_puts_the_features_after_the_tok2vec_rows_and_splits_the_
     backprop(gradient)
     for d, a, b in zip(gradient, seen["first"], seen["second"]):
         assert np.array_equal(a, d[:, :8]) and np.array_equal(b, d[:, 8:])
+
+
+def test_concat_tok2vec_drops_feature_units_and_rows_in_training_only():
+    fix_random_seed(0)
+    make = registry.architectures.get("spacy_hcparse.ConcatTok2Vec.v1")
+    concat = make(tok2vec=build(word_dropout_rate=0.0), features=build(word_dropout_rate=0.0),
+                  features_dropout=0.3, features_word_dropout=0.5)
+    concat.initialize(X=docs())
+    predicted = concat.predict(docs())[0]
+    trained = concat(docs(), is_train=True)[0][0]
+    assert np.allclose(predicted[:, :8], trained[:, :8])  # the tok2vec's rows untouched
+    dropped_rows = (trained[:, 8:] == 0).all(axis=1)
+    assert 0 < dropped_rows.sum() < len(WORDS)
+    kept = trained[~dropped_rows, 8:]
+    assert (kept == 0).any() and not np.allclose(kept, predicted[~dropped_rows, 8:])  # units dropped, rescaled
