@@ -22,8 +22,8 @@ def tiny_vectors(path: Path, words: Iterable[str], width: int = 8) -> str:
     return str(path / "model")
 
 
-def tiny_bert(path: Path, words: Iterable[str]) -> str:
-    """A 2-layer BERT (hidden 32, 2 heads) with random weights and a word-level vocab of
+def tiny_bert(path: Path, words: Iterable[str], layers: int = 2) -> str:
+    """A ``layers``-layer BERT (hidden 32, 2 heads) with random weights and a word-level vocab of
     ``words`` (and their characters), saved as a Hugging Face model directory."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -36,7 +36,7 @@ def tiny_bert(path: Path, words: Iterable[str]) -> str:
     (path / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf8")
     tokenizer = transformers.BertTokenizerFast(vocab_file=str(path / "vocab.txt"), do_lower_case=True)
     torch.manual_seed(0)
-    config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
+    config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=layers,
                                      num_attention_heads=2, intermediate_size=64, max_position_embeddings=160)
     transformers.BertModel(config).save_pretrained(str(path))
     tokenizer.save_pretrained(str(path))

@@ -81,7 +81,11 @@ def _chosen(model: Model, data) -> Optional[List]:
             return None
         raise ValueError("layer_mix: the transformer returns no hidden states; set "
                          "[components.transformer.model.transformer_config] output_hidden_states = true")
-    return [states[i] for i in model.attrs["layers"]]
+    layers = model.attrs["layers"]
+    if any(not -len(states) <= i < len(states) for i in layers):
+        raise ValueError(f"layer_mix: layers {layers} name hidden states the transformer does not have "
+                         f"(it returns {len(states)}: the embeddings and {len(states) - 1} layers)")
+    return [states[i] for i in layers]
 
 
 def _ends_with_last(model: Model, data) -> bool:

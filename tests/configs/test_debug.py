@@ -66,7 +66,8 @@ def pretrained_paths(config: Path, tmp_path_factory) -> Dict[str, str]:
         paths["paths.vectors"] = tiny.tiny_vectors(tmp_path_factory.mktemp("vectors") / "t", words)
     if 'factory = "transformer"' in text:
         pytest.importorskip("spacy_transformers")
-        paths["paths.transformer"] = tiny.tiny_bert(tmp_path_factory.mktemp("bert") / "t", words)
+        # six layers, as all-MiniLM-L6-v2 has: the configs may name them (TransformerLayersListener.v1)
+        paths["paths.transformer"] = tiny.tiny_bert(tmp_path_factory.mktemp("bert") / "t", words, layers=6)
     return paths
 
 

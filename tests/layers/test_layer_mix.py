@@ -81,3 +81,10 @@ def test_gradients_of_the_weights_and_gamma_match_finite_differences():
     # the last layer's share goes back to the transformer
     weights = np.exp(mix.get_param("w")) / np.exp(mix.get_param("w")).sum()
     assert np.allclose(d_inputs[0].model_output.last_hidden_state, target[0] * 1.3 * weights[-1], atol=1e-5)
+
+
+def test_layers_the_transformer_does_not_have_are_named_in_the_error():
+    mix = layer_mix([0, 6])
+    mix.initialize()
+    with pytest.raises(ValueError, match="returns 4"):
+        mix.predict([data(0)])
