@@ -198,21 +198,28 @@ def compare_decoders(model: PathLike, gold_path: PathLike, out_dir: PathLike, *,
     return {"per_decoder": per_decoder, "search": search_statistics(results, full)}
 
 
+def parser_inputs(nlp: Language, docs: List[Doc]) -> List[Doc]:
+    """``docs`` after the components before ``hc_parser`` (e.g. a transformer whose output its
+    listener reads), as ``hc_parser`` sees them in ``nlp.pipe``."""
+    for name in nlp.pipe_names[: nlp.pipe_names.index("hc_parser")]:
+        docs = list(nlp.get_pipe(name).pipe(docs))
+    return docs
+
+
 def head_scores(nlp: Language, gold_path: PathLike, *, limit: int = 0, batch_size: int = 256):
     """For the gold file's sentences that ``hc_parser`` parses as one span (gold words, one Doc
     per sentence): the (n+1, n+1) first-order arc scores, the gold heads and the heads the
     parser chose, each (n+1,) with ``-1`` at index 0 (what ``calibration`` reads)."""
     pipe = nlp.get_pipe("hc_parser")
-    upstream = nlp.pipe_names[: nlp.pipe_names.index("hc_parser")]
     gold = [s for s in list(read_conllu(gold_path))[: limit or None] if len(s.words) <= pipe.max_length]
     arcs, golds, chosen = [], [], []
     for start in range(0, len(gold), batch_size):
         batch = gold[start: start + batch_size]
-        docs = [input_doc(nlp, s) for s in batch]
+        docs = parser_inputs(nlp, [input_doc(nlp, s) for s in batch])
         scores = pipe.score_spans(docs, [[(0, len(doc))] for doc in docs], factors=frozenset())
         arcs.extend(scores.arc(i) for i in range(len(scores)))
         golds.extend(np.array([-1] + [w.head for w in s.words], dtype=np.int64) for s in batch)
-        for doc_parses in pipe.predict([input_doc(nlp, s) for s in batch]):
+        for doc_parses in pipe.predict(docs):
             chosen.extend(parse.heads for parse in doc_parses.parses)
     return arcs, golds, chosen
 
@@ -228,16 +235,13 @@ def label_accuracy(nlp: Language, gold_path: PathLike, *, limit: int = 0, batch_
     from collections import Counter
 
     pipe = nlp.get_pipe("hc_parser")
-    upstream = nlp.pipe_names[: nlp.pipe_names.index("hc_parser")]
     gold = [s for s in list(read_conllu(gold_path))[: limit or None] if len(s.words) <= pipe.max_length]
     labels = pipe.labels
     right = total = 0
     confused: Counter = Counter()
     for start in range(0, len(gold), batch_size):
         batch = gold[start: start + batch_size]
-        docs = [input_doc(nlp, s) for s in batch]
-        for name in upstream:  # e.g. a transformer whose output hc_parser's listener reads
-            docs = list(nlp.get_pipe(name).pipe(docs))
+        docs = parser_inputs(nlp, [input_doc(nlp, s) for s in batch])
         heads = [np.array([-1] + [w.head for w in s.words], dtype=np.int64) for s in batch]
         scores = pipe.score_spans(docs, [[(0, len(doc))] for doc in docs], keep=heads, factors=frozenset())
         for sentence, tree, rows in zip(batch, heads, pipe.label_scores(scores, heads)):
