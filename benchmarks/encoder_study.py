@@ -46,10 +46,11 @@ VARIANTS: Dict[str, tuple] = {
 }
 
 
-def build(name: str, train: Path, dev: Path, out: Path) -> spacy.Language:
-    """The variant's pipeline, initialized on ``train`` (labels, tag sets), saved and reloaded."""
+def build(name: str, train: Path, out: Path) -> spacy.Language:
+    """The variant's pipeline, initialized on ``train`` (labels, tag sets), saved and reloaded.
+    ``paths.dev`` names ``train`` too: initializing reads no dev data, but the config wants a path."""
     config = load_config(ROOT / "configs" / "ewt_fast.cfg", overrides={"paths.train": str(train),
-                                                                       "paths.dev": str(dev)})
+                                                                       "paths.dev": str(train)})
     for key, value in VARIANTS[name][1].items():
         *path, last = key.split(".")
         node = config
@@ -76,7 +77,7 @@ def main() -> None:
     names = args.variants.split(",")
     pipelines = {"spacy_parser": spacy.load(args.peer)}
     for name in names:
-        pipelines[name] = build(name, args.train, args.train, out)
+        pipelines[name] = build(name, args.train, out)
     speeds = interleaved_speeds(pipelines, args.gold, repeats=args.repeats, limit=args.limit)
     trained = dict(spec.split("=", 1) for spec in args.trained)
     rows = []
