@@ -12,7 +12,10 @@ before any is loaded, so the peer and ``hc_parser`` share the device); without i
 values), e.g. another decoder or LSTM kernel for the same weights; a pipeline may be listed twice
 under two names (``--model fast=PATH --model fast_torch=PATH``). ``--per-span NAME`` runs pipeline
 NAME's host work span by span, as before it was batched (``GraphParser.batched``), to measure
-the batching against the same weights in the same run.
+the batching against the same weights in the same run. ``--numpy-blas NAME`` makes every model of
+pipeline NAME multiply with numpy's BLAS instead of thinc's blis (``spacy_hcparse.blas``; what
+``hc_parser``'s ``cpu_blas = "numpy"`` does for its own model), e.g. spaCy's parser listed a second
+time, to see what the same switch gives it; run with ``OMP_NUM_THREADS=1`` for one thread.
 
     python benchmarks/parser_vs_spacy.py --gold corpus/UD_English-EWT/test.conllu \\
         --peer training/UD_English-EWT/spacy_parser/model-best \\
@@ -29,6 +32,7 @@ import spacy
 from thinc.api import get_current_ops, require_gpu
 
 from spacy_hcparse.evaluation import compare_decoders, evaluate_gold, interleaved_speeds, speed_ratio
+from spacy_hcparse.blas import use_blas
 from spacy_hcparse.evaluation.harness import DECODERS
 
 
@@ -44,6 +48,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--gpu-id", type=int, default=-1, help="run every pipeline on this GPU (-1: CPU)")
     parser.add_argument("--per-span", action="append", default=[], help="NAME: its host work span by span")
+    parser.add_argument("--numpy-blas", action="append", default=[],
+                        help="NAME: every model of it multiplies with numpy's BLAS, not blis")
     parser.add_argument("--override", action="append", default=[],
                         help="NAME:SECTION.KEY=VALUE, a config value for pipeline NAME (JSON value)")
     args = parser.parse_args()
@@ -58,6 +64,10 @@ def main() -> None:
         nlp = pipelines[name] = spacy.load(path, config=overrides.get(name, {}))
         if name in args.per_span:
             per_span(nlp)
+        if name in args.numpy_blas:
+            for _, component in nlp.pipeline:
+                if hasattr(component, "model"):
+                    use_blas(component.model, "numpy")
         scores, _ = evaluate_gold(nlp, args.gold, out / f"{name}.conllu", repeats=1,
                                   batch_size=args.batch_size, limit=args.limit, progress=name)
         rows.append({"parser": name, **{k: scores[k] for k in ("dep_uas", "dep_las", "ud_uas", "ud_las", "words")}})

@@ -18,6 +18,7 @@ LEVELS = {
     "decoders": 1,
     "transition": 1,
     "segment": 1,
+    "blas": 1,  # which BLAS a model multiplies with on a CPU (thinc only)
     "graph": 2,
     "conllu": 2,
     "loggers": 2,

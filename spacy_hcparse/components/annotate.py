@@ -4,7 +4,7 @@ Labels and tags are written as the uint64 codes ``Doc.from_array`` takes (``code
 for DEP and TAG, part-of-speech symbol ids for POS); a component keeps its names' codes in a
 ``CodeTable`` instead of encoding every token's string.
 """
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.attrs import DEP, HEAD, IS_SPACE, POS, TAG
@@ -45,7 +45,17 @@ def write_trees(
     doc: Doc, spans: Sequence[Tuple[int, int]], heads: Sequence[np.ndarray], labels: Sequence[np.ndarray],
     continues: Optional[Sequence[bool]] = None,
 ) -> None:
-    """Set ``token.head`` and ``token.dep_`` from span-local trees.
+    """Set ``token.head`` and ``token.dep_`` from span-local trees (``tree_columns``)."""
+    if len(doc):
+        doc.from_array([HEAD, DEP], tree_columns(doc, spans, heads, labels, continues))
+
+
+def tree_columns(
+    doc: Doc, spans: Sequence[Tuple[int, int]], heads: Sequence[np.ndarray], labels: Sequence[np.ndarray],
+    continues: Optional[Sequence[bool]] = None,
+) -> np.ndarray:
+    """The (len(doc), 2) uint64 ``HEAD`` (relative) and ``DEP`` columns of span-local trees, as
+    ``Doc.from_array`` takes them.
 
     ``heads[i]`` is the (n+1,) heads array of ``spans[i]`` (index 0 the span's root, word ``m`` the
     token ``start + m - 1``); ``labels[i]`` holds the n labels' codes (``codes(vocab, "DEP",
@@ -58,29 +68,25 @@ def write_trees(
     sentence's first span with ``JOIN_LABEL``. The arc is projective (every word it covers
     belongs to the first root's chunks), so the sentence stays one tree with one root.
     """
-    if len(doc) == 0:
-        return
     if continues is None:
         preset = doc.has_annotation("SENT_START")
         continues = [preset and start > 0 and doc[start].is_sent_start is not True for start, _ in spans]
-    positions = np.arange(len(doc), dtype=np.int64)
-    absolute = positions.copy()  # a token heading itself is a root in spaCy
-    deps = np.zeros(len(doc), dtype=np.uint64)
+    columns = np.zeros((len(doc), 2), dtype=np.uint64)  # a token heading itself is a root in spaCy
+    relative, deps = columns[:, 0].view(np.int64), columns[:, 1]
     join = doc.vocab.strings.add(JOIN_LABEL)
     sentence_root = -1
     for (start, end), tree, span_labels, joined in zip(spans, heads, labels, continues):
         local = np.asarray(tree[1:], dtype=np.int64)
-        span_pos = positions[start:end]
-        absolute[start:end] = np.where(local == 0, span_pos, start + local - 1)
+        is_root = local == 0
+        relative[start:end] = np.where(is_root, 0, local - 1 - np.arange(end - start))
         deps[start:end] = span_labels
-        root = start + int(np.flatnonzero(local == 0)[0])
+        root = start + int(is_root.argmax())
         if joined and sentence_root >= 0:
-            absolute[root] = sentence_root
+            relative[root] = sentence_root - root
             deps[root] = join
         else:
             sentence_root = root
-    relative = (absolute - positions).astype(np.uint64)
-    doc.from_array([HEAD, DEP], np.stack([relative, deps], axis=1))
+    return columns
 
 
 # What spaCy's taggers give whitespace tokens (a tag objective never sees them in training).
@@ -91,18 +97,38 @@ def write_tags(doc: Doc, tags: Dict[str, np.ndarray]) -> None:
     """Set each attribute of ``tags`` (``"POS"`` and/or ``"TAG"``) to its codes (one per token,
     ``codes(vocab, attr, names)``) on the tokens of ``doc`` that have none; whitespace tokens get
     ``SPACE_TAGS``."""
+    attrs, values = tag_columns(doc, tags)
+    if attrs:
+        doc.from_array(attrs, values)
+
+
+def write_parse(doc: Doc, spans: Sequence[Tuple[int, int]], heads: Sequence[np.ndarray],
+                labels: Sequence[np.ndarray], continues: Optional[Sequence[bool]], tags: Dict[str, np.ndarray]) -> None:
+    """``write_trees`` and ``write_tags`` in one ``Doc.from_array`` call."""
+    attrs, values = tag_columns(doc, tags)
+    if spans and len(doc):
+        attrs, values = [HEAD, DEP, *attrs], np.hstack([tree_columns(doc, spans, heads, labels, continues), values])
+    if attrs:
+        doc.from_array(attrs, values)
+
+
+def tag_columns(doc: Doc, tags: Dict[str, np.ndarray]) -> Tuple[List[int], np.ndarray]:
+    """The attribute ids and (len(doc), len(tags)) uint64 values that ``write_tags`` writes: the
+    codes of ``tags``, where a token has no tag yet (else its own), ``SPACE_TAGS`` on whitespace."""
     for attr, values in tags.items():
         if attr not in SPACE_TAGS:
             raise ValueError(f"cannot write tags of {attr!r}: only POS and TAG")
         if len(values) != len(doc):
             raise ValueError(f"{len(values)} {attr} tags for a doc of {len(doc)} tokens")
     if not tags or len(doc) == 0:
-        return
-    columns = [{"POS": POS, "TAG": TAG}[attr] for attr in tags]
-    new = np.stack([np.asarray(values, dtype=np.uint64) for values in tags.values()], axis=1)
-    present = doc.to_array([*columns, IS_SPACE])
+        return [], np.zeros((len(doc), 0), dtype=np.uint64)
+    attrs = [{"POS": POS, "TAG": TAG}[attr] for attr in tags]
+    new = np.empty((len(doc), len(tags)), dtype=np.uint64)
+    for i, values in enumerate(tags.values()):
+        new[:, i] = values
+    present = doc.to_array([*attrs, IS_SPACE])
     if present.any():  # tags set before (a tagger earlier in the pipeline), or whitespace tokens
         space = present[:, -1] != 0
         new[space] = [codes(doc.vocab, attr, [SPACE_TAGS[attr]])[0] for attr in tags]
         new = np.where(present[:, :-1] != 0, present[:, :-1], new)
-    doc.from_array(columns, new)
+    return attrs, new

@@ -9,9 +9,10 @@ and returns the parses (``graph.parses``) without touching the Docs; ``set_annot
 them. Training: the batch's gold (``learning.graph_gold``) -> the model's scores -> ``get_loss``
 (``GraphLoss``) -> their gradients -> the model's backprop.
 """
+from contextlib import contextmanager
 from functools import partial
 from itertools import islice
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
 from spacy.language import Language
@@ -21,6 +22,7 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Model, set_dropout_rate
 
+from ..blas import blas_threads, use_blas
 from ..calibration import (calibrated_probabilities, examples_calibration_data, fit_calibration, span_siblings,
                            written_head_ece)
 from ..decoders import MAX_WORDS
@@ -37,7 +39,7 @@ from ..learning.graph_loss import GraphGold, GraphLoss
 from ..models.graph_parser import resize_labels, tree_label_scores
 from ..names import ROOT_LABEL, Span
 from ..segment import continues, sentence_spans, span_whitespace
-from .annotate import JOIN_LABEL, SPACE_TAGS, CodeTable, write_tags, write_trees
+from .annotate import JOIN_LABEL, SPACE_TAGS, CodeTable, write_parse
 from .base import ParserPipe
 from .extensions import register_extensions, register_parser, write_values
 from .graph_batch import (decode_eisner_spans, eisner_batchable, label_trees, labels_batchable, masked_label_scores,
@@ -71,6 +73,11 @@ class GraphParser(Rehearsal, ParserPipe):
         pipeline writes calibrated probabilities with no further step;
         ``spacy evaluate`` does not refit. ``prob_temperature`` (null: the fitted calibration):
         a temperature that replaces it, without the map. Also ``token._.hc_dep_prob``.
+    cpu_blas: on a CPU, the model's matrix products use numpy's BLAS (``"numpy"``: OpenBLAS in
+        numpy's wheels) or thinc's blis (``"blis"``), which is several times slower on some CPUs
+        (``spacy_hcparse.blas``); parses agree up to the order of summation.
+    threads: the threads the host work (decoding, labels, probabilities; numba, over the spans of
+        a batch) and numpy's BLAS may use; 1 runs serially, as spaCy's CPU models do.
     set_tags: write the tags of the model's POS and TAG objectives (``TagScorers.v1``) on the
         tokens that have none, so that a tagger earlier in the pipeline keeps its tags; a ``DEP``
         objective only trains the encoder. Whitespace tokens get ``SPACE`` and ``_SP``.
@@ -82,16 +89,20 @@ class GraphParser(Rehearsal, ParserPipe):
     """
 
     # The host work (decoding, labels, margins, probabilities) over all of a batch's spans in a few
-    # compiled calls (``graph_batch``; False: span by span, as before, for comparisons), with
-    # ``threads`` numba threads (1: serially). Set them on the component: ``pipe.threads = 4``.
+    # compiled calls (``graph_batch``; False: span by span, as before, for comparisons).
     batched: bool = True
-    threads: int = 1
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "hc_parser", *, decoder: Callable, loss: GraphLoss,
                  labeler: Labeler, init_from_doc: bool, doc_arc_bonus: float, head_probs: bool,
-                 prob_temperature: Optional[float], set_tags: bool, scorer: Optional[Callable]) -> None:
+                 prob_temperature: Optional[float], set_tags: bool, scorer: Optional[Callable],
+                 cpu_blas: str = "numpy", threads: int = 1) -> None:
         if prob_temperature is not None and not prob_temperature > 0:
             raise ValueError(f"[hc_parser] prob_temperature must be positive, got {prob_temperature}")
+        if not (isinstance(threads, int) and threads >= 1):
+            raise ValueError(f"[hc_parser] threads must be a whole number >= 1, got {threads!r}")
+        use_blas(model, cpu_blas)
+        self.cpu_blas = cpu_blas
+        self.threads = threads
         register_extensions()
         self.vocab = vocab
         self.model = model
@@ -152,13 +163,22 @@ class GraphParser(Rehearsal, ParserPipe):
         docs = list(docs)
         if not any(len(doc) for doc in docs):
             return [DocParses([], [], []) for _ in docs]
-        given, existing, keep = self._given_spans(docs)
-        scores = self.score_spans(docs, given, keep, self.decoder.factors, tags=self._written_tags())
-        existing = existing or [None] * len(scores)
-        spaces = span_whitespace(docs, scores.spans)
-        results = self.decode_spans(scores, existing, spaces)
-        parses = self.label_spans(scores, results, existing, spaces)
-        return self._doc_parses(docs, scores, parses)
+        with self.model_threads():
+            given, existing, keep = self._given_spans(docs)
+            scores = self.score_spans(docs, given, keep, self.decoder.factors, tags=self._written_tags())
+            existing = existing or [None] * len(scores)
+            spaces = span_whitespace(docs, scores.spans)
+            results = self.decode_spans(scores, existing, spaces)
+            parses = self.label_spans(scores, results, existing, spaces)
+            return self._doc_parses(docs, scores, parses)
+
+    @contextmanager
+    def model_threads(self) -> Iterator[None]:
+        """Inside: the model's CPU nodes multiply with ``cpu_blas`` (nodes added since, such as a
+        resized label scorer, included) and numpy's BLAS takes at most ``threads`` threads."""
+        use_blas(self.model, self.cpu_blas)
+        with blas_threads(self.threads):
+            yield
 
     def _given_spans(self, docs: List[Doc]):
         """Per doc its spans where given (its sentences; all docs when reparsing), else None (the
@@ -179,7 +199,8 @@ class GraphParser(Rehearsal, ParserPipe):
         """The model's scores of the given spans of ``docs`` (None: the model segments that doc)
         as numpy arrays (what ``predict`` decodes; ``keep``, ``factors`` and ``tags`` as in
         ``GraphInput``)."""
-        return self.model.predict(GraphInput(docs, spans, keep, factors, tags=tags)).to_numpy(self.model.ops)
+        with self.model_threads():
+            return self.model.predict(GraphInput(docs, spans, keep, factors, tags=tags)).to_numpy(self.model.ops)
 
     def decode_spans(self, scores: GraphScores, existing: List, spaces: List[np.ndarray]) -> List[DecodeResult]:
         """The decoder's tree of every span of ``scores`` (whitespace tokens ``spaces[i]`` kept
@@ -278,11 +299,11 @@ class GraphParser(Rehearsal, ParserPipe):
 
     def set_annotations(self, docs: Iterable[Doc], parses: List[DocParses]) -> None:
         for doc, (spans, doc_parses, joined, tags) in zip(docs, parses):
-            write_tags(doc, {attr: self._codes[attr](doc.vocab, self.cfg["tags"][attr])[ids] for attr, ids in tags.items()})
+            label_codes = self._codes["DEP"](doc.vocab, self.cfg["labels"])
+            write_parse(doc, spans, [p.heads for p in doc_parses], [label_codes[p.labels] for p in doc_parses], joined,
+                        {attr: self._codes[attr](doc.vocab, self.cfg["tags"][attr])[ids] for attr, ids in tags.items()})
             if not spans:
                 continue
-            label_codes = self._codes["DEP"](doc.vocab, self.cfg["labels"])
-            write_trees(doc, spans, [p.heads for p in doc_parses], [label_codes[p.labels] for p in doc_parses], joined)
             doc._.hc_parse_score = float(sum(p.result.score for p in doc_parses))
             doc.user_data["hc_time_capped"] = sum(bool(p.result.time_capped) for p in doc_parses)
             values = [extension_values(parse) for parse in doc_parses]
@@ -303,9 +324,10 @@ class GraphParser(Rehearsal, ParserPipe):
         self._calibrate_at_score = True
         keep = [None if g is None else g[0] for g in batch.gold.spans]
         docs = [eg.predicted for eg in examples]
-        scores, backprop = self.model.begin_update(GraphInput(docs, batch.spans, keep, self.loss.factors))
-        loss, d_scores = self.get_loss(examples, scores, gold=batch.gold)
-        backprop(d_scores)
+        with self.model_threads():
+            scores, backprop = self.model.begin_update(GraphInput(docs, batch.spans, keep, self.loss.factors))
+            loss, d_scores = self.get_loss(examples, scores, gold=batch.gold)
+            backprop(d_scores)
         if sgd is not None:
             self.finish_update(sgd)
         losses[self.name] += loss

@@ -7,8 +7,9 @@ gradient against the wrong step's output; the generic ``Ops.backprop_lstm`` (wha
 runs) never writes its gate gradients, so the LSTM and everything under it get none, and its
 forward pass goes wrong on batches of unequal lengths. ``lstm`` keeps thinc's parameter layout
 and node name (models trained with thinc's layer load unchanged), runs ``NumpyOps``' forward
-kernel where the ops are ``NumpyOps``, the array code of ``lstm_forward`` elsewhere, and always
-the backward pass of ``lstm_backward``.
+kernel where the ops multiply with blis (``blas.uses_blis``), the array code of ``lstm_forward``
+elsewhere (a GPU, or ``NumpyOps(use_blis=False)``: numpy's BLAS), and always the backward pass of
+``lstm_backward``.
 
 Conventions (thinc's): input and output are ``Padded``; inside, sequences are packed by time step
 (``size_at_t[t]`` rows at step ``t``, sequences sorted longest first). Parameters ``LSTM``: per
@@ -21,9 +22,11 @@ from functools import partial
 from typing import Callable, List, Tuple
 
 import numpy as np
-from thinc.api import Model, NumpyOps, glorot_uniform_init, zero_init
+from thinc.api import Model, glorot_uniform_init, zero_init
 from thinc.layers.lstm import init as thinc_init
 from thinc.types import Floats2d, Padded
+
+from ..blas import uses_blis
 
 Weights = Tuple[Floats2d, Floats2d, Floats2d]  # Wx (4H, nI), Wh (4H, H), bias (4H,): bx + bh
 
@@ -73,12 +76,12 @@ def forward(model: Model[Padded, Padded], Xp: Padded, is_train: bool) -> Tuple[P
     ops = model.ops
     params, mask, HC0, sizes, cells, X = lstm_inputs(model, Xp, is_train)
     if not is_train:
-        if isinstance(ops, NumpyOps):
+        if uses_blis(ops):
             Y = ops.lstm_forward_inference(params, HC0[0], HC0[1], X, sizes.astype("i"))
         else:
-            Y = lstm_forward(ops.xp, params, HC0, X, sizes)[0]
+            Y = lstm_forward(ops.xp, params, HC0, X, sizes, keep_states=False)[0]
         return _padded(ops, Y, Xp, cells), _no_backprop
-    if isinstance(ops, NumpyOps):
+    if uses_blis(ops):
         Y, (Ys, Gs, Cs, _) = ops.lstm_forward_training(params, HC0[0], HC0[1], X, sizes.astype("i"))
         states = [(Ys[i, d], _block_gates(Gs[i, d]), Cs[i, d]) for i in range(Ys.shape[0])
                   for d in range(Ys.shape[1])]
@@ -100,10 +103,11 @@ def _no_backprop(dYp: Padded) -> Padded:
     raise ValueError("lstm: no backward pass after a forward pass at prediction (is_train=False)")
 
 
-def lstm_forward(xp, params, HC0, X, sizes: np.ndarray) -> Tuple[Floats2d, List[Tuple]]:
+def lstm_forward(xp, params, HC0, X, sizes: np.ndarray, keep_states: bool = True) -> Tuple[Floats2d, List[Tuple]]:
     """Outputs ``(N, dirs * H)`` of the top layer for packed inputs ``X (N, nI)``, and per layer
     and direction ``(Y, gates, C)``: hidden states, activated gates ``(N, 4H)`` in blocks
-    ``f, i, o, c`` and cell states, as ``lstm_backward`` reads them."""
+    ``f, i, o, c`` and cell states, as ``lstm_backward`` reads them (none with ``keep_states``
+    False: at prediction the gates are not kept, so memory stays that of the outputs)."""
     depth, dirs, H = HC0.shape[1:]
     offsets = _offsets(sizes)
     states, start = [], 0
@@ -111,7 +115,8 @@ def lstm_forward(xp, params, HC0, X, sizes: np.ndarray) -> Tuple[Floats2d, List[
         outputs = []
         for d in range(dirs):
             (Wx, Wh, bias), start = _weights(xp, params, start, X.shape[1], H)
-            Y, gates, C = (xp.zeros((X.shape[0], k * H), dtype=X.dtype) for k in (1, 4, 1))
+            Y, C = (xp.zeros((X.shape[0], H), dtype=X.dtype) for _ in range(2))
+            gates = xp.zeros((X.shape[0], 4 * H), dtype=X.dtype) if keep_states else None
             A = X @ Wx.T + bias
             for t, prev in _steps(len(sizes), d):
                 b, rows = sizes[t], slice(offsets[t], offsets[t] + sizes[t])
@@ -121,8 +126,11 @@ def lstm_forward(xp, params, HC0, X, sizes: np.ndarray) -> Tuple[Floats2d, List[
                 g[:, 3 * H:] = xp.tanh(g[:, 3 * H:])
                 C[rows] = g[:, :H] * c_prev + g[:, H: 2 * H] * g[:, 3 * H:]
                 Y[rows] = xp.tanh(C[rows]) * g[:, 2 * H: 3 * H]
-                gates[rows] = g
-            states.append((Y, gates, C))
+                if keep_states:
+                    gates[rows] = g
+            del A
+            if keep_states:
+                states.append((Y, gates, C))
             outputs.append(Y)
         X = xp.ascontiguousarray(xp.hstack(outputs)) if dirs > 1 else outputs[0]
     return X, states

@@ -4,7 +4,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from spacy_hcparse.components.annotate import JOIN_LABEL, CodeTable, codes, write_tags, write_trees
+from spacy_hcparse.components.annotate import JOIN_LABEL, CodeTable, codes, write_parse, write_tags, write_trees
 
 
 @pytest.fixture
@@ -45,3 +45,21 @@ def test_write_trees_joins_the_chunks_of_one_sentence(nlp):
     assert [t.head.i for t in doc] == [0, 0, 0, 2]
     assert [t.dep_ for t in doc] == ["ROOT", "dep", JOIN_LABEL, "dep"]
     assert len(list(doc.sents)) == 1
+
+
+def test_write_parse_is_write_trees_then_write_tags(nlp):
+    """One ``from_array`` call writes what the two writers write: trees with a joined chunk and
+    a token outside every span, tags kept where a tagger set them, whitespace's own tags."""
+    words, spaces = ["Dogs", "bark", "loudly", "\n\n", "ok"], [True, True, False, False, False]
+    labels = codes(nlp.vocab, "DEP", ["ROOT", "advmod", "dep"])
+    spans, heads = [(0, 2), (2, 4)], [np.array([-1, 2, 0]), np.array([-1, 0, 1])]
+    tags = {"POS": codes(nlp.vocab, "POS", ["NOUN", "VERB", "ADV", "X", "INTJ"])}
+    docs = [Doc(nlp.vocab, words=words, spaces=spaces, pos=["PROPN", "", "", "", ""]) for _ in range(2)]
+    write_trees(docs[0], spans, heads, [labels[:2], labels[1:]], continues=[False, True])
+    write_tags(docs[0], tags)
+    write_parse(docs[1], spans, heads, [labels[:2], labels[1:]], [False, True], tags)
+    expected = [(t.head.i, t.dep_, t.pos_, t.is_sent_start) for t in docs[0]]
+    assert [(t.head.i, t.dep_, t.pos_, t.is_sent_start) for t in docs[1]] == expected
+    assert [p for _, _, p, _ in expected] == ["PROPN", "VERB", "ADV", "SPACE", "INTJ"]
+    assert [h for h, _, _, _ in expected] == [1, 1, 1, 2, 4]  # chunk 2 joined to the root; "ok" its own
+    write_parse(Doc(nlp.vocab, words=[]), [], [], [], [], {})  # empty doc: nothing to do
