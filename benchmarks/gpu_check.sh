@@ -38,7 +38,7 @@ cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--prepare-extra" ]; then
   mkdir -p .whl/extra
   for p in tqdm typer shellingham rich annotated-doc markdown-it-py mdurl pygments requests urllib3 idna certifi \
-           charset-normalizer jinja2 markupsafe packaging setuptools click typing-extensions httpx; do
+           charset-normalizer jinja2 markupsafe packaging setuptools click typing-extensions httpx threadpoolctl; do
     python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
       --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 -d .whl/extra "$p"
   done
