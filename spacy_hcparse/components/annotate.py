@@ -93,18 +93,12 @@ def tree_columns(
 SPACE_TAGS = {"POS": "SPACE", "TAG": "_SP"}
 
 
-def write_tags(doc: Doc, tags: Dict[str, np.ndarray]) -> None:
-    """Set each attribute of ``tags`` (``"POS"`` and/or ``"TAG"``) to its codes (one per token,
-    ``codes(vocab, attr, names)``) on the tokens of ``doc`` that have none; whitespace tokens get
-    ``SPACE_TAGS``."""
-    attrs, values = tag_columns(doc, tags)
-    if attrs:
-        doc.from_array(attrs, values)
-
-
 def write_parse(doc: Doc, spans: Sequence[Tuple[int, int]], heads: Sequence[np.ndarray],
                 labels: Sequence[np.ndarray], continues: Optional[Sequence[bool]], tags: Dict[str, np.ndarray]) -> None:
-    """``write_trees`` and ``write_tags`` in one ``Doc.from_array`` call."""
+    """``write_trees`` (with no spans: none) and the tags ``tags`` in one ``Doc.from_array`` call:
+    each attribute of ``tags`` (``"POS"`` and/or ``"TAG"``) set to its codes (one per token,
+    ``codes(vocab, attr, names)``) on the tokens of ``doc`` that have none, whitespace tokens given
+    ``SPACE_TAGS``."""
     attrs, values = tag_columns(doc, tags)
     if spans and len(doc):
         attrs, values = [HEAD, DEP, *attrs], np.hstack([tree_columns(doc, spans, heads, labels, continues), values])
@@ -113,8 +107,9 @@ def write_parse(doc: Doc, spans: Sequence[Tuple[int, int]], heads: Sequence[np.n
 
 
 def tag_columns(doc: Doc, tags: Dict[str, np.ndarray]) -> Tuple[List[int], np.ndarray]:
-    """The attribute ids and (len(doc), len(tags)) uint64 values that ``write_tags`` writes: the
-    codes of ``tags``, where a token has no tag yet (else its own), ``SPACE_TAGS`` on whitespace."""
+    """The attribute ids and (len(doc), len(tags)) uint64 values of the tags ``write_parse``
+    writes: the codes of ``tags``, where a token has no tag yet (else its own), ``SPACE_TAGS`` on
+    whitespace."""
     for attr, values in tags.items():
         if attr not in SPACE_TAGS:
             raise ValueError(f"cannot write tags of {attr!r}: only POS and TAG")

@@ -4,12 +4,16 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from spacy_hcparse.components.annotate import JOIN_LABEL, CodeTable, codes, write_parse, write_tags, write_trees
+from spacy_hcparse.components.annotate import JOIN_LABEL, CodeTable, codes, write_parse, write_trees
 
 
 @pytest.fixture
 def nlp():
     return spacy.blank("en")
+
+
+def write_tags(doc, tags):
+    write_parse(doc, [], [], [], None, tags)
 
 
 def test_write_tags_fills_missing_tags_and_tags_whitespace_as_spacy(nlp):
@@ -47,19 +51,16 @@ def test_write_trees_joins_the_chunks_of_one_sentence(nlp):
     assert len(list(doc.sents)) == 1
 
 
-def test_write_parse_is_write_trees_then_write_tags(nlp):
-    """One ``from_array`` call writes what the two writers write: trees with a joined chunk and
-    a token outside every span, tags kept where a tagger set them, whitespace's own tags."""
-    words, spaces = ["Dogs", "bark", "loudly", "\n\n", "ok"], [True, True, False, False, False]
-    labels = codes(nlp.vocab, "DEP", ["ROOT", "advmod", "dep"])
-    spans, heads = [(0, 2), (2, 4)], [np.array([-1, 2, 0]), np.array([-1, 0, 1])]
-    tags = {"POS": codes(nlp.vocab, "POS", ["NOUN", "VERB", "ADV", "X", "INTJ"])}
-    docs = [Doc(nlp.vocab, words=words, spaces=spaces, pos=["PROPN", "", "", "", ""]) for _ in range(2)]
-    write_trees(docs[0], spans, heads, [labels[:2], labels[1:]], continues=[False, True])
-    write_tags(docs[0], tags)
-    write_parse(docs[1], spans, heads, [labels[:2], labels[1:]], [False, True], tags)
-    expected = [(t.head.i, t.dep_, t.pos_, t.is_sent_start) for t in docs[0]]
-    assert [(t.head.i, t.dep_, t.pos_, t.is_sent_start) for t in docs[1]] == expected
-    assert [p for _, _, p, _ in expected] == ["PROPN", "VERB", "ADV", "SPACE", "INTJ"]
-    assert [h for h, _, _, _ in expected] == [1, 1, 1, 2, 4]  # chunk 2 joined to the root; "ok" its own
+def test_write_parse_writes_trees_and_tags_at_once(nlp):
+    """Trees with a joined chunk and a token outside every span, and tags (a tagger's kept,
+    whitespace's own), in one call."""
+    doc = Doc(nlp.vocab, words=["Dogs", "bark", "loudly", "\n\n", "ok"], spaces=[True, True, False, False, False],
+              pos=["PROPN", "", "", "", ""])
+    labels = [codes(nlp.vocab, "DEP", ["nsubj", "ROOT"]), codes(nlp.vocab, "DEP", ["advmod", "dep"])]
+    write_parse(doc, [(0, 2), (2, 4)], [np.array([-1, 2, 0]), np.array([-1, 0, 1])], labels, [False, True],
+                {"POS": codes(nlp.vocab, "POS", ["NOUN", "VERB", "ADV", "X", "INTJ"])})
+    assert [t.head.i for t in doc] == [1, 1, 1, 2, 4]  # chunk 2 joined to the root; "ok" its own
+    assert [t.dep_ for t in doc] == ["nsubj", "ROOT", JOIN_LABEL, "dep", ""]
+    assert [t.pos_ for t in doc] == ["PROPN", "VERB", "ADV", "SPACE", "INTJ"]
+    assert [t.is_sent_start for t in doc][:4] == [True, False, False, False]  # one sentence
     write_parse(Doc(nlp.vocab, words=[]), [], [], [], [], {})  # empty doc: nothing to do
