@@ -94,8 +94,8 @@ class GraphParser(Rehearsal, ParserPipe):
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "hc_parser", *, decoder: Callable, loss: GraphLoss,
                  labeler: Labeler, init_from_doc: bool, doc_arc_bonus: float, head_probs: bool,
-                 prob_temperature: Optional[float], set_tags: bool, scorer: Optional[Callable],
-                 cpu_blas: str = "numpy", threads: int = 1) -> None:
+                 prob_temperature: Optional[float], set_tags: bool, scorer: Optional[Callable], cpu_blas: str,
+                 threads: int) -> None:
         if prob_temperature is not None and not prob_temperature > 0:
             raise ValueError(f"[hc_parser] prob_temperature must be positive, got {prob_temperature}")
         if not (isinstance(threads, int) and threads >= 1):

@@ -17,7 +17,8 @@ from .base import logger
 
 
 class Rehearsal:
-    """``rehearse`` for a parser pipe with a graph model, ``labels``, ``cfg`` and ``max_length``."""
+    """``rehearse`` for a parser pipe with a graph model, ``labels``, ``cfg``, ``max_length`` and
+    ``model_threads`` (the BLAS and threads its model runs on)."""
 
     def rehearse(
         self,
@@ -45,14 +46,16 @@ class Rehearsal:
                            self.name)
             self._rehearsal_model = deepcopy(self.model)
         spans = [sentence_spans(doc, self.max_length) if doc.has_annotation("SENT_START") else None for doc in docs]
-        teacher = self._rehearsal_model.predict(GraphInput(docs, spans, factors=frozenset(), starts=True))
-        teacher = teacher.to_numpy(self._rehearsal_model.ops)
-        heads = teacher_heads(teacher)
-        targets = tree_label_scores(self._rehearsal_model, teacher, heads)
-        set_dropout_rate(self.model, drop)
-        scores, backprop = self.model.begin_update(GraphInput(docs, teacher.spans, heads, frozenset()))
-        loss, d_scores = rehearsal_loss(scores.to_numpy(self.model.ops), teacher, heads, targets, self._teacher_labels)
-        backprop(d_scores)
+        with self.model_threads():
+            teacher = self._rehearsal_model.predict(GraphInput(docs, spans, factors=frozenset(), starts=True))
+            teacher = teacher.to_numpy(self._rehearsal_model.ops)
+            heads = teacher_heads(teacher)
+            targets = tree_label_scores(self._rehearsal_model, teacher, heads)
+            set_dropout_rate(self.model, drop)
+            scores, backprop = self.model.begin_update(GraphInput(docs, teacher.spans, heads, frozenset()))
+            loss, d_scores = rehearsal_loss(scores.to_numpy(self.model.ops), teacher, heads, targets,
+                                            self._teacher_labels)
+            backprop(d_scores)
         if sgd is not None:
             self.finish_update(sgd)
         losses[self.name] += loss
