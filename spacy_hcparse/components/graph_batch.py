@@ -21,7 +21,7 @@ import numpy as np
 from ..calibration import apply_knots, calibrated_probabilities, span_siblings
 from ..decoders import MAX_WORDS
 from ..decoders.batch import decode_eisner_batch, labels_batch, split_rows, split_words
-from ..decoders.batch_marginals import head_margins_batch, tree_probabilities_batch
+from ..decoders.batch_marginals import head_margins_batch, sibling_probabilities_batch, tree_probabilities_batch
 from ..decoders.label_probs import chosen_label_probs
 from ..graph.decoding import DecodeResult, Eisner
 from ..graph.labeling import Labeler, LabelSet
@@ -105,6 +105,27 @@ def label_trees(labeler: Labeler, trees: Sequence[np.ndarray], masked: np.ndarra
     return split_words(out, sizes)
 
 
+def _tree_probabilities(scores: GraphScores, heads: np.ndarray, sizes: np.ndarray, arcs: np.ndarray,
+                        calibration: Dict, threads: int):
+    """``(probs, log_probs, done)`` before the isotonic map: the batch kernels' head probabilities
+    and tree log probabilities as ``calibrated_probabilities`` computes them, for the spans
+    ``done`` marks (with siblings: the spans that have sibling scores and a projective tree;
+    first order: every span)."""
+    temperature = calibration["temperature"]
+    if calibration.get("siblings") and "sib" in scores.factors:
+        triples = [scores.sib_triples(i) if scores.higher_order[i] else None for i in range(len(sizes))]
+        kept = [i for i, t in enumerate(triples) if t is not None]
+        return sibling_probabilities_batch(
+            heads, sizes, arcs, np.array([-1 if t is None else len(t) for t in triples], dtype=np.int64),
+            np.concatenate([triples[i] for i in kept] + [np.zeros((0, 3), np.int32)]),
+            np.concatenate([np.asarray(scores.sib[i], dtype=np.float64) for i in kept] + [np.zeros(0)]),
+            temperature, calibration.get("tree_temperature"), threads=threads)
+    if calibration.get("siblings"):  # fitted with siblings, none scored: span by span, as ever
+        return np.zeros(int((sizes - 1).sum())), np.zeros(len(sizes)), np.zeros(len(sizes), dtype=bool)
+    probs, logs = tree_probabilities_batch(heads, sizes, arcs / temperature, threads=threads)
+    return probs, logs, np.ones(len(sizes), dtype=bool)
+
+
 def span_parses(scores: GraphScores, results: Sequence[DecodeResult], labels: Sequence[np.ndarray],
                 calibration: Optional[Dict], masked: np.ndarray, spaces: Sequence[np.ndarray],
                 threads: int = 1) -> List[SpanParse]:
@@ -123,17 +144,17 @@ def span_parses(scores: GraphScores, results: Sequence[DecodeResult], labels: Se
     dep_probs[np.concatenate(list(spaces)).astype(bool)] = 1.0
     dep_probs = split_words(dep_probs, sizes)
     head_probs, log_probs = [None] * len(sizes), [None] * len(sizes)
-    if calibration is not None and calibration.get("siblings"):  # second-order: span by span
-        for i, r in enumerate(results):
-            if sizes[i] >= 2:
+    if calibration is not None:
+        probs, logs, done = _tree_probabilities(scores, heads, sizes, arcs, calibration, threads)
+        probs = split_words(apply_knots(probs, calibration.get("knots")), sizes)
+        for i in range(len(sizes)):
+            if sizes[i] < 2:
+                continue
+            if done[i]:
+                head_probs[i] = probs[i]
+                log_probs[i] = min(float(logs[i]), float(np.log(max(probs[i].min(), 1e-300))))
+            else:  # a span the batch does not cover (not projective, no sibling scores): as ever
                 head_probs[i], log_probs[i] = calibrated_probabilities(
-                    r.heads, scores.arc(i), calibration, span_siblings(scores, i, calibration))
-    elif calibration is not None:
-        probs, logs = tree_probabilities_batch(heads, sizes, arcs / calibration["temperature"], threads=threads)
-        probs = apply_knots(probs, calibration.get("knots"))
-        for i, span_probs in enumerate(split_words(probs, sizes)):
-            if sizes[i] >= 2:
-                head_probs[i] = span_probs
-                log_probs[i] = min(float(logs[i]), float(np.log(max(span_probs.min(), 1e-300))))
+                    results[i].heads, scores.arc(i), calibration, span_siblings(scores, i, calibration))
     return [SpanParse(r.heads, labels[i], r, margins[i], head_probs[i], log_probs[i], dep_probs[i])
             for i, r in enumerate(results)]

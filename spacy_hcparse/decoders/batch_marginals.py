@@ -3,15 +3,19 @@
 Layout, threads and checks as in ``batch.py`` (square arc scores end to end, ``heads`` end to end
 with ``heads[0] == -1`` per span, per-word outputs end to end). Results are identical to the
 per-span functions: ``marginals.tree_probabilities`` (the same kernels; the tree's score summed in
-numpy's pairwise order) and the first-order margin of each word's head (``hc_parser``'s
-``hc_head_margin``).
+numpy's pairwise order), with sibling factors too (``sibling_probabilities_batch``: the steps of
+``calibration.calibrated_probabilities`` before its isotonic map), and the first-order margin of
+each word's head (``hc_parser``'s ``hc_head_margin``).
 """
+from typing import Optional
+
 import numpy as np
 from numba import njit, prange
 
 from .absent import has_single_root_tree, usable_mask
-from .batch import _checked_heads, _checked_squares, _threads
-from .marginals import _inside, _is_projective, _matrix_tree
+from .batch import _checked_heads, _checked_siblings, _checked_squares, _threads, layout
+from .marginals import _inside, _inside_sib, _is_projective, _matrix_tree
+from .scoring import arc_part, sib_part
 
 
 def tree_probabilities_batch(heads, sizes, arcs, projective: bool = False, *, threads: int = 1):
@@ -31,6 +35,40 @@ def tree_probabilities_batch(heads, sizes, arcs, projective: bool = False, *, th
     if failed.any():
         raise ValueError(f"span {int(np.argmax(failed))}: no single-root tree avoids the absent (-inf) arcs")
     return probs, log_probs
+
+
+def sibling_probabilities_batch(heads, sizes, arcs, sib_counts, sib_triples, sib_values, temperature: float,
+                                tree_temperature: Optional[float] = None, *, threads: int = 1):
+    """``(probs, log_probs, done)`` under the projective distribution of the arc and sibling
+    scores divided by ``temperature``, for each span ``i`` with sibling factors
+    (``sib_counts[i] >= 0``, layout as ``batch.decode_eisner_batch``'s), at least one word and a
+    projective tree in ``heads`` (``done[i]``; other spans are left 0 for the caller):
+
+    - per word ``P(heads[m] -> m)`` (float64 (N,)), as ``tree_probabilities(heads, arc / T, True,
+      cube / T)`` (``cube``: the span's dense sibling cube, 0 where no factor was scored);
+    - per span ``log P(heads)`` at ``T``, or with ``tree_temperature`` at that temperature as
+      ``calibration.tree_log_prob_at`` gives it.
+
+    Identical to those per-span functions (the same kernels, the same sums). Raises
+    ``ValueError`` naming the first span where no tree avoids the absent arcs."""
+    sizes, arcs, where = _checked_squares(arcs, sizes, "arcs")
+    heads = _checked_heads(heads, sizes, trees=True)
+    counts, triples, values = _checked_siblings(sizes, sib_counts, sib_triples, sib_values)
+    first = layout(sizes, counts).triples
+    if not temperature > 0 or not (tree_temperature is None or tree_temperature > 0):
+        raise ValueError(f"temperatures must be positive, got {temperature} and {tree_temperature}")
+    tree_t = np.nan if tree_temperature is None else float(tree_temperature)
+    probs = np.zeros(int((sizes - 1).sum()))
+    log_probs = np.zeros(len(sizes))
+    done = np.zeros(len(sizes), dtype=np.bool_)
+    failed = np.zeros(len(sizes), dtype=np.bool_)
+    with _threads(threads) as parallel:
+        kernel = _sibling_parallel if parallel else _sibling_serial
+        kernel(heads, sizes, arcs, where.squares, where.rows, where.words, counts, triples, values, first,
+               float(temperature), tree_t, probs, log_probs, done, failed)
+    if failed.any():
+        raise ValueError(f"span {int(np.argmax(failed))}: no single-root tree avoids the absent (-inf) arcs")
+    return probs, log_probs, done
 
 
 def head_margins_batch(heads, sizes, arcs, *, threads: int = 1) -> np.ndarray:
@@ -153,6 +191,65 @@ def _probabilities_serial(heads, sizes, arcs, squares, rows, words, projective, 
 def _probabilities_parallel(heads, sizes, arcs, squares, rows, words, projective, probs, log_probs, failed):
     for i in prange(sizes.shape[0]):
         _probabilities_span(i, heads, sizes, arcs, squares, rows, words, projective, probs, log_probs, failed)
+
+
+# ----- probabilities with siblings ------------------------------------------------------------
+@njit(cache=True)
+def _sibling_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
+                  temperature, tree_temperature, probs, log_probs, done, failed):
+    """Span ``i``: ``tree_probabilities(heads, arc / T, True, cube / T)``'s steps, then
+    ``tree_log_prob_at``'s at ``tree_temperature`` (NaN: none)."""
+    size = sizes[i]
+    tree = heads[rows[i]: rows[i] + size]
+    if counts[i] < 0 or size < 2 or not _is_projective(tree):
+        return
+    n = size - 1
+    arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
+    cube = np.zeros((size, size, size))
+    for k in range(first[i], first[i] + counts[i]):
+        cube[triples[k, 0], triples[k, 1], triples[k, 2]] = values[k]
+    scaled = arc / temperature
+    mask = usable_mask(scaled)
+    clean = np.where(mask, scaled, -np.inf)
+    sib = cube / temperature
+    log_z, marg = _inside_sib(clean, sib, True)
+    if not np.isfinite(log_z):
+        failed[i] = True
+        return
+    picked = np.empty(n)
+    allowed = True
+    for m in range(1, size):
+        probs[words[i] + m - 1] = marg[tree[m], m]
+        picked[m - 1] = clean[tree[m], m]
+        allowed = allowed and mask[tree[m], m]
+    if not allowed:
+        log_probs[i] = -np.inf
+    else:
+        log_probs[i] = ((0.0 + _pairwise_sum(picked, n)) + sib_part(tree, sib)) - log_z
+    if not np.isnan(tree_temperature):
+        scaled = arc / tree_temperature
+        sib = cube / tree_temperature
+        usable = np.where(np.isfinite(scaled), scaled, -1e300)
+        score = arc_part(tree, usable) + sib_part(tree, sib)
+        clean = np.where(usable_mask(scaled), scaled, -np.inf)
+        log_probs[i] = score - _inside_sib(clean, sib, False)[0]
+    done[i] = True
+
+
+@njit(cache=True)
+def _sibling_serial(heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
+                    temperature, tree_temperature, probs, log_probs, done, failed):
+    for i in range(sizes.shape[0]):
+        _sibling_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
+                      temperature, tree_temperature, probs, log_probs, done, failed)
+
+
+@njit(cache=True, parallel=True)
+def _sibling_parallel(heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
+                      temperature, tree_temperature, probs, log_probs, done, failed):
+    for i in prange(sizes.shape[0]):
+        _sibling_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
+                      temperature, tree_temperature, probs, log_probs, done, failed)
 
 
 # ----- margins ---------------------------------------------------------------------------------

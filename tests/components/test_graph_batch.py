@@ -32,16 +32,18 @@ def per_span(pipe, scores, spaces, calibration):
     """What hc_parser's predict computed span by span."""
     from functools import partial
 
-    from spacy_hcparse.calibration import calibrated_probabilities
+    from spacy_hcparse.calibration import calibrated_probabilities, span_siblings
 
     existing = [None] * len(scores)
     results = [pipe._decode_span(scores, i, None, spaces[i]) for i in range(len(scores))]
     trees, label_set = [r.heads for r in results], pipe.label_set()
     rows = pipe.label_scores(scores, trees)
     labels = pipe.labeler.label_trees(trees, rows, label_set, existing, spaces)
-    head_probs = None if calibration is None else partial(calibrated_probabilities, calibration=calibration)
-    return [span_parse(scores.arc(i), r, labels[i], head_probs, label_probs(r.heads, rows[i], labels[i], label_set,
-                                                                          spaces[i]))
+    head_probs = [None if calibration is None else partial(calibrated_probabilities, calibration=calibration,
+                                                           sib=span_siblings(scores, i, calibration))
+                  for i in range(len(scores))]
+    return [span_parse(scores.arc(i), r, labels[i], head_probs[i], label_probs(r.heads, rows[i], labels[i], label_set,
+                                                                             spaces[i]))
             for i, r in enumerate(results)]
 
 
@@ -60,7 +62,9 @@ def same(a, b):
 
 
 CALIBRATIONS = [None, {"temperature": 1.0, "knots": None},
-                {"temperature": 1.7, "knots": [[0.0, 0.5, 1.0], [0.1, 0.4, 0.9]]}]
+                {"temperature": 1.7, "knots": [[0.0, 0.5, 1.0], [0.1, 0.4, 0.9]]},
+                {"temperature": 1.3, "knots": [[0.0, 0.5, 1.0], [0.1, 0.4, 0.9]], "siblings": True},
+                {"temperature": 0.8, "knots": None, "siblings": True, "tree_temperature": 2.5}]
 
 
 @pytest.mark.parametrize("calibration", CALIBRATIONS)

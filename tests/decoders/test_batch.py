@@ -12,7 +12,8 @@ from hypothesis import given, settings, strategies as st
 from spacy_hcparse.decoders import constrained_labels, decode_eisner, tree_probabilities, tree_score
 from spacy_hcparse.decoders._checks import tree_problem
 from spacy_hcparse.decoders.batch import decode_eisner_batch, labels_batch, pack, split_rows, split_words
-from spacy_hcparse.decoders.batch_marginals import head_margins_batch, tree_probabilities_batch
+from spacy_hcparse.decoders.batch_marginals import (head_margins_batch, sibling_probabilities_batch,
+                                                    tree_probabilities_batch)
 from spacy_hcparse.graph.parses import margins as reference_margins
 
 
@@ -143,6 +144,45 @@ def test_probabilities_and_margins_batch_are_per_span(batch, projective):
             assert got_probs.tolist() == expected_probs.tolist()
             assert got_log_prob == expected_log_prob
             assert got_margins.tolist() == reference_margins(arc, tree).tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(batches, st.sampled_from([0.7, 1.0, 2.3]), st.sampled_from([None, 0.5, 3.0]))
+def test_sibling_probabilities_batch_is_per_span(batch, temperature, tree_temperature):
+    """With sibling factors: ``tree_probabilities(tree, arc / T, True, cube / T)`` and
+    ``tree_log_prob_at`` per span, equal; spans without factors or with a crossing tree left
+    to the caller."""
+    from spacy_hcparse.calibration import tree_log_prob_at
+
+    seed, n_spans, integer, prune, sib_share = batch
+    rng = np.random.default_rng(seed)
+    arcs, sibs = random_batch(rng, n_spans, integer, 0, sib_share)  # full scores, as hc_parser reads them
+    flat, sizes = pack(arcs)
+    heads, _ = decode_eisner_batch(flat, sizes, *packed_siblings(sibs))
+    for threads in (1, 2):
+        probs, log_probs, done = sibling_probabilities_batch(
+            heads, sizes, flat, *packed_siblings(sibs), temperature, tree_temperature, threads=threads)
+        rows = zip(arcs, sibs, split_rows(heads, sizes), split_words(probs, sizes), log_probs, done)
+        for arc, sib, tree, got_probs, got_log_prob, got_done in rows:
+            assert got_done == (sib is not None and len(arc) >= 2)
+            if not got_done:
+                continue
+            cube = dense(len(arc), sib)
+            expected_probs, expected_log_prob = tree_probabilities(tree, arc / temperature, True, cube / temperature)
+            if tree_temperature is not None:
+                expected_log_prob = tree_log_prob_at(tree, arc, tree_temperature, cube)
+            assert got_probs.tolist() == expected_probs.tolist()
+            assert got_log_prob == expected_log_prob
+
+
+def test_sibling_probabilities_leave_crossing_trees_and_reject_bad_temperatures():
+    flat, sizes = pack([np.zeros((5, 5))])
+    crossing = np.array([-1, 0, 4, 1, 1])  # 2 <- 4 crosses 1 -> 3
+    sib = (np.array([[1, 1, 3]]), np.array([0.5]))
+    probs, log_probs, done = sibling_probabilities_batch(crossing, sizes, flat, *packed_siblings([sib]), 1.0)
+    assert not done[0] and probs.tolist() == [0.0] * 4
+    with pytest.raises(ValueError, match="temperatures"):
+        sibling_probabilities_batch(crossing, sizes, flat, *packed_siblings([sib]), 0.0)
 
 
 def test_probabilities_of_trees_using_absent_arcs_and_non_projective_trees():
