@@ -205,13 +205,10 @@ def _sibling_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, 
         return
     n = size - 1
     arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
-    cube = np.zeros((size, size, size))
-    for k in range(first[i], first[i] + counts[i]):
-        cube[triples[k, 0], triples[k, 1], triples[k, 2]] = values[k]
     scaled = arc / temperature
     mask = usable_mask(scaled)
     clean = np.where(mask, scaled, -np.inf)
-    sib = cube / temperature
+    sib = _scaled_cube(size, triples, values, first[i], counts[i], temperature)
     log_z, marg = _inside_sib(clean, sib, True)
     if not np.isfinite(log_z):
         failed[i] = True
@@ -228,12 +225,22 @@ def _sibling_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, 
         log_probs[i] = ((0.0 + _pairwise_sum(picked, n)) + sib_part(tree, sib)) - log_z
     if not np.isnan(tree_temperature):
         scaled = arc / tree_temperature
-        sib = cube / tree_temperature
+        sib = _scaled_cube(size, triples, values, first[i], counts[i], tree_temperature)
         usable = np.where(np.isfinite(scaled), scaled, -1e300)
         score = arc_part(tree, usable) + sib_part(tree, sib)
         clean = np.where(usable_mask(scaled), scaled, -np.inf)
         log_probs[i] = score - _inside_sib(clean, sib, False)[0]
     done[i] = True
+
+
+@njit(cache=True)
+def _scaled_cube(size, triples, values, first, count, temperature):
+    """The span's dense sibling cube divided by ``temperature`` (what ``dense_cube(...) / T``
+    gives, without a pass over the whole cube)."""
+    cube = np.zeros((size, size, size))
+    for k in range(first, first + count):
+        cube[triples[k, 0], triples[k, 1], triples[k, 2]] = values[k] / temperature
+    return cube
 
 
 @njit(cache=True)

@@ -320,8 +320,10 @@ def _is_projective(heads):
 def _inside_sib(arc, sib, outside):
     """(log Z, marginals) over projective single-root trees with arc and sibling factors: inside
     over the second-order chart (``eisner.py``'s ``eisner2_kernel`` with logsumexp for max), then
-    (``outside``; else the marginals are zeros) outside, widest spans first; within a span complete items first, then incomplete, then ``sb``
-    (each feeds only the later ones or narrower spans)."""
+    (``outside``; else the marginals are zeros) outside, widest spans first; within a span complete
+    items first, then incomplete, then ``sb`` (each feeds only the later ones or narrower spans).
+    With ``outside`` the inside keeps each cell's split weights (``P(split | cell)``, in the order
+    of its terms), so the outside pass multiplies instead of taking exponentials again."""
     size = arc.shape[0]
     n = size - 1
     neg = -np.inf
@@ -333,6 +335,9 @@ def _inside_sib(arc, sib, outside):
     for s in range(1, size):
         cr[s, s] = 0.0
         cl[s, s] = 0.0
+    kept = size if outside else 1  # split weights per cell: [kind, s, t, split]
+    w = np.empty((5, kept, kept, kept))  # only the cells' first k entries are written and read
+    SB, IR, IL, CR, CL = 0, 1, 2, 3, 4
     terms = np.empty(size + 1)  # one cell's terms, summed by _log_sum (one exp each)
     for width in range(1, n):
         for s in range(1, size - width):
@@ -341,29 +346,29 @@ def _inside_sib(arc, sib, outside):
             for u in range(s, t):
                 terms[k] = cr[s, u] + cl[u + 1, t]
                 k += 1
-            sb[s, t] = _log_sum(terms, k)
+            sb[s, t] = _log_sum(terms, k, w[SB, s, t] if outside else terms, outside)
             terms[0] = sib[s, s, t] + cl[s + 1, t]
             k = 1
             for r in range(s + 1, t):
                 terms[k] = ir[s, r] + sb[r, t] + sib[s, r, t]
                 k += 1
-            ir[s, t] = arc[s, t] + _log_sum(terms, k)
+            ir[s, t] = arc[s, t] + _log_sum(terms, k, w[IR, s, t] if outside else terms, outside)
             terms[0] = sib[t, t, s] + cr[s, t - 1]
             k = 1
             for r in range(s + 1, t):
                 terms[k] = sb[s, r] + il[r, t] + sib[t, r, s]
                 k += 1
-            il[s, t] = arc[t, s] + _log_sum(terms, k)
+            il[s, t] = arc[t, s] + _log_sum(terms, k, w[IL, s, t] if outside else terms, outside)
             k = 0
             for u in range(s + 1, t + 1):
                 terms[k] = ir[s, u] + cr[u, t]
                 k += 1
-            cr[s, t] = _log_sum(terms, k)
+            cr[s, t] = _log_sum(terms, k, w[CR, s, t] if outside else terms, outside)
             k = 0
             for u in range(s, t):
                 terms[k] = cl[s, u] + il[u, t]
                 k += 1
-            cl[s, t] = _log_sum(terms, k)
+            cl[s, t] = _log_sum(terms, k, w[CL, s, t] if outside else terms, outside)
     log_z = neg
     for m in range(1, size):
         log_z = _logaddexp(log_z, arc[0, m] + sib[0, 0, m] + cl[1, m] + cr[m, n])
@@ -376,62 +381,71 @@ def _inside_sib(arc, sib, outside):
     gil = np.zeros((size, size))
     gsb = np.zeros((size, size))
     for m in range(1, size):
-        w = _weight(arc[0, m] + sib[0, 0, m] + cl[1, m] + cr[m, n], log_z)
-        marg[0, m] = w
-        gcl[1, m] += w
-        gcr[m, n] += w
+        g = _weight(arc[0, m] + sib[0, 0, m] + cl[1, m] + cr[m, n], log_z)
+        marg[0, m] = g
+        gcl[1, m] += g
+        gcr[m, n] += g
     for width in range(n - 1, 0, -1):
         for s in range(1, size - width):
             t = s + width
             g = gcr[s, t]
             if g != 0.0:
                 for u in range(s + 1, t + 1):
-                    w = g * _weight(ir[s, u] + cr[u, t], cr[s, t])
-                    gir[s, u] += w
-                    gcr[u, t] += w
+                    p = g * w[CR, s, t, u - s - 1]
+                    gir[s, u] += p
+                    gcr[u, t] += p
             g = gcl[s, t]
             if g != 0.0:
                 for u in range(s, t):
-                    w = g * _weight(cl[s, u] + il[u, t], cl[s, t])
-                    gcl[s, u] += w
-                    gil[u, t] += w
+                    p = g * w[CL, s, t, u - s]
+                    gcl[s, u] += p
+                    gil[u, t] += p
             marg[s, t] = gir[s, t]
             marg[t, s] = gil[s, t]
             g = gir[s, t]
             if g != 0.0:
-                w = g * _weight(arc[s, t] + sib[s, s, t] + cl[s + 1, t], ir[s, t])
-                gcl[s + 1, t] += w
+                gcl[s + 1, t] += g * w[IR, s, t, 0]
                 for r in range(s + 1, t):
-                    w = g * _weight(arc[s, t] + ir[s, r] + sb[r, t] + sib[s, r, t], ir[s, t])
-                    gir[s, r] += w
-                    gsb[r, t] += w
+                    p = g * w[IR, s, t, r - s]
+                    gir[s, r] += p
+                    gsb[r, t] += p
             g = gil[s, t]
             if g != 0.0:
-                w = g * _weight(arc[t, s] + sib[t, t, s] + cr[s, t - 1], il[s, t])
-                gcr[s, t - 1] += w
+                gcr[s, t - 1] += g * w[IL, s, t, 0]
                 for r in range(s + 1, t):
-                    w = g * _weight(arc[t, s] + sb[s, r] + il[r, t] + sib[t, r, s], il[s, t])
-                    gsb[s, r] += w
-                    gil[r, t] += w
+                    p = g * w[IL, s, t, r - s]
+                    gsb[s, r] += p
+                    gil[r, t] += p
             g = gsb[s, t]
             if g != 0.0:
                 for u in range(s, t):
-                    w = g * _weight(cr[s, u] + cl[u + 1, t], sb[s, t])
-                    gcr[s, u] += w
-                    gcl[u + 1, t] += w
+                    p = g * w[SB, s, t, u - s]
+                    gcr[s, u] += p
+                    gcl[u + 1, t] += p
     return log_z, marg
 
 
 @njit(cache=True)
-def _log_sum(terms, k):
-    """``log(sum(exp(terms[:k])))``, shifted by the largest term (``-inf`` when all are)."""
+def _log_sum(terms, k, weights, keep):
+    """``log(sum(exp(terms[:k])))``, shifted by the largest term (``-inf`` when all are); with
+    ``keep``, each term's share ``exp(terms[j] - result)`` in ``weights[:k]`` (0 when all are
+    ``-inf``)."""
     top = -np.inf
     for i in range(k):
         if terms[i] > top:
             top = terms[i]
     if top == -np.inf:
+        if keep:
+            weights[:k] = 0.0
         return top
     acc = 0.0
+    if not keep:
+        for i in range(k):
+            acc += np.exp(terms[i] - top)
+        return top + np.log(acc)
     for i in range(k):
-        acc += np.exp(terms[i] - top)
+        weights[i] = np.exp(terms[i] - top)
+        acc += weights[i]
+    for i in range(k):
+        weights[i] /= acc
     return top + np.log(acc)
