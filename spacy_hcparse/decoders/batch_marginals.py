@@ -111,16 +111,25 @@ def _probabilities_span(i, heads, sizes, arcs, squares, rows, words, projective,
     if not np.isfinite(log_z):
         failed[i] = True
         return
-    picked = np.empty(n)
-    allowed = True
-    for m in range(1, size):
-        probs[words[i] + m - 1] = marg[tree[m], m]
-        picked[m - 1] = clean[tree[m], m]
-        allowed = allowed and mask[tree[m], m]
-    if not allowed or (projective and not _is_projective(tree)):
+    score = _write_chosen(tree, marg, clean, mask, probs, words[i])
+    if score == -np.inf or (projective and not _is_projective(tree)):
         log_probs[i] = -np.inf
     else:
-        log_probs[i] = (0.0 + _pairwise_sum(picked, n)) - log_z
+        log_probs[i] = score - log_z
+
+
+@njit(cache=True)
+def _write_chosen(tree, marg, clean, mask, probs, start):
+    """Writes the chosen heads' marginals ``marg[tree[m], m]`` to ``probs[start + m - 1]``; returns
+    the tree's score in ``clean`` summed as numpy sums (``-inf`` when an arc is not in ``mask``)."""
+    n = tree.shape[0] - 1
+    picked = np.empty(n)
+    allowed = True
+    for m in range(1, n + 1):
+        probs[start + m - 1] = marg[tree[m], m]
+        picked[m - 1] = clean[tree[m], m]
+        allowed = allowed and mask[tree[m], m]
+    return 0.0 + _pairwise_sum(picked, n) if allowed else -np.inf
 
 
 @njit(cache=True)
@@ -203,7 +212,6 @@ def _sibling_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, 
     tree = heads[rows[i]: rows[i] + size]
     if counts[i] < 0 or size < 2 or not _is_projective(tree):
         return
-    n = size - 1
     arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
     scaled = arc / temperature
     mask = usable_mask(scaled)
@@ -213,16 +221,8 @@ def _sibling_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, 
     if not np.isfinite(log_z):
         failed[i] = True
         return
-    picked = np.empty(n)
-    allowed = True
-    for m in range(1, size):
-        probs[words[i] + m - 1] = marg[tree[m], m]
-        picked[m - 1] = clean[tree[m], m]
-        allowed = allowed and mask[tree[m], m]
-    if not allowed:
-        log_probs[i] = -np.inf
-    else:
-        log_probs[i] = ((0.0 + _pairwise_sum(picked, n)) + sib_part(tree, sib)) - log_z
+    score = _write_chosen(tree, marg, clean, mask, probs, words[i])
+    log_probs[i] = -np.inf if score == -np.inf else (score + sib_part(tree, sib)) - log_z
     if not np.isnan(tree_temperature):
         scaled = arc / tree_temperature
         sib = _scaled_cube(size, triples, values, first[i], counts[i], tree_temperature)
