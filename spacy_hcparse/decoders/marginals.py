@@ -318,6 +318,153 @@ def _is_projective(heads):
 
 @njit(cache=True)
 def _inside_sib(arc, sib, outside):
+    """(log Z, marginals) over projective single-root trees with arc and sibling factors
+    (``outside`` False: marginals zeros): ``_inside_sib_linear`` where its values stay in range,
+    else ``_inside_sib_log``."""
+    log_z, marg, ok = _inside_sib_linear(arc, sib, outside)
+    if ok:
+        return log_z, marg
+    return _inside_sib_log(arc, sib, outside)
+
+
+@njit(cache=True)
+def _sib_factor(value):
+    """``exp(value)`` of a sibling factor; 1 for the zeros of a sparse cube without an ``exp``."""
+    return 1.0 if value == 0.0 else np.exp(value)
+
+
+@njit(cache=True)
+def _modifier_offsets(arc, sib):
+    """Per word ``m`` the largest ``arc[h, m] + sib[h, s, m]`` over its heads and sibling
+    positions (``-inf`` where it has no head): every tree takes exactly one such pair per word, so
+    shifting each word's factors by it keeps them at most 1 and shifts ``log Z`` by the sum."""
+    size = arc.shape[0]
+    offsets = np.full(size, -np.inf)
+    for m in range(1, size):
+        for h in range(size):
+            if h == m or arc[h, m] == -np.inf:
+                continue
+            top = sib[h, h, m]
+            lo, hi = (h + 1, m) if h < m else (m + 1, h)
+            for s in range(lo, hi):
+                top = max(top, sib[h, s, m])
+            offsets[m] = max(offsets[m], arc[h, m] + top)
+    return offsets
+
+
+@njit(cache=True)
+def _inside_sib_linear(arc, sib, outside):
+    """``_inside_sib_log``'s chart in linear space: each word's arc and sibling factors divided by
+    ``exp`` of its offset (``_modifier_offsets``), so sums of products replace sums of ``exp``
+    (one ``exp`` per arc and per non-zero sibling factor), and the outside pass splits each cell's
+    mass by its terms' shares. Returns ``(log Z, marginals, ok)``; not ``ok`` where a value
+    leaves the range where this is exact to rounding (a word without a head, ``Z`` under 1e-250
+    times its offsets): the caller then takes the log-space kernel."""
+    size = arc.shape[0]
+    n = size - 1
+    marg = np.zeros((size, size))
+    offsets = _modifier_offsets(arc, sib)
+    for m in range(1, size):
+        if offsets[m] == -np.inf:
+            return -np.inf, marg, False
+    a = np.zeros((size, size))  # exp(arc[h, m] - offsets[m])
+    for h in range(size):
+        for m in range(1, size):
+            if h != m and arc[h, m] != -np.inf:
+                a[h, m] = np.exp(arc[h, m] - offsets[m])
+    cr = np.zeros((size, size))
+    cl = np.zeros((size, size))
+    ir = np.zeros((size, size))
+    il = np.zeros((size, size))
+    sb = np.zeros((size, size))
+    for s in range(1, size):
+        cr[s, s] = 1.0
+        cl[s, s] = 1.0
+    for width in range(1, n):
+        for s in range(1, size - width):
+            t = s + width
+            total = 0.0
+            for u in range(s, t):
+                total += cr[s, u] * cl[u + 1, t]
+            sb[s, t] = total
+            total = _sib_factor(sib[s, s, t]) * cl[s + 1, t]
+            for r in range(s + 1, t):
+                total += ir[s, r] * sb[r, t] * _sib_factor(sib[s, r, t])
+            ir[s, t] = a[s, t] * total
+            total = _sib_factor(sib[t, t, s]) * cr[s, t - 1]
+            for r in range(s + 1, t):
+                total += sb[s, r] * il[r, t] * _sib_factor(sib[t, r, s])
+            il[s, t] = a[t, s] * total
+            total = 0.0
+            for u in range(s + 1, t + 1):
+                total += ir[s, u] * cr[u, t]
+            cr[s, t] = total
+            total = 0.0
+            for u in range(s, t):
+                total += cl[s, u] * il[u, t]
+            cl[s, t] = total
+    z = 0.0
+    for m in range(1, size):
+        z += a[0, m] * _sib_factor(sib[0, 0, m]) * cl[1, m] * cr[m, n]
+    if not (z > 1e-250 and z < 1e300):
+        return -np.inf, marg, False
+    log_z = np.log(z)
+    for m in range(1, size):
+        log_z += offsets[m]
+    if not outside:
+        return log_z, marg, True
+    gcr = np.zeros((size, size))
+    gcl = np.zeros((size, size))
+    gir = np.zeros((size, size))
+    gil = np.zeros((size, size))
+    gsb = np.zeros((size, size))
+    for m in range(1, size):
+        g = a[0, m] * _sib_factor(sib[0, 0, m]) * cl[1, m] * cr[m, n] / z
+        marg[0, m] = g
+        gcl[1, m] += g
+        gcr[m, n] += g
+    for width in range(n - 1, 0, -1):
+        for s in range(1, size - width):
+            t = s + width
+            if gcr[s, t] != 0.0 and cr[s, t] > 0.0:
+                share = gcr[s, t] / cr[s, t]
+                for u in range(s + 1, t + 1):
+                    p = share * ir[s, u] * cr[u, t]
+                    gir[s, u] += p
+                    gcr[u, t] += p
+            if gcl[s, t] != 0.0 and cl[s, t] > 0.0:
+                share = gcl[s, t] / cl[s, t]
+                for u in range(s, t):
+                    p = share * cl[s, u] * il[u, t]
+                    gcl[s, u] += p
+                    gil[u, t] += p
+            marg[s, t] = gir[s, t]
+            marg[t, s] = gil[s, t]
+            if gir[s, t] != 0.0 and ir[s, t] > 0.0:
+                share = gir[s, t] / ir[s, t] * a[s, t]
+                gcl[s + 1, t] += share * _sib_factor(sib[s, s, t]) * cl[s + 1, t]
+                for r in range(s + 1, t):
+                    p = share * ir[s, r] * sb[r, t] * _sib_factor(sib[s, r, t])
+                    gir[s, r] += p
+                    gsb[r, t] += p
+            if gil[s, t] != 0.0 and il[s, t] > 0.0:
+                share = gil[s, t] / il[s, t] * a[t, s]
+                gcr[s, t - 1] += share * _sib_factor(sib[t, t, s]) * cr[s, t - 1]
+                for r in range(s + 1, t):
+                    p = share * sb[s, r] * il[r, t] * _sib_factor(sib[t, r, s])
+                    gsb[s, r] += p
+                    gil[r, t] += p
+            if gsb[s, t] != 0.0 and sb[s, t] > 0.0:
+                share = gsb[s, t] / sb[s, t]
+                for u in range(s, t):
+                    p = share * cr[s, u] * cl[u + 1, t]
+                    gcr[s, u] += p
+                    gcl[u + 1, t] += p
+    return log_z, marg, True
+
+
+@njit(cache=True)
+def _inside_sib_log(arc, sib, outside):
     """(log Z, marginals) over projective single-root trees with arc and sibling factors: inside
     over the second-order chart (``eisner.py``'s ``eisner2_kernel`` with logsumexp for max), then
     (``outside``; else the marginals are zeros) outside, widest spans first; within a span complete

@@ -147,6 +147,52 @@ def test_sibling_marginals_against_enumeration(scale):
         assert np.allclose(got[:, 1:].sum(axis=0), 1.0)
 
 
+@pytest.mark.parametrize("scale", [0.1, 3.0, 30.0, 300.0])
+def test_linear_sibling_chart_is_the_log_chart_or_declines(scale):
+    """The linear-space chart (``_inside_sib`` takes it first) gives the log-space chart's log Z
+    and marginals, on spans longer than enumeration reaches, with sparse sibling cubes as
+    hc_parser scores them; where its values leave their range it declines (``ok`` False) and
+    ``_inside_sib`` is the log-space chart."""
+    from spacy_hcparse.decoders.marginals import _inside_sib, _inside_sib_linear, _inside_sib_log
+
+    rng = np.random.default_rng(int(scale * 10))
+    declined = 0
+    for _ in range(12):
+        n = int(rng.integers(1, 40))
+        arc = rng.normal(scale=scale, size=(n + 1, n + 1))
+        arc[rng.random(arc.shape) < 0.3] = -np.inf
+        arc[0, 1 + int(rng.integers(n))] = 0.0  # a root child, so a tree exists
+        for m in range(1, n + 1):
+            arc[m - 1 if m > 1 else 0, m] = max(arc[m - 1 if m > 1 else 0, m], 0.0)  # a chain as well
+        clean = np.where(np.isfinite(arc), arc, -np.inf)
+        np.fill_diagonal(clean, -np.inf)
+        clean[:, 0] = -np.inf
+        sib = np.zeros((n + 1,) * 3)
+        picked = rng.integers(0, n + 1, size=(4 * n, 3))
+        sib[picked[:, 0], picked[:, 1], picked[:, 2]] = rng.normal(scale=scale, size=4 * n)
+        for outside in (True, False):
+            log_z, marg, ok = _inside_sib_linear(clean, sib, outside)
+            expected = _inside_sib_log(clean, sib, outside)
+            if ok:
+                assert log_z == pytest.approx(expected[0], rel=1e-11, abs=1e-9)
+                assert np.allclose(marg, expected[1], atol=1e-10)
+            else:
+                declined += 1
+            got = _inside_sib(clean, sib, outside)
+            assert got[0] == pytest.approx(expected[0], rel=1e-11, abs=1e-9)
+            assert np.allclose(got[1], expected[1], atol=1e-10)
+    assert declined == 0 or scale >= 30.0
+
+
+def test_linear_sibling_chart_declines_where_a_word_has_no_head():
+    from spacy_hcparse.decoders.marginals import _inside_sib, _inside_sib_linear
+
+    arc = np.zeros((4, 4))
+    arc[:, 2] = -np.inf
+    assert not _inside_sib_linear(arc, np.zeros((4, 4, 4)), True)[2]
+    assert _inside_sib(arc, np.zeros((4, 4, 4)), True)[0] == -np.inf
+
+
 def test_zero_siblings_give_first_order_marginals_and_need_projective():
     rng = np.random.default_rng(3)
     arc = rng.normal(size=(6, 6))
