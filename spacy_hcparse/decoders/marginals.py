@@ -328,6 +328,18 @@ def _inside_sib(arc, sib, outside):
 
 
 @njit(cache=True)
+def _chart(size, fill, diagonal):
+    """The second-order chart's five item arrays ``(cr, cl, ir, il, sb)``, (size, size) each:
+    ``fill`` everywhere, ``diagonal`` at the one-word complete items ``cr[s, s]``, ``cl[s, s]``."""
+    cr = np.full((size, size), fill)
+    cl = np.full((size, size), fill)
+    for s in range(1, size):
+        cr[s, s] = diagonal
+        cl[s, s] = diagonal
+    return cr, cl, np.full((size, size), fill), np.full((size, size), fill), np.full((size, size), fill)
+
+
+@njit(cache=True)
 def _sib_factor(value):
     """``exp(value)`` of a sibling factor; 1 for the zeros of a sparse cube without an ``exp``."""
     return 1.0 if value == 0.0 else np.exp(value)
@@ -372,14 +384,7 @@ def _inside_sib_linear(arc, sib, outside):
         for m in range(1, size):
             if h != m and arc[h, m] != -np.inf:
                 a[h, m] = np.exp(arc[h, m] - offsets[m])
-    cr = np.zeros((size, size))
-    cl = np.zeros((size, size))
-    ir = np.zeros((size, size))
-    il = np.zeros((size, size))
-    sb = np.zeros((size, size))
-    for s in range(1, size):
-        cr[s, s] = 1.0
-        cl[s, s] = 1.0
+    cr, cl, ir, il, sb = _chart(size, 0.0, 1.0)
     for width in range(1, n):
         for s in range(1, size - width):
             t = s + width
@@ -413,11 +418,7 @@ def _inside_sib_linear(arc, sib, outside):
         log_z += offsets[m]
     if not outside:
         return log_z, marg, True
-    gcr = np.zeros((size, size))
-    gcl = np.zeros((size, size))
-    gir = np.zeros((size, size))
-    gil = np.zeros((size, size))
-    gsb = np.zeros((size, size))
+    gcr, gcl, gir, gil, gsb = _chart(size, 0.0, 0.0)  # each item's share of the trees' mass
     for m in range(1, size):
         g = a[0, m] * _sib_factor(sib[0, 0, m]) * cl[1, m] * cr[m, n] / z
         marg[0, m] = g
@@ -474,14 +475,7 @@ def _inside_sib_log(arc, sib, outside):
     size = arc.shape[0]
     n = size - 1
     neg = -np.inf
-    cr = np.full((size, size), neg)
-    cl = np.full((size, size), neg)
-    ir = np.full((size, size), neg)
-    il = np.full((size, size), neg)
-    sb = np.full((size, size), neg)
-    for s in range(1, size):
-        cr[s, s] = 0.0
-        cl[s, s] = 0.0
+    cr, cl, ir, il, sb = _chart(size, neg, 0.0)
     kept = size if outside else 1  # split weights per cell: [kind, s, t, split]
     w = np.empty((5, kept, kept, kept))  # only the cells' first k entries are written and read
     SB, IR, IL, CR, CL = 0, 1, 2, 3, 4
@@ -522,11 +516,7 @@ def _inside_sib_log(arc, sib, outside):
     marg = np.zeros((size, size))
     if log_z == neg or not outside:
         return log_z, marg
-    gcr = np.zeros((size, size))
-    gcl = np.zeros((size, size))
-    gir = np.zeros((size, size))
-    gil = np.zeros((size, size))
-    gsb = np.zeros((size, size))
+    gcr, gcl, gir, gil, gsb = _chart(size, 0.0, 0.0)  # each item's share of the trees' mass
     for m in range(1, size):
         g = _weight(arc[0, m] + sib[0, 0, m] + cl[1, m] + cr[m, n], log_z)
         marg[0, m] = g
