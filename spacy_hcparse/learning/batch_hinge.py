@@ -1,24 +1,20 @@
-"""The structured hinge's cost-augmented trees of every span of a training batch in one call.
+"""The structured hinge's cost-augmented trees of every span of a training batch.
 
-``structured_hinge`` decodes each span's Hamming-augmented pruned arcs (``hinge.hamming_augmented``)
-with the loss's decoder. With the Eisner decoder (``graph.decoding.Eisner``, the fast config's)
-``hinge_trees`` decodes all of them together (``decoders.batch.decode_eisner_batch``: the same
-kernels, the same trees), and the loss then scores each span's tree as before.
+The hinge (``hinge.structured_hinge``) decodes each span's Hamming-augmented pruned arcs
+(``hinge.hamming_augmented``) with the loss's decoder. With the Eisner decoder
+(``graph.decoding.Eisner``, the fast config's) ``hinge_trees`` decodes all of them in one call
+(``decoders.batch.decode_eisner_batch``: the same kernels, the same trees); other decoders run span
+by span. ``batch_loss.tree_losses`` then scores every span's tree in one call.
 """
-from typing import List, NamedTuple, Optional, Sequence
+from typing import List, Optional, Sequence
 
 import numpy as np
 
 from ..decoders.batch import decode_eisner_batch, pack, split_rows
 from ..graph.decoding import Eisner
 from ..graph.scores import GraphScores
+from .batch_loss import Factors, batch_factors
 from .hinge import hamming_augmented
-
-
-class Decoded(NamedTuple):
-    """What a decoder returns as far as ``structured_hinge`` reads it."""
-
-    heads: np.ndarray
 
 
 def hinge_spans(scores: GraphScores, golds: Sequence) -> List[int]:
@@ -27,23 +23,28 @@ def hinge_spans(scores: GraphScores, golds: Sequence) -> List[int]:
             if gold is not None and len(scores.masks[i]) > 1 and (gold[0][1:] >= 0).all()]
 
 
-def hinge_trees(scores: GraphScores, golds: Sequence, decoder, threads: int = 1) -> Optional[List[Optional[Decoded]]]:
-    """Per span the tree ``decoder`` finds on its Hamming-augmented pruned arcs (with the span's
-    sibling cube where it has higher-order factors, as ``GraphScores.cubes``), None where the
-    hinge skips the span; None for a decoder other than Eisner (decoded span by span)."""
-    if not isinstance(decoder, Eisner):
-        return None
+def hinge_trees(scores: GraphScores, golds: Sequence, decoder, sib: Optional[Factors] = None,
+                threads: int = 1) -> List[Optional[np.ndarray]]:
+    """Per span the heads (n+1,) of the tree ``decoder`` finds on its Hamming-augmented pruned
+    arcs with the factor cubes the loss reads (``GraphScores.cubes`` with the decoder's factors),
+    None where the hinge skips the span. ``sib``: the batch's sibling factors
+    (``batch_loss.batch_factors`` with the decoder's factors) where the caller has them."""
     todo = hinge_spans(scores, golds)
-    out: List[Optional[Decoded]] = [None] * len(golds)
+    out: List[Optional[np.ndarray]] = [None] * len(golds)
+    augmented = {i: hamming_augmented(scores.pruned_arc(i), golds[i][0]) for i in todo}
+    if not isinstance(decoder, Eisner):
+        for i in todo:
+            out[i] = decoder(augmented[i], *scores.cubes(i, decoder.factors)).heads
+        return out
     if not todo:
         return out
-    arcs, sizes = pack([hamming_augmented(scores.pruned_arc(i), golds[i][0]) for i in todo])
-    triples = [scores.sib_triples(i) if scores.higher_order[i] else None for i in todo]
-    counts = np.array([-1 if t is None else len(t) for t in triples], dtype=np.int64)
-    kept = [k for k, t in enumerate(triples) if t is not None]
-    sib_triples = np.concatenate([triples[k] for k in kept] + [np.zeros((0, 3), np.int32)])
-    sib_values = np.concatenate([np.asarray(scores.sib[todo[k]], dtype=np.float64) for k in kept] + [np.zeros(0)])
-    heads, _ = decode_eisner_batch(arcs, sizes, counts, sib_triples, sib_values, threads=threads)
+    arcs, sizes = pack([augmented[i] for i in todo])
+    sib = batch_factors(scores, "sib", decoder.factors) if sib is None else sib
+    triples, values = sib.split(sib.triples), sib.split(sib.values)
+    kept = [i for i in todo if sib.counts[i] >= 0]
+    heads, _ = decode_eisner_batch(arcs, sizes, sib.counts[todo],
+                                   np.concatenate([triples[i] for i in kept] + [np.zeros((0, 3), np.int64)]),
+                                   np.concatenate([values[i] for i in kept] + [np.zeros(0)]), threads=threads)
     for i, tree in zip(todo, split_rows(heads, sizes)):
-        out[i] = Decoded(tree)
+        out[i] = tree
     return out

@@ -16,8 +16,8 @@ from spacy.util import registry
 
 from ..graph.scores import GraphScores
 from .batch_hinge import hinge_trees
-from .hinge import structured_hinge
-from .losses import binary_xent, head_xent, label_xent
+from .batch_loss import batch_factors, tree_losses
+from .losses import binary_xent, label_xent
 
 # (gold heads (n+1,), gold label ids (n,)); -1 for an unknown head or label
 SpanGold = Tuple[np.ndarray, np.ndarray]
@@ -60,17 +60,13 @@ class GraphLoss:
         """``scores``: numpy scores, label rows on the gold arcs of the spans that have one."""
         golds = gold.spans
         n_words = max(1, sum(int((g[0][1:] >= 0).sum()) for g in golds if g is not None)) if self.per_word else 1
-        total = 0.0
-        d_arcs, d_sib, d_grand, d_labels = [], [], [], []
-        trees = hinge_trees(scores, golds, self.decoder) if self.hinge_weight else None  # all spans at once
-        for i, span_gold in enumerate(golds):
-            arc_loss, d_arc, ds, dg = self._tree_loss(scores, i, span_gold, None if trees is None else trees[i])
-            label_loss, d_label = self._label_loss(scores.labels[i], scores.label_arcs[i], span_gold)
-            total += arc_loss + label_loss
-            d_arcs.append((d_arc / n_words).astype("f"))
-            d_sib.append((ds / n_words).astype("f"))
-            d_grand.append((dg / n_words).astype("f"))
-            d_labels.append((d_label / n_words).astype("f"))
+        sib, grand = batch_factors(scores, "sib", self.factors), batch_factors(scores, "grand", self.factors)
+        trees = hinge_trees(scores, golds, self.decoder, sib) if self.hinge_weight else [None] * len(golds)
+        total, d_arcs, d_sib, d_grand = tree_losses(scores, golds, trees, sib, grand, self.xent_weight,
+                                                    self.hinge_weight)
+        label_golds = [None if g is None else g[1][arcs[:, 1] - 1] for g, arcs in zip(golds, scores.label_arcs)]
+        label_loss, d_labels = self._doc_losses(scores.labels, label_golds, self.label_weight, label_xent, n_words)
+        total += label_loss
         start_loss, d_starts = self._doc_losses(scores.starts, gold.starts, self.start_weight, binary_xent, n_words)
         total += start_loss
         d_tags = {}
@@ -78,54 +74,25 @@ class GraphLoss:
             tag_loss, d_tags[attr] = self._doc_losses(logits, gold.tags.get(attr, [None] * len(logits)),
                                                       self.tag_weight, label_xent, n_words)
             total += tag_loss
-        return total, scores.like(d_arcs, d_sib, d_grand, d_labels, d_starts, d_tags)
-
-    def _tree_loss(self, scores: GraphScores, i: int, gold: Optional[SpanGold], tree=None):
-        """The span's head cross-entropy and hinge; ``tree``: its cost-augmented tree where
-        ``batch_hinge.hinge_trees`` decoded it already, else None (the decoder runs here)."""
-        d_sib = np.zeros(len(scores.sib[i]))
-        d_grand = np.zeros(len(scores.grand[i]))
-        size = len(scores.masks[i])
-        d_arc = np.zeros((size, size))
-        total = 0.0
-        if gold is None or size <= 1:
-            return total, d_arc, d_sib, d_grand
-        arc = scores.arc(i)
-        heads = gold[0]
-        if self.xent_weight:
-            loss, d = head_xent(arc, heads)
-            total += self.xent_weight * loss
-            d_arc += self.xent_weight * d
-        if self.hinge_weight and (heads[1:] >= 0).all():
-            sib, grand = scores.cubes(i, self.factors)
-            decoder = self.decoder if tree is None else (lambda *_: tree)
-            loss, da, ds, dg = structured_hinge(arc, scores.pruned_arc(i), sib, grand, heads,
-                                                scores.sib_triples(i), scores.grand_triples(i), decoder)
-            total += self.hinge_weight * loss
-            d_arc += self.hinge_weight * da
-            d_sib += self.hinge_weight * ds
-            d_grand += self.hinge_weight * dg
-        return total, d_arc, d_sib, d_grand
-
-    def _label_loss(self, label_scores: np.ndarray, label_arcs: np.ndarray, gold: Optional[SpanGold]):
-        if gold is None or not len(label_arcs):
-            return 0.0, np.zeros(label_scores.shape, dtype=np.float64)
-        loss, d = label_xent(np.asarray(label_scores, dtype=np.float64), gold[1][label_arcs[:, 1] - 1])
-        return self.label_weight * loss, self.label_weight * d
+        scale = lambda grads: [(g / n_words).astype("f") for g in grads]  # noqa: E731
+        return total, scores.like(scale(d_arcs), scale(d_sib), scale(d_grand), d_labels, d_starts, d_tags)
 
     @staticmethod
     def _doc_losses(logits: list, golds: list, weight: float, loss_fn, n_words: int):
-        """A per-token loss over each doc's logits (no gold: no loss, zero gradient)."""
-        total, grads = 0.0, []
-        for values, gold in zip(logits, golds):
-            values = np.asarray(values, dtype=np.float64)
-            if gold is None or not weight or not len(values):
-                grads.append(np.zeros(values.shape, dtype="f"))
-                continue
-            loss, d = loss_fn(values, gold)
-            total += weight * loss
-            grads.append((weight * d / n_words).astype("f"))
-        return total, grads
+        """A per-row loss (``loss_fn``: ``label_xent`` or ``binary_xent``) over each item's logits
+        (docs' tokens, spans' label arcs) with its gold ids (None: no loss, zero gradient), in one
+        call over the rows of all of them."""
+        used = [i for i, (values, gold) in enumerate(zip(logits, golds))
+                if gold is not None and weight and len(values)]
+        grads = [np.zeros(np.shape(values), dtype="f") for values in logits]
+        if not used:
+            return 0.0, grads
+        values = np.concatenate([np.asarray(logits[i], dtype=np.float64) for i in used])
+        loss, d = loss_fn(values, np.concatenate([golds[i] for i in used]))
+        d = (weight * d / n_words).astype("f")
+        for i, rows in zip(used, np.split(d, np.cumsum([len(logits[i]) for i in used])[:-1])):
+            grads[i] = rows
+        return weight * loss, grads
 
 
 @registry.misc("spacy_hcparse.GraphLoss.v1")

@@ -4,6 +4,9 @@ Conventions as in ``spacy_hcparse.decoders``: index 0 is the root, ``arc[h, m]``
 (``s == h`` for the closest modifier), ``grand[g, h, m]``; heads arrays with ``heads[0] == -1``.
 Gradients are taken with respect to the scores the model produced: the dense arc matrix and the
 values at the scored sibling and grandparent triples.
+
+These per-span functions define the hinge; training computes it for a whole batch in one call
+(``learning.batch_loss``, tested against them).
 """
 from typing import Callable, Optional, Tuple
 

@@ -2,7 +2,9 @@
 
 Conventions as in ``spacy_hcparse.decoders``: index 0 is the root, ``arc[h, m]``, heads arrays
 with ``heads[0] == -1``. Every function returns ``(loss, gradient)`` with the gradient of the loss
-(to be minimised) with respect to the scores it was given.
+(to be minimised) with respect to the scores it was given. ``head_xent`` defines the head
+cross-entropy that training computes for a whole batch (``learning.batch_loss``); ``label_xent``
+and ``binary_xent`` take the rows of a whole batch at once.
 """
 from typing import Tuple
 

@@ -242,10 +242,10 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
         for attr, bp in bp_tags.items():
             d_attr = bp(as_ops(d.tags[attr]))
             d_tag_rows = d_attr if d_tag_rows is None else add(d_tag_rows, d_attr)
-        d_blocks = bp_labels(as_ops(d.labels))
-        d_blocks = add(d_blocks, bp_sib(as_ops(d.sib)))
-        d_blocks = add(d_blocks, bp_grand(as_ops(d.grand)))
-        d_blocks = add(d_blocks, bp_arcs(as_ops(d.arcs)))
+        d_blocks = add(bp_labels(as_ops(d.labels)), bp_arcs(as_ops(d.arcs)))
+        for bp, d_values in ((bp_sib, d.sib), (bp_grand, d.grand)):
+            if bp is not None:  # None: the batch had no triples of that type
+                d_blocks = add(d_blocks, bp(as_ops(d_values)))
         d_direct = d_tag_rows
         if bp_tag_rows is not None and d_tag_rows is not None:
             d_from_tags, d_direct = bp_tag_rows(d_tag_rows)
@@ -282,10 +282,11 @@ def _run(layer: Model, X, is_train: bool):
 
 
 def _score_triples(scorer: Model, blocks, triples, is_train: bool):
-    """Scores of each block's triples; at prediction in groups of about ``TRIPLES_PER_GROUP``,
-    and none at all without triples (a factor the decoder does not use: its projections of every
-    row would be thrown away)."""
-    if not is_train and not any(len(t) for t in triples):
+    """Scores of each block's triples; at prediction in groups of about ``TRIPLES_PER_GROUP``.
+    Without any triple in the batch (a factor the decoder or the loss does not read) the scorer
+    does not run (its projections of every row would be thrown away): empty scores and no
+    backprop."""
+    if not any(len(t) for t in triples):
         return [scorer.ops.alloc1f(0) for _ in blocks], None
     return _in_groups(scorer, blocks, triples, is_train, TRIPLES_PER_GROUP)
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Doc
-from thinc.api import Model, NumpyOps, Ops, fix_random_seed
+from thinc.api import Model, NumpyOps, Ops, fix_random_seed, set_dropout_rate
 
 from spacy_hcparse.graph.scores import GraphInput
 from spacy_hcparse.models import graph_parts as parts
@@ -214,6 +214,38 @@ def test_training_forward_and_backward_stay_on_the_device(version, reference, op
             if a.has_grad(name):
                 d_device = device.ops.to_numpy(b.get_grad(name))
                 assert close(d_device, a.get_grad(name)), (a.name, name)
+
+
+def test_a_factor_type_nobody_reads_is_not_scored_in_training():
+    """Given only sibling factors (a loss whose decoder reads no grandparents), training does not
+    run the grandparent scorer: its scores are empty, its parameters get no gradient, and every
+    other gradient is the one of all factors with zero grandparent gradients."""
+    def run(factors, zero_grand):
+        model = pair("full", label_rank=4, lstm_width=6)[0]
+        for node in model.walk():
+            if "rate" in node.attrs:
+                node.attrs["rate"] = 0.0
+        set_dropout_rate(model, 0.0)
+        docs, spans = batch()
+        scores, backprop = model.begin_update(GraphInput(docs, spans, keep_of(spans), frozenset(factors)))
+        grads = scores.like(*(gradient_like(getattr(scores, f), seed) for seed, f in
+                              enumerate(("arcs", "sib", "grand", "labels", "starts"))),
+                            tags={attr: gradient_like(v, 9) for attr, v in scores.tags.items()})
+        if zero_grand:
+            grads.grand = zeros_like(scores.grand)
+        backprop(grads)
+        return model, scores
+
+    sib_only, scores = run({"sib"}, False)
+    both, _ = run({"sib", "grand"}, True)
+    assert all(len(g) == 0 for g in scores.grand) and sum(len(s) for s in scores.sib) > 0
+    grand_scorer = sib_only.get_ref("grand_scorer")
+    assert not any(node.has_grad(name) for node in grand_scorer.walk() for name in node.param_names)
+    grand_nodes = {node.id for node in grand_scorer.walk()}
+    for a, b in zip(sib_only.walk(), both.walk()):
+        for name in a.param_names:
+            if a.id not in grand_nodes and b.has_grad(name):
+                assert close(a.get_grad(name), b.get_grad(name)), (a.name, name)
 
 
 @pytest.mark.parametrize("version,options", [("full", {}), ("plain", {"label_rank": 4})])

@@ -1,0 +1,143 @@
+"""learning.batch_loss and GraphLoss: the batch's tree terms in one compiled call, and the whole
+loss, against their per-span definitions (``losses.head_xent``, ``hinge.structured_hinge``,
+``losses.label_xent``) span by span.
+
+Random batches: spans of 0-7 words with random arc scores, gold trees (some with unknown heads,
+some spans without gold), cost-augmented trees (some equal to the gold), sibling and grandparent
+values on the triples pruning allows (some spans first-order, some factor types not read).
+"""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from spacy_hcparse.graph.decoding import MST, Eisner, HillClimb
+from spacy_hcparse.graph.pruning import candidate_heads
+from spacy_hcparse.graph.scores import GraphInput, GraphScores
+from spacy_hcparse.learning.batch_loss import batch_factors, tree_losses
+from spacy_hcparse.learning.graph_loss import GraphLoss
+from spacy_hcparse.learning.hinge import structured_hinge
+from spacy_hcparse.learning.losses import head_xent, label_xent
+
+from ..components.test_graph_parser import train_tiny
+from ..treebank import make_examples
+
+
+def random_tree(rng, n):
+    """Heads (n+1,) of a random single-root tree (not always projective)."""
+    heads = np.full(n + 1, -1, dtype=np.int64)
+    placed = [0]
+    for k, m in enumerate(rng.permutation(np.arange(1, n + 1))):
+        heads[m] = 0 if k == 0 else placed[1 + rng.integers(len(placed) - 1)]
+        placed.append(m)
+    return heads
+
+
+def random_batch(rng, n_spans, factors):
+    """A ``GraphScores`` of random spans, their golds and cost-augmented trees."""
+    arcs, masks, sib, grand, higher, golds, trees = [], [], [], [], [], [], []
+    for _ in range(n_spans):
+        n = int(rng.integers(0, 8))
+        arc = rng.normal(size=(n + 1, n + 1)) * rng.choice([0.5, 3.0])
+        gold = random_tree(rng, n)
+        known = gold.copy()
+        if n and rng.random() < 0.3:
+            known[1 + rng.integers(n)] = -1
+        mask = candidate_heads(arc, int(rng.integers(1, 4)), keep=known)
+        arcs.append(arc.astype("f"))
+        masks.append(mask)
+        higher.append(bool(n > 1 and rng.random() < 0.8))
+        golds.append(None if rng.random() < 0.1 else (known, np.zeros(n, dtype=np.int64)))
+        whole = golds[-1] is not None and n > 0 and (known[1:] >= 0).all()
+        trees.append((gold.copy() if rng.random() < 0.2 else random_tree(rng, n)) if whole else None)
+    scores = GraphScores(arcs, masks, [], [], [], [], higher, frozenset(factors))
+    scores.sib = [rng.normal(size=len(scores.sib_triples(i))).astype("f") for i in range(n_spans)]
+    scores.grand = [rng.normal(size=len(scores.grand_triples(i))).astype("f") for i in range(n_spans)]
+    return scores, golds, trees
+
+
+def per_span(scores, golds, trees, factors, xent_weight, hinge_weight):
+    """The tree terms span by span, from their definitions."""
+    total, d_arcs, d_sib, d_grand = 0.0, [], [], []
+    for i, (gold, tree) in enumerate(zip(golds, trees)):
+        size = len(scores.masks[i])
+        d_arc, ds, dg = np.zeros((size, size)), np.zeros(len(scores.sib[i])), np.zeros(len(scores.grand[i]))
+        if gold is not None and size > 1:
+            loss, d = head_xent(scores.arc(i), gold[0])
+            total, d_arc = total + xent_weight * loss, d_arc + xent_weight * d
+        if tree is not None:
+            sib, grand = scores.cubes(i, factors)
+            loss, da, dsi, dgi = structured_hinge(scores.arc(i), scores.pruned_arc(i), sib, grand, gold[0],
+                                                  scores.sib_triples(i), scores.grand_triples(i),
+                                                  lambda *_: Tree(tree))
+            total += hinge_weight * loss
+            d_arc, ds, dg = d_arc + hinge_weight * da, ds + hinge_weight * dsi, dg + hinge_weight * dgi
+        d_arcs.append(d_arc)
+        d_sib.append(ds)
+        d_grand.append(dg)
+    return total, d_arcs, d_sib, d_grand
+
+
+class Tree:
+    def __init__(self, heads):
+        self.heads = heads
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_spans=st.integers(0, 6),
+       factors=st.sampled_from([(), ("sib",), ("grand",), ("sib", "grand")]),
+       weights=st.sampled_from([(1.0, 1.0), (0.5, 2.0), (1.0, 0.0), (0.0, 1.0)]))
+def test_tree_losses_are_the_per_span_terms(seed, n_spans, factors, weights):
+    rng = np.random.default_rng(seed)
+    scores, golds, trees = random_batch(rng, n_spans, ("sib", "grand"))
+    sib, grand = batch_factors(scores, "sib", factors), batch_factors(scores, "grand", factors)
+    trees = trees if weights[1] else [None] * n_spans
+    got = tree_losses(scores, golds, trees, sib, grand, *weights)
+    expected = per_span(scores, golds, trees, frozenset(factors), *weights)
+    assert got[0] == pytest.approx(expected[0], rel=1e-12, abs=1e-12)
+    for name, a, b in zip(("arcs", "sib", "grand"), got[1:], expected[1:]):
+        assert len(a) == len(b) == n_spans
+        for x, y in zip(a, b):
+            assert x.shape == y.shape and np.allclose(x, y, rtol=0, atol=1e-12), name
+
+
+@pytest.fixture(scope="module")
+def training_scores():
+    nlp = train_tiny(decoder="eisner", epochs=5)
+    pipe = nlp.get_pipe("hc_parser")
+    examples = make_examples(nlp)
+    batch = pipe.batch_gold(examples)
+    keep = [None if g is None else g[0] for g in batch.gold.spans]
+    docs = [eg.predicted for eg in examples]
+    scores, _ = pipe.model.begin_update(GraphInput(docs, batch.spans, keep, HillClimb.factors))
+    return scores.to_numpy(pipe.model.ops), batch.gold
+
+
+@pytest.mark.parametrize("decoder", [Eisner(), MST(), HillClimb(seed=0)], ids=["eisner", "mst", "hill_climb"])
+def test_graph_loss_is_the_sum_of_its_per_span_terms(training_scores, decoder):
+    """The whole loss on a trained model's scores: tree terms with the decoder's own trees, label
+    cross-entropy on the gold arcs (tags and sentence starts as before)."""
+    scores, gold = training_scores
+    loss = GraphLoss(decoder, hinge_weight=1.0, xent_weight=1.0, label_weight=0.5)
+    total, grads = loss(scores, gold)
+    trees = [None if g is None or len(scores.masks[i]) < 2 or (g[0][1:] < 0).any() else
+             decoder(*_augmented(scores, i, g[0], decoder)).heads for i, g in enumerate(gold.spans)]
+    expected, d_arcs, d_sib, d_grand = per_span(scores, gold.spans, trees, decoder.factors, 1.0, 1.0)
+    label_total = 0.0
+    for i, g in enumerate(gold.spans):
+        if g is None or not len(scores.label_arcs[i]):
+            assert not grads.labels[i].any()
+            continue
+        lab, d = label_xent(np.asarray(scores.labels[i], np.float64), g[1][scores.label_arcs[i][:, 1] - 1])
+        label_total += 0.5 * lab
+        assert np.allclose(grads.labels[i], 0.5 * d, atol=1e-6)
+    assert total > expected + label_total > 0  # the start and tag losses come on top
+    assert any(t is not None for t in trees)
+    assert any(len(d) and d.any() for d in d_sib) == ("sib" in decoder.factors)
+    for got, want in ((grads.arcs, d_arcs), (grads.sib, d_sib), (grads.grand, d_grand)):
+        assert all(a.dtype == np.float32 and np.allclose(a, b, atol=1e-6) for a, b in zip(got, want))
+
+
+def _augmented(scores, i, heads, decoder):
+    from spacy_hcparse.learning.hinge import hamming_augmented
+
+    return (hamming_augmented(scores.pruned_arc(i), heads), *scores.cubes(i, decoder.factors))
