@@ -48,10 +48,7 @@ from thinc.api import require_gpu
 GB, GP = "spacy_hcparse.components.graph_batch", "spacy_hcparse.components.graph_parser"
 PARSES = "spacy_hcparse.graph.parses"
 FUNCTIONS = [
-    ("spacy_hcparse.models.graph_parser", "candidate_heads", "pruning"),
-    ("spacy_hcparse.models.graph_parser", "sibling_triples", "pruning"),
-    ("spacy_hcparse.models.graph_parser", "grandparent_triples", "pruning"),
-    ("spacy_hcparse.models.graph_parser", "triples_of", "pruning"),
+    ("spacy_hcparse.models.graph_parser", "prune_batch", "pruning"),
     (GP, "decode_eisner_spans", "decoding"),
     (GP, "label_trees", "labels"),
     (GP, "masked_label_scores", "labels"),

@@ -5,8 +5,11 @@ sibling and grandparent scorers then score only the triples of kept arcs. Conven
 ``spacy_hcparse.decoders``: ``mask[h, m]``, index 0 the root; triples ``(h, s, m)`` with
 ``s == h`` for the closest modifier, and ``(g, h, m)``.
 """
+from typing import List, NamedTuple, Optional, Sequence
+
 import numpy as np
 from numba import njit
+
 
 
 def candidate_heads(arc: np.ndarray, top_k: int, keep=None) -> np.ndarray:
@@ -27,6 +30,13 @@ def candidate_heads(arc: np.ndarray, top_k: int, keep=None) -> np.ndarray:
 def _top_heads(arc, top_k):
     size = arc.shape[0]
     mask = np.zeros((size, size), dtype=np.bool_)
+    _fill_top_heads(arc, top_k, mask)
+    return mask
+
+
+@njit(cache=True)
+def _fill_top_heads(arc, top_k, mask):
+    size = arc.shape[0]
     k = min(top_k, size - 1)
     column = np.empty(size, dtype=np.float64)
     for m in range(1, size):
@@ -37,7 +47,6 @@ def _top_heads(arc, top_k):
             mask[order[r], m] = True
         mask[0, m] = True
         mask[m, m] = False
-    return mask
 
 
 def sibling_triples(mask: np.ndarray) -> np.ndarray:
@@ -56,6 +65,13 @@ def grandparent_triples(mask: np.ndarray) -> np.ndarray:
 
 @njit(cache=True)
 def _sibling_triples(mask):
+    out = np.empty((_sibling_count(mask), 3), dtype=np.int32)
+    _fill_sibling(mask, out)
+    return out
+
+
+@njit(cache=True)
+def _sibling_count(mask):
     size = mask.shape[0]
     total = 0
     for h in range(size):
@@ -67,7 +83,12 @@ def _sibling_triples(mask):
                     count += 1
                     total += count  # h itself plus every closer candidate
                 m += step
-    out = np.empty((total, 3), dtype=np.int32)
+    return total
+
+
+@njit(cache=True)
+def _fill_sibling(mask, out):
+    size = mask.shape[0]
     mods = np.empty(size, dtype=np.int64)
     k = 0
     for h in range(size):
@@ -84,11 +105,17 @@ def _sibling_triples(mask):
                     mods[count] = m
                     count += 1
                 m += step
-    return out
 
 
 @njit(cache=True)
 def _grandparent_triples(mask):
+    out = np.empty((_grandparent_count(mask), 3), dtype=np.int32)
+    _fill_grandparent(mask, out)
+    return out
+
+
+@njit(cache=True)
+def _grandparent_count(mask):
     size = mask.shape[0]
     total = 0
     for m in range(1, size):
@@ -97,7 +124,12 @@ def _grandparent_triples(mask):
                 for g in range(size):
                     if g != m and mask[g, h]:
                         total += 1
-    out = np.empty((total, 3), dtype=np.int32)
+    return total
+
+
+@njit(cache=True)
+def _fill_grandparent(mask, out):
+    size = mask.shape[0]
     k = 0
     for m in range(1, size):
         for h in range(1, size):
@@ -106,4 +138,90 @@ def _grandparent_triples(mask):
                     if g != m and mask[g, h]:
                         out[k, 0], out[k, 1], out[k, 2] = g, h, m
                         k += 1
-    return out
+
+
+# ----- a whole batch in a few compiled calls ---------------------------------------------------
+class Pruned(NamedTuple):
+    """A batch's pruning (``prune_batch``): per span its ``candidate_heads`` mask and its
+    ``sibling_triples`` / ``grandparent_triples`` (``NO_TRIPLES`` where that type is not scored),
+    views into one array each."""
+
+    masks: List[np.ndarray]
+    sib: List[np.ndarray]
+    grand: List[np.ndarray]
+
+
+NO_TRIPLES = np.zeros((0, 3), dtype=np.int32)
+
+
+def prune_batch(arcs: Sequence[np.ndarray], top_k: int, keep: Sequence[Optional[np.ndarray]],
+                sib: Sequence[bool], grand: Sequence[bool]) -> Pruned:
+    """``candidate_heads(arcs[i], top_k, keep[i])`` of every span (square arc scores, float
+    arrays on the host, ranked in their own precision: float32 to float64 keeps every order), and the span's sibling and grandparent triples where ``sib[i]`` /
+    ``grand[i]``: the same arrays as the per-span functions, in three compiled calls."""
+    sizes = np.array([len(a) for a in arcs], dtype=np.int64)
+    flat = np.concatenate([np.ravel(a) for a in arcs] + [np.zeros(0, np.float32)])  # float32 stays float32
+    if len(keep) != len(sizes) or any(k is not None and len(k) != size for k, size in zip(keep, sizes)):
+        raise ValueError(f"prune_batch: {len(keep)} heads arrays to keep for {len(sizes)} spans, each as long as its "
+                         f"span's arc scores (n+1) or None")
+    keep_flat = np.concatenate([np.full(size, -1, np.int64) if k is None else np.asarray(k, np.int64)
+                                for k, size in zip(keep, sizes)] + [np.zeros(0, np.int64)])
+    masks_flat = np.zeros(int((sizes * sizes).sum()), dtype=np.bool_)
+    _top_heads_batch(flat, sizes, int(top_k), keep_flat, masks_flat)
+    squares = np.split(masks_flat, np.cumsum(sizes * sizes)[:-1]) if len(sizes) else []
+    masks = [square.reshape(size, size) for square, size in zip(squares, sizes)]
+    return Pruned(masks, _triples_batch(masks_flat, sizes, np.asarray(sib, np.bool_), True),
+                  _triples_batch(masks_flat, sizes, np.asarray(grand, np.bool_), False))
+
+
+@njit(cache=True)
+def _top_heads_batch(arcs, sizes, top_k, keep, masks):
+    square = row = 0
+    for i in range(sizes.shape[0]):
+        size = sizes[i]
+        mask = masks[square: square + size * size].reshape((size, size))
+        _fill_top_heads(arcs[square: square + size * size].reshape((size, size)), top_k, mask)
+        for m in range(1, size):
+            if keep[row + m] >= 0:
+                mask[keep[row + m], m] = True
+        square += size * size
+        row += size
+
+
+def _triples_batch(masks_flat: np.ndarray, sizes: np.ndarray, scored: np.ndarray, sibling: bool) -> List[np.ndarray]:
+    """Per span its sibling (or grandparent) triples where ``scored``, else none."""
+    if not scored.any():
+        return [NO_TRIPLES] * len(sizes)
+    counts = _triple_counts(masks_flat, sizes, scored, sibling)
+    out = np.empty((int(counts.sum()), 3), dtype=np.int32)
+    _fill_triples(masks_flat, sizes, counts, sibling, out)
+    return np.split(out, np.cumsum(counts)[:-1])
+
+
+@njit(cache=True)
+def _triple_counts(masks, sizes, scored, sibling):
+    counts = np.zeros(sizes.shape[0], dtype=np.int64)
+    square = 0
+    for i in range(sizes.shape[0]):
+        size = sizes[i]
+        if scored[i]:
+            mask = masks[square: square + size * size].reshape((size, size))
+            counts[i] = _sibling_count(mask) if sibling else _grandparent_count(mask)
+        square += size * size
+    return counts
+
+
+@njit(cache=True)
+def _fill_triples(masks, sizes, counts, sibling, out):
+    square = at = 0
+    for i in range(sizes.shape[0]):
+        size = sizes[i]
+        count = counts[i]
+        if count:
+            mask = masks[square: square + size * size].reshape((size, size))
+            if sibling:
+                _fill_sibling(mask, out[at: at + count])
+            else:
+                _fill_grandparent(mask, out[at: at + count])
+            at += count
+        square += size * size

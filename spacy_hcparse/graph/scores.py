@@ -7,8 +7,9 @@ A span is one tree's words: ``(start, end)`` token offsets into its doc, from
 - ``masks[i]``: (n+1, n+1) bool, the candidate arcs first-order pruning kept (the root always);
 - ``sib[i]`` (T,): sibling scores on the triples the candidates allow, ``sib_triples(i)`` (T, 3)
   ``(h, s, m)`` (``s == h`` for the closest modifier), in ``pruning.sibling_triples`` order;
-  ``grand[i]`` and ``grand_triples(i)`` ``(g, h, m)`` likewise. The triples are not stored: they
-  follow from the candidates, and a batch of long spans would hold many of them;
+  ``grand[i]`` and ``grand_triples(i)`` ``(g, h, m)`` likewise. The model keeps the sibling
+  triples its pruning made (``triples["sib"]``, ``pruning.prune_batch``: batched decoding and
+  head probabilities read them); the others are derived from the candidates where read;
 - ``higher_order[i]``: whether the span was given higher-order factors at all (short enough), and
   ``factors``: the factor types scored;
 - ``label_arcs[i]`` (C, 2) ``(h, m)`` and ``labels[i]`` (C, L) their label scores, row ``c`` for
@@ -38,7 +39,7 @@ from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from ..names import Span
-from .pruning import grandparent_triples, sibling_triples
+from .pruning import NO_TRIPLES, grandparent_triples, sibling_triples
 
 FACTORS: FrozenSet[str] = frozenset({"sib", "grand"})
 # Score of the arcs pruning dropped: absent, in the decoders' convention.
@@ -86,6 +87,8 @@ class GraphScores:
     tags: Dict[str, list] = field(default_factory=dict)
     # per span the encoder's (n+1, d) rows, on the model's device; prediction only (see above)
     blocks: list = field(default_factory=list)
+    # "sib" (and "grand"): per span the triples of ``sib[i]`` (``grand[i]``); absent: derived
+    triples: Dict[str, list] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.arcs)
@@ -113,10 +116,14 @@ class GraphScores:
 
     def sib_triples(self, i: int) -> np.ndarray:
         """(T, 3) ``(h, s, m)`` triples of span ``i``'s sibling scores."""
+        if "sib" in self.triples:
+            return self.triples["sib"][i]
         return triples_of(self.masks[i], self.higher_order[i] and "sib" in self.factors, sibling_triples)
 
     def grand_triples(self, i: int) -> np.ndarray:
         """(T, 3) ``(g, h, m)`` triples of span ``i``'s grandparent scores."""
+        if "grand" in self.triples:
+            return self.triples["grand"][i]
         return triples_of(self.masks[i], self.higher_order[i] and "grand" in self.factors, grandparent_triples)
 
     def cubes(self, i: int, factors: FrozenSet[str]) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
@@ -165,9 +172,6 @@ def split_flat(flat: np.ndarray, shapes: Sequence[Tuple[int, ...]]) -> list:
         out.append(flat[start: start + size].reshape(shape))
         start += size
     return out
-
-
-NO_TRIPLES = np.zeros((0, 3), dtype=np.int32)
 
 
 def triples_of(mask: np.ndarray, scored: bool, build) -> np.ndarray:

@@ -21,8 +21,8 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
-from ..graph.pruning import candidate_heads, grandparent_triples, sibling_triples
-from ..graph.scores import GraphInput, GraphScores, candidate_arcs, host_arrays, triples_of
+from ..graph.pruning import prune_batch
+from ..graph.scores import GraphInput, GraphScores, candidate_arcs, host_arrays
 from ..layers import biaffine_label as low_rank_labels, full_label as full_rank_labels
 from ..layers.sentence_encoder import sentence_encoder, token_rows
 from ..segment import index_groups, segment_docs
@@ -211,18 +211,17 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
     for attr in tag_attrs:
         tags[attr], bp_tags[attr] = _run(model.get_ref(f"tag_scorer_{attr}"), tag_rows, is_train)
     arcs, bp_arcs = _run(model.get_ref("arc_scorer"), blocks, is_train)
-    keep = X.keep if X.keep is not None else [None] * len(arcs)
-    top_k = model.attrs["top_k"]
-    masks = [candidate_heads(np.asarray(a, dtype=np.float64), top_k, keep=k)  # one copy to the host for all
-             for a, k in zip(host_arrays(ops, arcs), keep)]
+    keep = list(X.keep or [])
+    keep += [None] * (len(arcs) - len(keep))  # spans past its end (the model's own segmentation) keep none
+    host = host_arrays(ops, arcs)  # one copy to the host for all
     longest = model.attrs["higher_order_max_length"]
-    higher = [1 < len(mask) - 1 <= longest for mask in masks]
-    sib_triples = [triples_of(m, h and "sib" in X.factors, sibling_triples) for m, h in zip(masks, higher)]
+    higher = [1 < len(a) - 1 <= longest for a in host]
+    pruned = prune_batch(host, model.attrs["top_k"], keep, [h and "sib" in X.factors for h in higher],
+                         [h and "grand" in X.factors for h in higher])
+    masks, sib_triples = pruned.masks, pruned.sib
     sib, bp_sib = _score_triples(model.get_ref("sibling_scorer"), blocks, sib_triples, is_train)
-    del sib_triples  # GraphScores derives them again when needed
-    grand_triples = [triples_of(m, h and "grand" in X.factors, grandparent_triples) for m, h in zip(masks, higher)]
-    grand, bp_grand = _score_triples(model.get_ref("grand_scorer"), blocks, grand_triples, is_train)
-    del grand_triples
+    grand, bp_grand = _score_triples(model.get_ref("grand_scorer"), blocks, pruned.grand, is_train)
+    del pruned  # the grandparent triples: derived again (``GraphScores.grand_triples``) where a decoder reads them
     label_scorer = _label_model(model)
     if is_train:
         label_arcs = [_tree_arcs(k, len(m)) for k, m in zip(keep, masks)] if X.keep is not None \
@@ -233,7 +232,7 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
         label_arcs, labels, bp_labels = [_tree_arcs(None, 0) for _ in masks], [], None
         kept_blocks = blocks
     scores = GraphScores(arcs, masks, sib, grand, label_arcs, labels, higher, frozenset(X.factors), spans,
-                         sentences, starts, tags, kept_blocks)
+                         sentences, starts, tags, kept_blocks, {"sib": sib_triples})
 
     def backprop(d: GraphScores) -> List[Doc]:
         as_ops = lambda values: [ops.asarray(v, dtype="f") for v in values]  # noqa: E731

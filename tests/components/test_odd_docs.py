@@ -129,11 +129,14 @@ def test_text_input_with_odd_characters(pipelines):
 
 
 def test_hc_parser_memory_does_not_grow_with_doc_length(pipelines):
-    """Higher-order cubes ((n+1)^3 floats per span, 4 MB at 100 words) are built a few spans at a
-    time: from 1,000 to 5,000 words without boundaries the peak grows only by what is linear in
-    the doc (token vectors over the whole doc, which the sentence-start scorer reads), a few KB a
-    word, not by a cube per span."""
+    """Higher-order cubes ((n+1)^3 floats per span, 4 MB at 100 words: 40 KB a word) are built a
+    few spans at a time: from 1,000 to 5,000 words without boundaries the peak grows only by what
+    is linear in the doc, a few KB a word (measured about 3.3 KB for token vectors over the whole
+    doc, which the sentence-start scorer reads, and 0.7 KB for the sibling triples batched decoding
+    reads), not by a cube per span. A warm-up parse first, so that compiling or caching on first
+    use does not land in one of the two peaks."""
     nlp = pipelines["hc_parser"]
+    nlp(Doc(nlp.vocab, words=words_without_boundaries(1000, seed=4)))
     peaks = {}
     for n in (1000, 5000):
         doc = Doc(nlp.vocab, words=words_without_boundaries(n, seed=3))
@@ -145,7 +148,7 @@ def test_hc_parser_memory_does_not_grow_with_doc_length(pipelines):
             tracemalloc.stop()
         assert_parsed(out, n)
     per_word = (peaks[5000] - peaks[1000]) / 4000
-    assert per_word < 4096, {n: f"{p / 2**20:.0f} MB" for n, p in peaks.items()}
+    assert per_word < 8192, {n: f"{p / 2**20:.0f} MB" for n, p in peaks.items()}
 
 
 @pytest.mark.parametrize("decoder", ["hill_climb", "dual"])
