@@ -49,12 +49,8 @@ def decode_eisner_spans(scores: GraphScores, spaces: Sequence[np.ndarray], threa
         raise ValueError(f"[hc_parser] span of {sizes.max() - 1} words exceeds {MAX_WORDS}")
     arcs = _pruned_arcs(scores, spaces)
     # As ``scores.cubes``: a span with higher-order factors gets a cube (zeros where none were scored)
-    triples = [scores.sib_triples(i) if scores.higher_order[i] else None for i in range(len(sizes))]
-    counts = np.array([-1 if t is None else len(t) for t in triples], dtype=np.int64)
-    kept = [i for i, t in enumerate(triples) if t is not None]
-    sib_triples = np.concatenate([triples[i] for i in kept] + [np.zeros((0, 3), np.int32)])
-    sib_values = np.concatenate([np.asarray(scores.sib[i], dtype=np.float64) for i in kept] + [np.zeros(0)])
-    heads, tree_scores = decode_eisner_batch(arcs, sizes, counts, sib_triples, sib_values, threads=threads)
+    sib = scores.factors_of("sib")
+    heads, tree_scores = decode_eisner_batch(arcs, sizes, sib.counts, sib.triples, sib.values, threads=threads)
     return [DecodeResult(tree, float(score), False, float("nan"), 0, False)
             for tree, score in zip(split_rows(heads, sizes), tree_scores)]
 
@@ -113,13 +109,9 @@ def _tree_probabilities(scores: GraphScores, heads: np.ndarray, sizes: np.ndarra
     first order: every span)."""
     temperature = calibration["temperature"]
     if calibration.get("siblings") and "sib" in scores.factors:
-        triples = [scores.sib_triples(i) if scores.higher_order[i] else None for i in range(len(sizes))]
-        kept = [i for i, t in enumerate(triples) if t is not None]
-        return sibling_probabilities_batch(
-            heads, sizes, arcs, np.array([-1 if t is None else len(t) for t in triples], dtype=np.int64),
-            np.concatenate([triples[i] for i in kept] + [np.zeros((0, 3), np.int32)]),
-            np.concatenate([np.asarray(scores.sib[i], dtype=np.float64) for i in kept] + [np.zeros(0)]),
-            temperature, calibration.get("tree_temperature"), threads=threads)
+        sib = scores.factors_of("sib")
+        return sibling_probabilities_batch(heads, sizes, arcs, sib.counts, sib.triples, sib.values, temperature,
+                                           calibration.get("tree_temperature"), threads=threads)
     if calibration.get("siblings"):  # fitted with siblings, none scored: span by span, as ever
         return np.zeros(int((sizes - 1).sum())), np.zeros(len(sizes)), np.zeros(len(sizes), dtype=bool)
     probs, logs = tree_probabilities_batch(heads, sizes, arcs / temperature, threads=threads)

@@ -69,6 +69,20 @@ class GraphInput(NamedTuple):
     tags: Tuple[str, ...] = ()
 
 
+class Factors(NamedTuple):
+    """One factor type's triples and values of several spans, end to end in span order (the batch
+    kernels' layout, ``decoders.batch``): ``counts`` (B,) int64, ``-1`` for a span without such
+    factors (decoded and scored first-order); ``triples`` (T, 3) int64; ``values`` (T,) float64."""
+
+    counts: np.ndarray
+    triples: np.ndarray
+    values: np.ndarray
+
+    def split(self, flat: np.ndarray) -> list:
+        """Per span its rows of an array laid out like ``values`` (views; empty where none)."""
+        return np.split(flat, np.cumsum(np.maximum(self.counts, 0))[:-1]) if len(self.counts) else []
+
+
 @dataclass
 class GraphScores:
     """Scores (or their gradients) of every span of a batch; see the module docstring."""
@@ -125,6 +139,18 @@ class GraphScores:
         if "grand" in self.triples:
             return self.triples["grand"][i]
         return triples_of(self.masks[i], self.higher_order[i] and "grand" in self.factors, grandparent_triples)
+
+    def factors_of(self, kind: str, spans: Optional[Sequence[int]] = None,
+                   read: Optional[FrozenSet[str]] = None) -> Factors:
+        """The ``kind`` (``"sib"`` or ``"grand"``) triples and values of ``spans`` (default: all),
+        end to end; a span counts -1 without higher-order factors or, with ``read`` given, where
+        ``kind`` is not in it (``cubes``' None)."""
+        spans = range(len(self)) if spans is None else spans
+        triples_of, values = (self.sib_triples, self.sib) if kind == "sib" else (self.grand_triples, self.grand)
+        triples = {i: triples_of(i) for i in spans if self.higher_order[i] and (read is None or kind in read)}
+        return Factors(np.array([len(triples[i]) if i in triples else -1 for i in spans], dtype=np.int64),
+                       np.concatenate([*triples.values(), np.zeros((0, 3), np.int32)]).astype(np.int64),
+                       np.concatenate([np.asarray(values[i], dtype=np.float64) for i in triples] + [np.zeros(0)]))
 
     def cubes(self, i: int, factors: FrozenSet[str]) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
         """Dense (n+1)^3 sibling and grandparent cubes of span ``i`` (0 where no factor was

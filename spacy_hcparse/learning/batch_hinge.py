@@ -13,7 +13,6 @@ import numpy as np
 from ..decoders.batch import decode_eisner_batch, pack, split_rows
 from ..graph.decoding import Eisner
 from ..graph.scores import GraphScores
-from .batch_loss import Factors, batch_factors
 from .hinge import hamming_augmented
 
 
@@ -23,12 +22,10 @@ def hinge_spans(scores: GraphScores, golds: Sequence) -> List[int]:
             if gold is not None and len(scores.masks[i]) > 1 and (gold[0][1:] >= 0).all()]
 
 
-def hinge_trees(scores: GraphScores, golds: Sequence, decoder, sib: Optional[Factors] = None,
-                threads: int = 1) -> List[Optional[np.ndarray]]:
+def hinge_trees(scores: GraphScores, golds: Sequence, decoder, threads: int = 1) -> List[Optional[np.ndarray]]:
     """Per span the heads (n+1,) of the tree ``decoder`` finds on its Hamming-augmented pruned
     arcs with the factor cubes the loss reads (``GraphScores.cubes`` with the decoder's factors),
-    None where the hinge skips the span. ``sib``: the batch's sibling factors
-    (``batch_loss.batch_factors`` with the decoder's factors) where the caller has them."""
+    None where the hinge skips the span."""
     todo = hinge_spans(scores, golds)
     out: List[Optional[np.ndarray]] = [None] * len(golds)
     augmented = {i: hamming_augmented(scores.pruned_arc(i), golds[i][0]) for i in todo}
@@ -39,12 +36,8 @@ def hinge_trees(scores: GraphScores, golds: Sequence, decoder, sib: Optional[Fac
     if not todo:
         return out
     arcs, sizes = pack([augmented[i] for i in todo])
-    sib = batch_factors(scores, "sib", decoder.factors) if sib is None else sib
-    triples, values = sib.split(sib.triples), sib.split(sib.values)
-    kept = [i for i in todo if sib.counts[i] >= 0]
-    heads, _ = decode_eisner_batch(arcs, sizes, sib.counts[todo],
-                                   np.concatenate([triples[i] for i in kept] + [np.zeros((0, 3), np.int64)]),
-                                   np.concatenate([values[i] for i in kept] + [np.zeros(0)]), threads=threads)
+    sib = scores.factors_of("sib", todo, decoder.factors)
+    heads, _ = decode_eisner_batch(arcs, sizes, sib.counts, sib.triples, sib.values, threads=threads)
     for i, tree in zip(todo, split_rows(heads, sizes)):
         out[i] = tree
     return out

@@ -8,42 +8,15 @@ per-span functions, which define them (summed in another order: equal to about 1
 
 Layout as ``decoders.batch`` (``pack``: square arrays end to end; heads arrays end to end, ``-1``
 an unknown head and ``heads[0] == -1``); factor triples per span ``counts[i]`` rows (``-1``: the
-span has none of that type) end to end with their values.
+span has none of that type) end to end with their values (``GraphScores.factors_of``).
 """
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 from numba import njit
 
 from ..decoders.batch import pack
-from ..graph.scores import GraphScores
-
-
-class Factors(NamedTuple):
-    """One factor type's triples of a batch: ``counts`` (B,) int64 (``-1``: none for that span),
-    ``triples`` (T, 3) int64 and ``values`` (T,) float64 end to end in span order."""
-
-    counts: np.ndarray
-    triples: np.ndarray
-    values: np.ndarray
-
-    def split(self, flat: np.ndarray) -> List[np.ndarray]:
-        """Per span its rows of an array laid out like ``values`` (views; empty where none)."""
-        return np.split(flat, np.cumsum(np.maximum(self.counts, 0))[:-1]) if len(self.counts) else []
-
-
-def batch_factors(scores: GraphScores, kind: str, factors) -> Factors:
-    """The ``kind`` (``"sib"`` or ``"grand"``) triples and values of every span of ``scores``
-    (numpy), where the loss reads them: spans with higher-order factors, ``kind`` in ``factors``."""
-    triples_of = scores.sib_triples if kind == "sib" else scores.grand_triples
-    values = scores.sib if kind == "sib" else scores.grand
-    used = [bool(scores.higher_order[i]) and kind in factors for i in range(len(scores))]
-    triples = [triples_of(i) if u else None for i, u in enumerate(used)]
-    counts = np.array([-1 if t is None else len(t) for t in triples], dtype=np.int64)
-    kept = [i for i, t in enumerate(triples) if t is not None]
-    return Factors(counts,
-                   np.concatenate([triples[i] for i in kept] + [np.zeros((0, 3))]).astype(np.int64),
-                   np.concatenate([np.asarray(values[i], dtype=np.float64) for i in kept] + [np.zeros(0)]))
+from ..graph.scores import Factors, GraphScores
 
 
 def tree_losses(

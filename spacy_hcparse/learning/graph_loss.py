@@ -16,7 +16,7 @@ from spacy.util import registry
 
 from ..graph.scores import GraphScores
 from .batch_hinge import hinge_trees
-from .batch_loss import batch_factors, tree_losses
+from .batch_loss import tree_losses
 from .losses import binary_xent, label_xent
 
 # (gold heads (n+1,), gold label ids (n,)); -1 for an unknown head or label
@@ -60,8 +60,8 @@ class GraphLoss:
         """``scores``: numpy scores, label rows on the gold arcs of the spans that have one."""
         golds = gold.spans
         n_words = max(1, sum(int((g[0][1:] >= 0).sum()) for g in golds if g is not None)) if self.per_word else 1
-        sib, grand = batch_factors(scores, "sib", self.factors), batch_factors(scores, "grand", self.factors)
-        trees = hinge_trees(scores, golds, self.decoder, sib) if self.hinge_weight else [None] * len(golds)
+        sib, grand = scores.factors_of("sib", read=self.factors), scores.factors_of("grand", read=self.factors)
+        trees = hinge_trees(scores, golds, self.decoder) if self.hinge_weight else [None] * len(golds)
         total, d_arcs, d_sib, d_grand = tree_losses(scores, golds, trees, sib, grand, self.xent_weight,
                                                     self.hinge_weight)
         label_golds = [None if g is None else g[1][arcs[:, 1] - 1] for g, arcs in zip(golds, scores.label_arcs)]

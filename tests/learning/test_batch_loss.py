@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from spacy_hcparse.graph.decoding import MST, Eisner, HillClimb
 from spacy_hcparse.graph.pruning import candidate_heads
 from spacy_hcparse.graph.scores import GraphInput, GraphScores
-from spacy_hcparse.learning.batch_loss import batch_factors, tree_losses
+from spacy_hcparse.learning.batch_loss import tree_losses
 from spacy_hcparse.learning.graph_loss import GraphLoss
 from spacy_hcparse.learning.hinge import structured_hinge
 from spacy_hcparse.learning.losses import head_xent, label_xent
@@ -89,7 +89,7 @@ class Tree:
 def test_tree_losses_are_the_per_span_terms(seed, n_spans, factors, weights):
     rng = np.random.default_rng(seed)
     scores, golds, trees = random_batch(rng, n_spans, ("sib", "grand"))
-    sib, grand = batch_factors(scores, "sib", factors), batch_factors(scores, "grand", factors)
+    sib, grand = scores.factors_of("sib", read=frozenset(factors)), scores.factors_of("grand", read=frozenset(factors))
     trees = trees if weights[1] else [None] * n_spans
     got = tree_losses(scores, golds, trees, sib, grand, *weights)
     expected = per_span(scores, golds, trees, frozenset(factors), *weights)
