@@ -1,27 +1,10 @@
 """learning.batch_hinge: the hinge's cost-augmented trees of a whole batch are the decoder's trees
 span by span."""
-import numpy as np
 import pytest
 
 from spacy_hcparse.graph.decoding import MST, Eisner
-from spacy_hcparse.graph.scores import GraphInput
 from spacy_hcparse.learning.batch_hinge import hinge_spans, hinge_trees
 from spacy_hcparse.learning.hinge import hamming_augmented
-
-from ..components.test_graph_parser import train_tiny
-from ..treebank import make_examples
-
-
-@pytest.fixture(scope="module")
-def training_scores():
-    nlp = train_tiny(decoder="eisner", epochs=5)
-    pipe = nlp.get_pipe("hc_parser")
-    examples = make_examples(nlp)
-    batch = pipe.batch_gold(examples)
-    keep = [None if g is None else g[0] for g in batch.gold.spans]
-    docs = [eg.predicted for eg in examples]
-    scores, _ = pipe.model.begin_update(GraphInput(docs, batch.spans, keep, Eisner.factors))
-    return scores.to_numpy(pipe.model.ops), batch.gold
 
 
 @pytest.mark.parametrize("decoder", [Eisner(), MST()], ids=["eisner", "mst"])

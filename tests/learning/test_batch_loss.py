@@ -12,14 +12,12 @@ from hypothesis import given, settings, strategies as st
 
 from spacy_hcparse.graph.decoding import MST, Eisner, HillClimb
 from spacy_hcparse.graph.pruning import candidate_heads
-from spacy_hcparse.graph.scores import GraphInput, GraphScores
+from spacy_hcparse.graph.scores import GraphScores
 from spacy_hcparse.learning.batch_loss import tree_losses
 from spacy_hcparse.learning.graph_loss import GraphLoss
 from spacy_hcparse.learning.hinge import structured_hinge
 from spacy_hcparse.learning.losses import head_xent, label_xent
 
-from ..components.test_graph_parser import train_tiny
-from ..treebank import make_examples
 
 
 def random_tree(rng, n):
@@ -34,7 +32,7 @@ def random_tree(rng, n):
 
 def random_batch(rng, n_spans, factors):
     """A ``GraphScores`` of random spans, their golds and cost-augmented trees."""
-    arcs, masks, sib, grand, higher, golds, trees = [], [], [], [], [], [], []
+    arcs, masks, higher, golds, trees = [], [], [], [], []
     for _ in range(n_spans):
         n = int(rng.integers(0, 8))
         arc = rng.normal(size=(n + 1, n + 1)) * rng.choice([0.5, 3.0])
@@ -98,18 +96,6 @@ def test_tree_losses_are_the_per_span_terms(seed, n_spans, factors, weights):
         assert len(a) == len(b) == n_spans
         for x, y in zip(a, b):
             assert x.shape == y.shape and np.allclose(x, y, rtol=0, atol=1e-12), name
-
-
-@pytest.fixture(scope="module")
-def training_scores():
-    nlp = train_tiny(decoder="eisner", epochs=5)
-    pipe = nlp.get_pipe("hc_parser")
-    examples = make_examples(nlp)
-    batch = pipe.batch_gold(examples)
-    keep = [None if g is None else g[0] for g in batch.gold.spans]
-    docs = [eg.predicted for eg in examples]
-    scores, _ = pipe.model.begin_update(GraphInput(docs, batch.spans, keep, HillClimb.factors))
-    return scores.to_numpy(pipe.model.ops), batch.gold
 
 
 @pytest.mark.parametrize("decoder", [Eisner(), MST(), HillClimb(seed=0)], ids=["eisner", "mst", "hill_climb"])
