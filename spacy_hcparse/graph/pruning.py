@@ -10,6 +10,8 @@ from typing import List, NamedTuple, Optional, Sequence
 import numpy as np
 from numba import njit
 
+from ..decoders.batch import cut
+
 
 
 def candidate_heads(arc: np.ndarray, top_k: int, keep=None) -> np.ndarray:
@@ -168,8 +170,7 @@ def prune_batch(arcs: Sequence[np.ndarray], top_k: int, keep: Sequence[Optional[
                                 for k, size in zip(keep, sizes)] + [np.zeros(0, np.int64)])
     masks_flat = np.zeros(int((sizes * sizes).sum()), dtype=np.bool_)
     _top_heads_batch(flat, sizes, int(top_k), keep_flat, masks_flat)
-    squares = np.split(masks_flat, np.cumsum(sizes * sizes)[:-1]) if len(sizes) else []
-    masks = [square.reshape(size, size) for square, size in zip(squares, sizes)]
+    masks = [square.reshape(size, size) for square, size in zip(cut(masks_flat, sizes * sizes), sizes)]
     return Pruned(masks, _triples_batch(masks_flat, sizes, np.asarray(sib, np.bool_), True),
                   _triples_batch(masks_flat, sizes, np.asarray(grand, np.bool_), False))
 
@@ -195,7 +196,7 @@ def _triples_batch(masks_flat: np.ndarray, sizes: np.ndarray, scored: np.ndarray
     counts = _triple_counts(masks_flat, sizes, scored, sibling)
     out = np.empty((int(counts.sum()), 3), dtype=np.int32)
     _fill_triples(masks_flat, sizes, counts, sibling, out)
-    return np.split(out, np.cumsum(counts)[:-1])
+    return cut(out, counts)
 
 
 @njit(cache=True)

@@ -38,6 +38,7 @@ from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..decoders.batch import cut
 from ..names import Span
 from .pruning import NO_TRIPLES, grandparent_triples, sibling_triples
 
@@ -80,7 +81,7 @@ class Factors(NamedTuple):
 
     def split(self, flat: np.ndarray) -> list:
         """Per span its rows of an array laid out like ``values`` (views; empty where none)."""
-        return np.split(flat, np.cumsum(np.maximum(self.counts, 0))[:-1]) if len(self.counts) else []
+        return cut(flat, np.maximum(self.counts, 0))
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 from numba import njit
 
-from ..decoders.batch import pack
+from ..decoders.batch import cut, pack
 from ..graph.scores import Factors, GraphScores
 
 
@@ -40,7 +40,7 @@ def tree_losses(
     loss = _tree_losses(arcs, sizes, golds_flat, preds, hinge, sib.counts, sib.triples, sib.values,
                         grand.counts, grand.triples, grand.values, float(xent_weight), float(hinge_weight),
                         d_arcs, d_sib, d_grand)
-    squares = np.split(d_arcs, np.cumsum(sizes * sizes)[:-1]) if count else []
+    squares = cut(d_arcs, sizes * sizes)
     d_sib_spans = _or_empty(sib.split(d_sib), scores.sib)
     d_grand_spans = _or_empty(grand.split(d_grand), scores.grand)
     return float(loss), [d.reshape(s, s) for d, s in zip(squares, sizes)], d_sib_spans, d_grand_spans

@@ -14,6 +14,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 import numpy as np
 from spacy.util import registry
 
+from ..decoders.batch import cut
 from ..graph.scores import GraphScores
 from .batch_hinge import hinge_trees
 from .batch_loss import tree_losses
@@ -90,7 +91,7 @@ class GraphLoss:
         values = np.concatenate([np.asarray(logits[i], dtype=np.float64) for i in used])
         loss, d = loss_fn(values, np.concatenate([golds[i] for i in used]))
         d = (weight * d / n_words).astype("f")
-        for i, rows in zip(used, np.split(d, np.cumsum([len(logits[i]) for i in used])[:-1])):
+        for i, rows in zip(used, cut(d, [len(logits[i]) for i in used])):
             grads[i] = rows
         return weight * loss, grads
 

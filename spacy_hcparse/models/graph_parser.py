@@ -21,6 +21,7 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
+from ..decoders.batch import cut
 from ..graph.pruning import prune_batch
 from ..graph.scores import GraphInput, GraphScores, candidate_arcs, host_arrays
 from ..layers import biaffine_label as low_rank_labels, full_label as full_rank_labels
@@ -310,8 +311,7 @@ def tree_label_scores(model: Model, scores: GraphScores, trees: Sequence[np.ndar
     if not rows:
         return []
     flat = np.asarray(model.ops.to_numpy(model.ops.xp.concatenate(rows)), dtype=np.float64)
-    cuts = np.cumsum([len(a) for a in arcs])[:-1]
-    return np.split(flat, cuts)
+    return cut(flat, [len(a) for a in arcs])
 
 
 def _in_groups(scorer: Model, blocks, items, is_train: bool, budget: int):
