@@ -66,20 +66,20 @@ class GraphLoss:
         total, d_arcs, d_sib, d_grand = tree_losses(scores, golds, trees, sib, grand, self.xent_weight,
                                                     self.hinge_weight)
         label_golds = [None if g is None else g[1][arcs[:, 1] - 1] for g, arcs in zip(golds, scores.label_arcs)]
-        label_loss, d_labels = self._doc_losses(scores.labels, label_golds, self.label_weight, label_xent, n_words)
+        label_loss, d_labels = self._row_losses(scores.labels, label_golds, self.label_weight, label_xent, n_words)
         total += label_loss
-        start_loss, d_starts = self._doc_losses(scores.starts, gold.starts, self.start_weight, binary_xent, n_words)
+        start_loss, d_starts = self._row_losses(scores.starts, gold.starts, self.start_weight, binary_xent, n_words)
         total += start_loss
         d_tags = {}
         for attr, logits in scores.tags.items():
-            tag_loss, d_tags[attr] = self._doc_losses(logits, gold.tags.get(attr, [None] * len(logits)),
+            tag_loss, d_tags[attr] = self._row_losses(logits, gold.tags.get(attr, [None] * len(logits)),
                                                       self.tag_weight, label_xent, n_words)
             total += tag_loss
         scale = lambda grads: [(g / n_words).astype("f") for g in grads]  # noqa: E731
         return total, scores.like(scale(d_arcs), scale(d_sib), scale(d_grand), d_labels, d_starts, d_tags)
 
     @staticmethod
-    def _doc_losses(logits: list, golds: list, weight: float, loss_fn, n_words: int):
+    def _row_losses(logits: list, golds: list, weight: float, loss_fn, n_words: int):
         """A per-row loss (``loss_fn``: ``label_xent`` or ``binary_xent``) over each item's logits
         (docs' tokens, spans' label arcs) with its gold ids (None: no loss, zero gradient), in one
         call over the rows of all of them."""
