@@ -13,7 +13,6 @@ from numba import njit
 from ..decoders.batch import cut
 
 
-
 def candidate_heads(arc: np.ndarray, top_k: int, keep=None) -> np.ndarray:
     """Boolean (n+1, n+1) mask ``mask[h, m]``: h is among m's ``top_k`` heads, or the root.
 
@@ -158,14 +157,15 @@ NO_TRIPLES = np.zeros((0, 3), dtype=np.int32)
 
 def prune_batch(arcs: Sequence[np.ndarray], top_k: int, keep: Sequence[Optional[np.ndarray]],
                 sib: Sequence[bool], grand: Sequence[bool]) -> Pruned:
-    """``candidate_heads(arcs[i], top_k, keep[i])`` of every span (square arc scores, float
-    arrays on the host, ranked in their own precision: float32 to float64 keeps every order), and the span's sibling and grandparent triples where ``sib[i]`` /
-    ``grand[i]``: the same arrays as the per-span functions, in three compiled calls."""
+    """``candidate_heads(arcs[i], top_k, keep[i])`` of every span (square arc scores on the host,
+    ranked in their own precision: float32 to float64 keeps every order), and its sibling and
+    grandparent triples where ``sib[i]`` / ``grand[i]``: the per-span functions' arrays, in three
+    compiled calls."""
     sizes = np.array([len(a) for a in arcs], dtype=np.int64)
-    flat = np.concatenate([np.ravel(a) for a in arcs] + [np.zeros(0, np.float32)])  # float32 stays float32
     if len(keep) != len(sizes) or any(k is not None and len(k) != size for k, size in zip(keep, sizes)):
         raise ValueError(f"prune_batch: {len(keep)} heads arrays to keep for {len(sizes)} spans, each as long as its "
                          f"span's arc scores (n+1) or None")
+    flat = np.concatenate([np.ravel(a) for a in arcs] + [np.zeros(0, np.float32)])  # float32 stays float32
     keep_flat = np.concatenate([np.full(size, -1, np.int64) if k is None else np.asarray(k, np.int64)
                                 for k, size in zip(keep, sizes)] + [np.zeros(0, np.int64)])
     masks_flat = np.zeros(int((sizes * sizes).sum()), dtype=np.bool_)
