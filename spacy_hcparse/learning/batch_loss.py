@@ -35,6 +35,9 @@ def tree_losses(
     hinge = np.array([t is not None for t in trees], dtype=np.bool_)
     preds = np.concatenate([np.full(s, -1, np.int64) if t is None else np.asarray(t, np.int64)
                             for t, s in zip(trees, sizes)] + [np.zeros(0, np.int64)])
+    if len(golds_flat) != sizes.sum() or len(preds) != sizes.sum() or len(golds) != count or len(trees) != count:
+        raise ValueError("tree_losses: one gold (or None) and one tree (or None) per span, each as long as its "
+                         "span's arc scores (n+1)")
     d_arcs = np.zeros_like(arcs)
     d_sib, d_grand = np.zeros(len(sib.values)), np.zeros(len(grand.values))
     loss = _tree_losses(arcs, sizes, golds_flat, preds, hinge, sib.counts, sib.triples, sib.values,

@@ -127,3 +127,14 @@ def _augmented(scores, i, heads, decoder):
     from spacy_hcparse.learning.hinge import hamming_augmented
 
     return (hamming_augmented(scores.pruned_arc(i), heads), *scores.cubes(i, decoder.factors))
+
+
+def test_tree_losses_reject_golds_and_trees_of_other_lengths():
+    rng = np.random.default_rng(0)
+    scores, golds, trees = random_batch(rng, 3, ("sib",))
+    sib, grand = scores.factors_of("sib"), scores.factors_of("grand")
+    longer = list(golds)
+    longer[0] = (np.zeros(len(scores.masks[0]) + 1, np.int64), np.zeros(0, np.int64))
+    for bad_golds, bad_trees in ((longer, trees), (golds, trees[:2]), (golds[:2], trees)):
+        with pytest.raises(ValueError, match="one gold"):
+            tree_losses(scores, bad_golds, bad_trees, sib, grand, 1.0, 1.0)
