@@ -9,7 +9,8 @@ A span is one tree's words: ``(start, end)`` token offsets into its doc, from
   ``(h, s, m)`` (``s == h`` for the closest modifier), in ``pruning.sibling_triples`` order;
   ``grand[i]`` and ``grand_triples(i)`` ``(g, h, m)`` likewise. The model keeps the sibling
   triples its pruning made (``triples["sib"]``, ``pruning.prune_batch``: batched decoding and
-  head probabilities read them); the others are derived from the candidates where read;
+  head probabilities read them), in training the grandparent triples too; others are derived
+  from the candidates where read;
 - ``higher_order[i]``: whether the span was given higher-order factors at all (short enough), and
   ``factors``: the factor types scored;
 - ``label_arcs[i]`` (C, 2) ``(h, m)`` and ``labels[i]`` (C, L) their label scores, row ``c`` for

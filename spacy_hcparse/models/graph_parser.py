@@ -222,7 +222,10 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
     masks, sib_triples = pruned.masks, pruned.sib
     sib, bp_sib = _score_triples(model.get_ref("sibling_scorer"), blocks, sib_triples, is_train)
     grand, bp_grand = _score_triples(model.get_ref("grand_scorer"), blocks, pruned.grand, is_train)
-    del pruned  # the grandparent triples: derived again (``GraphScores.grand_triples``) where a decoder reads them
+    # At prediction the grandparent triples go (derived again where a decoder reads them); in
+    # training the scorer's backprop holds them anyway, and the loss reads them.
+    kept_triples = {"sib": sib_triples, **({"grand": pruned.grand} if is_train else {})}
+    del pruned
     label_scorer = _label_model(model)
     if is_train:
         label_arcs = [_tree_arcs(k, len(m)) for k, m in zip(keep, masks)] if X.keep is not None \
@@ -233,7 +236,7 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
         label_arcs, labels, bp_labels = [_tree_arcs(None, 0) for _ in masks], [], None
         kept_blocks = blocks
     scores = GraphScores(arcs, masks, sib, grand, label_arcs, labels, higher, frozenset(X.factors), spans,
-                         sentences, starts, tags, kept_blocks, {"sib": sib_triples})
+                         sentences, starts, tags, kept_blocks, kept_triples)
 
     def backprop(d: GraphScores) -> List[Doc]:
         as_ops = lambda values: [ops.asarray(v, dtype="f") for v in values]  # noqa: E731
