@@ -11,17 +11,20 @@ gradients of the inputs and of the thinc parameters come back from torch's autog
 cross through thinc's ``xp2torch`` / ``torch2xp`` (DLPack on a GPU: no copy).
 
 Because the parameters are the same, a model trained with either layer loads into the other:
-the choice of kernel is a config setting (``spacy_hcparse.TorchBiLSTMContext.v1`` in place of
-``BiLSTMContext.v1``, ``models/torch_context.py``), not a retraining. ``layers.lstm`` stays the default (torch is
-not a dependency of the package); torch is imported only when this layer runs.
+the choice of kernel is a config setting (``BiLSTMContext.v1``'s ``kernel``), not a retraining.
+``fused_on_gpu`` (the default kernel) runs this layer's forward on a GPU where torch sees CUDA and
+``layers.lstm``'s everywhere else (torch is not a dependency of the package); torch is imported
+only when this layer runs.
 """
 import warnings
+from functools import lru_cache
 from typing import Callable, Dict, Tuple
 
 import numpy as np
 from thinc.api import Model, torch2xp, xp2torch
 from thinc.types import Padded
 
+from . import lstm as array_lstm
 from .lstm import _packed, _padded, lstm_inputs, lstm_node
 
 # One nn.LSTM per shape and device: its own parameters are never used (functional_call replaces them).
@@ -32,6 +35,28 @@ def torch_lstm(nO: int, *, bi: bool = True, depth: int = 1, dropout: float = 0.0
     """``layers.lstm.lstm(nO, bi=bi, depth=depth, dropout=dropout)`` (same init, parameters and
     weight dropout) with torch's fused LSTM as the kernel. ``nO`` counts both directions."""
     return lstm_node(forward, nO, bi=bi, depth=depth, dropout=dropout)
+
+
+def fused_on_gpu(nO: int, *, bi: bool = True, depth: int = 1, dropout: float = 0.0) -> Model[Padded, Padded]:
+    """The same node whose kernel follows its ops: torch's fused LSTM (cuDNN) when the arrays are
+    on a GPU and torch sees CUDA, ``layers.lstm`` otherwise (CPU arrays, or no torch)."""
+    return lstm_node(_forward_fused_on_gpu, nO, bi=bi, depth=depth, dropout=dropout)
+
+
+def _forward_fused_on_gpu(model: Model[Padded, Padded], Xp: Padded, is_train: bool) -> Tuple[Padded, Callable]:
+    if model.ops.xp is not np and torch_sees_cuda():
+        return forward(model, Xp, is_train)
+    return array_lstm.forward(model, Xp, is_train)
+
+
+@lru_cache(maxsize=1)
+def torch_sees_cuda() -> bool:
+    """Whether torch is installed and has a CUDA device (asked once per process)."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
 
 
 def forward(model: Model[Padded, Padded], Xp: Padded, is_train: bool) -> Tuple[Padded, Callable]:

@@ -5,7 +5,8 @@ output follow ``graph.scores``' conventions: blocks are (n+1, d) rows of one spa
 
 - ``spacy_hcparse.BiLSTMContext.v1``: a BiLSTM over rows (list in, list out), the context encoder
   beside the tok2vec, the sentence-start scorer's doc context, or a label scorer's own encoder
-  (``TorchBiLSTMContext.v1``, in ``models.torch_context``: the same with torch's kernel);
+  (its ``kernel`` picks the code that runs it; ``TorchBiLSTMContext.v1``, in
+  ``models.torch_context``, is the same with ``kernel = "torch"``);
 - ``spacy_hcparse.BiaffineArcScorer.v1``: blocks -> (n+1, n+1) arc scores;
 - ``spacy_hcparse.SiblingScorer.v1`` / ``GrandparentScorer.v1``: (blocks, triples) -> scores;
 - ``spacy_hcparse.LowRankLabelScorer.v1`` / ``FullLabelScorer.v1``: (blocks, arcs) -> (C, nO);
@@ -27,6 +28,7 @@ from ..layers.biaffine_label import biaffine_label
 from ..layers.full_label import full_label
 from ..layers.label_encoder import label_encoder
 from ..layers.lstm import lstm
+from ..layers.torch_lstm import fused_on_gpu, torch_lstm
 from ..layers.sentence_starts import sentence_starts
 from ..layers.trilinear import trilinear
 
@@ -42,12 +44,22 @@ class TagHeads(NamedTuple):
     layers: Dict[str, Model]
 
 
+LSTM_KERNELS = {"auto": fused_on_gpu, "thinc": lstm, "torch": torch_lstm}
+
+
 @registry.architectures("spacy_hcparse.BiLSTMContext.v1")
-def bilstm_context(width: int = 128, depth: int = 1, dropout: float = 0.1) -> Model[List[Floats2d], List[Floats2d]]:
-    """A BiLSTM over each array of rows; ``width``: its output width, both directions together."""
+def bilstm_context(width: int = 128, depth: int = 1, dropout: float = 0.1,
+                   kernel: str = "auto") -> Model[List[Floats2d], List[Floats2d]]:
+    """A BiLSTM over each array of rows; ``width``: its output width, both directions together.
+    ``kernel``: ``"auto"`` runs torch's fused LSTM (cuDNN) on a GPU where torch sees CUDA and
+    ``layers.lstm`` elsewhere; ``"thinc"`` always ``layers.lstm`` (thinc's kernels, numpy/cupy
+    arrays); ``"torch"`` always ``layers.torch_lstm``. The parameters are the same whichever runs,
+    so a trained pipeline can load with another kernel."""
     if width <= 0:
         raise ValueError(f"BiLSTMContext width must be positive, got {width} (leave the context out for none)")
-    return with_padded(lstm(width, bi=True, depth=depth, dropout=dropout))
+    if kernel not in LSTM_KERNELS:
+        raise ValueError(f"BiLSTMContext kernel must be one of {sorted(LSTM_KERNELS)}, got {kernel!r}")
+    return with_padded(LSTM_KERNELS[kernel](width, bi=True, depth=depth, dropout=dropout))
 
 
 @registry.architectures("spacy_hcparse.BiaffineArcScorer.v1")

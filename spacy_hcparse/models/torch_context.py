@@ -8,17 +8,17 @@ with either loads with the other, e.g. on a GPU:
     spacy.load(path, config={"components.hc_parser.model.context.@architectures":
                              "spacy_hcparse.TorchBiLSTMContext.v1"})
 
-``BiLSTMContext.v1`` stays the default, since torch is not a dependency of the package (it is
-imported when this layer first runs); on the development VM's CPU torch's kernel parsed EWT test
-faster too (docs/speed.md).
+It is ``BiLSTMContext.v1`` with ``kernel = "torch"`` (kept for the configs that name it);
+``BiLSTMContext.v1``'s default kernel already runs torch's on a GPU where torch sees CUDA. On the
+development VM's CPU torch's kernel parsed EWT test faster too (docs/speed.md).
 """
 from typing import List
 
 from spacy.util import registry
-from thinc.api import Model, with_padded
+from thinc.api import Model
 from thinc.types import Floats2d
 
-from ..layers.torch_lstm import torch_lstm
+from .graph_parts import bilstm_context
 
 
 @registry.architectures("spacy_hcparse.TorchBiLSTMContext.v1")
@@ -26,6 +26,4 @@ def torch_bilstm_context(width: int = 128, depth: int = 1,
                          dropout: float = 0.1) -> Model[List[Floats2d], List[Floats2d]]:
     """A BiLSTM over each array of rows (torch's kernel); ``width``: its output width, both
     directions together."""
-    if width <= 0:
-        raise ValueError(f"TorchBiLSTMContext width must be positive, got {width} (leave the context out for none)")
-    return with_padded(torch_lstm(width, bi=True, depth=depth, dropout=dropout))
+    return bilstm_context(width, depth, dropout, kernel="torch")

@@ -93,3 +93,42 @@ def test_gradients_match_finite_differences(depth, bi):
 def test_depth_must_be_positive():
     with pytest.raises(ValueError, match="depth"):
         lstm(8, depth=0)
+
+
+def test_the_default_kernel_is_layers_lstm_on_the_cpu():
+    """BiLSTMContext.v1's default kernel ("auto") gives layers.lstm's outputs bit for bit on
+    numpy arrays, whether or not torch is installed; an unknown kernel is refused."""
+    from spacy.util import registry
+
+    import spacy_hcparse.models.graph_parts  # noqa: F401  (registers it)
+
+    make = registry.architectures.get("spacy_hcparse.BiLSTMContext.v1")
+    X = inputs(3, width=6)
+    auto, thinc_kernel = make(width=8, kernel="auto"), make(width=8, kernel="thinc")
+    auto.initialize(X=X)
+    thinc_kernel.initialize(X=X)
+    auto.from_bytes(thinc_kernel.to_bytes())
+    for a, b in zip(auto.predict(X), thinc_kernel.predict(X)):
+        assert np.array_equal(a, b)
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        make(width=8, kernel="cudnn")
+
+
+@pytest.mark.parametrize("on_gpu,cuda,expected", [(True, True, "torch"), (True, False, "array"),
+                                                  (False, True, "array")])
+def test_the_default_kernel_runs_torch_only_on_a_gpu_torch_sees(monkeypatch, on_gpu, cuda, expected):
+    """fused_on_gpu hands the forward to torch's kernel only for device arrays (ops.xp is not
+    numpy) with torch seeing CUDA; otherwise to layers.lstm's."""
+    from types import SimpleNamespace
+
+    from spacy_hcparse.layers import lstm as array_lstm
+    from spacy_hcparse.layers import torch_lstm
+
+    called = []
+    monkeypatch.setattr(torch_lstm, "forward", lambda *args: called.append("torch"))
+    monkeypatch.setattr(array_lstm, "forward", lambda *args: called.append("array"))
+    monkeypatch.setattr(torch_lstm, "torch_sees_cuda", lambda: cuda)
+    node = torch_lstm.fused_on_gpu(8)
+    node.ops = SimpleNamespace(xp=object() if on_gpu else np)
+    node._func(node, None, False)
+    assert called == [expected]
