@@ -192,6 +192,18 @@ def host_arrays(ops, values: Sequence) -> list:
     return split_flat(ops.to_numpy(ops.xp.concatenate([v.ravel() for v in values])), [v.shape for v in values])
 
 
+def device_arrays(ops, values: Sequence, dtype: str = "f") -> list:
+    """``[ops.asarray(v, dtype=dtype) for v in values]`` in one host-to-device copy where ``ops``
+    is a device's and the values are host arrays: laid end to end on the host, copied once, cut
+    back into views (the same values and shapes). On numpy's ops, or where a value is already on
+    the device, one by one as before."""
+    values = list(values)
+    if ops.xp is np or len(values) < 2 or not all(isinstance(v, np.ndarray) for v in values):
+        return [ops.asarray(v, dtype=dtype) for v in values]
+    flat = np.concatenate([v.ravel() for v in values]).astype(dtype, copy=False)
+    return split_flat(ops.asarray(flat, dtype=dtype), [v.shape for v in values])
+
+
 def split_flat(flat: np.ndarray, shapes: Sequence[Tuple[int, ...]]) -> list:
     """``flat`` cut into consecutive arrays of ``shapes`` (views)."""
     out, start = [], 0

@@ -1,12 +1,13 @@
 """Doc-level token vectors -> one (n+1, d) block per parsed span, row 0 a learned root vector
 (``sentence_encoder``), and blocks -> token rows again (``token_rows``)."""
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 from thinc.api import Model
 from thinc.types import Floats2d
 
 from ..names import Span
+from .rows import row_offsets, split_rows
 
 InT = Tuple[List[Floats2d], List[List[Span]]]
 
@@ -49,11 +50,16 @@ def init(model: Model, X: Optional[InT] = None, Y=None) -> Model:
 
 
 def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Callable]:
-    ops = model.ops
+    """All blocks in one gather from ``[root; every doc's rows]`` (host indices, one device call),
+    cut into views; the context, where there is one, runs beside them (``beside_context``)."""
+    ops, xp = model.ops, model.ops.xp
     tokvecs, spans = X
     root = model.get_param("root")
-    index = span_index(spans)
-    blocks = [ops.xp.vstack((root[None, :], tokvecs[i][start:end])) for i, start, end in index]
+    where = BlockRows.of(spans, [len(vecs) for vecs in tokvecs])
+    if not where.sizes:
+        return [], lambda d_blocks: [ops.alloc2f(*vecs.shape) for vecs in tokvecs]
+    rows = xp.vstack([root[None, :], *tokvecs])[ops.asarray_i(where.gather)]
+    blocks = split_rows(rows, where.sizes)
     bp_context = None
     if model.layers:
         blocks, bp_context = beside_context(ops, model.layers[0], blocks, is_train)
@@ -61,13 +67,11 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
     def backprop(d_blocks: List[Floats2d]) -> List[Floats2d]:
         if bp_context is not None:
             d_blocks = bp_context(d_blocks)
-        d_tokvecs = [ops.alloc2f(*vecs.shape) for vecs in tokvecs]
-        d_root = ops.alloc1f(root.shape[0])
-        for (i, start, end), d_block in zip(index, d_blocks):
-            d_root += d_block[0]
-            d_tokvecs[i][start:end] += d_block[1:]
-        model.inc_grad("root", d_root)
-        return d_tokvecs
+        d_rows = stacked(xp, d_blocks)
+        model.inc_grad("root", d_rows[ops.asarray_i(where.roots)].sum(axis=0))
+        d_tokens = ops.alloc2f(sum(where.doc_lengths), d_rows.shape[1])
+        scatter_rows(ops, d_tokens, where.tokens, d_rows[ops.asarray_i(where.token_rows)], where.unique)
+        return split_rows(d_tokens, where.doc_lengths)
 
     return blocks, backprop
 
@@ -75,15 +79,21 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats2d], Calla
 def beside_context(ops, context: Model[List[Floats2d], List[Floats2d]], blocks: List[Floats2d],
                    is_train: bool) -> Tuple[List[Floats2d], Callable]:
     """Each (n, d) block with ``context``'s output for it beside it: ``[block; context(blocks)]``,
-    a skip connection around ``context``. The backprop takes the joined rows' gradients and
-    returns the blocks' (the direct part plus what flows back through ``context``)."""
+    a skip connection around ``context``, joined for all blocks at once (views of one array). The
+    backprop takes the joined rows' gradients and returns the blocks' (the direct part plus what
+    flows back through ``context``)."""
+    xp = ops.xp
     width = blocks[0].shape[1] if blocks else 0
+    sizes = [len(block) for block in blocks]
     contexts, bp_context = context(blocks, is_train)
-    joined = [ops.xp.hstack((block, rows)) for block, rows in zip(blocks, contexts)]
+    if not blocks:
+        return [], lambda d_joined: []
+    joined = split_rows(xp.hstack((stacked(xp, blocks), stacked(xp, contexts))), sizes)
 
     def backprop(d_joined: List[Floats2d]) -> List[Floats2d]:
-        d_contexts = bp_context([ops.xp.ascontiguousarray(d[:, width:]) for d in d_joined])
-        return [d[:, :width] + d_context for d, d_context in zip(d_joined, d_contexts)]
+        d_all = stacked(xp, d_joined)
+        d_contexts = bp_context(split_rows(xp.ascontiguousarray(d_all[:, width:]), sizes))
+        return split_rows(d_all[:, :width] + stacked(xp, d_contexts), sizes)
 
     return joined, backprop
 
@@ -93,37 +103,80 @@ def span_index(spans: List[List[Span]]) -> List[Tuple[int, int, int]]:
     return [(i, start, end) for i, doc_spans in enumerate(spans) for start, end in doc_spans]
 
 
+class BlockRows(NamedTuple):
+    """Host indices between the blocks' stacked rows (block ``b`` at ``offsets[b]``, its row 0 the
+    root) and the docs' token rows stacked (doc ``i`` at ``sum(doc_lengths[:i])``):
+
+    - ``gather``: per block row, its row in ``[root; token rows]`` (0: the root);
+    - ``roots``: the block rows that are roots; ``token_rows``: the others, and ``tokens``: the
+      token row each of them holds;
+    - ``unique``: no token is in two spans (then a plain assignment scatters gradients)."""
+
+    sizes: List[int]
+    doc_lengths: List[int]
+    gather: np.ndarray
+    roots: np.ndarray
+    token_rows: np.ndarray
+    tokens: np.ndarray
+    unique: bool
+
+    @classmethod
+    def of(cls, spans: List[List[Span]], doc_lengths: List[int]) -> "BlockRows":
+        index = span_index(spans)
+        sizes = [end - start + 1 for _, start, end in index]
+        doc_starts = row_offsets(doc_lengths)
+        gather = np.zeros(sum(sizes), dtype=np.int64)
+        offsets = row_offsets(sizes)
+        for (i, start, end), offset in zip(index, offsets):
+            gather[offset + 1: offset + 1 + end - start] = 1 + doc_starts[i] + np.arange(start, end)
+        is_token = gather > 0
+        tokens = gather[is_token] - 1
+        unique = len(np.unique(tokens)) == len(tokens)
+        return cls(sizes, list(doc_lengths), gather, offsets, np.flatnonzero(is_token), tokens, unique)
+
+
+def stacked(xp, arrays: List[Floats2d]) -> Floats2d:
+    """The arrays' rows in one array (the one array itself when there is one)."""
+    return arrays[0] if len(arrays) == 1 else xp.vstack(arrays)
+
+
+def scatter_rows(ops, target: Floats2d, rows: np.ndarray, values: Floats2d, unique: bool) -> None:
+    """``target[rows] += values`` (host ``rows``): a plain assignment where ``rows`` are ``unique``
+    and ``target`` is zero there, else ``ops.scatter_add``."""
+    if unique:
+        target[ops.asarray_i(rows)] = values
+    else:
+        ops.scatter_add(target, ops.asarray_i(rows), values)
+
+
 def token_rows(ops, tokvecs: List[Floats2d], blocks: List[Floats2d], spans: List[List[Span]],
                width: int) -> Tuple[List[Floats2d], Callable]:
     """Per doc an (n_tokens, ``width``) array of the encoder's rows: each token's row of the block
     of the span that covers it (``blocks`` in ``sentence_encoder``'s order, row 0 the root); a
     token no span covers keeps its tok2vec vector, zero-padded. The backprop returns the
-    gradients of the blocks and of the tok2vec vectors (non-zero for uncovered tokens only)."""
+    gradients of the blocks and of the tok2vec vectors (non-zero for uncovered tokens only).
+    Every doc's rows are views of one array, written by two scatters."""
     xp = ops.xp
-    index = span_index(spans)
-    covered = [np.zeros(len(vecs), dtype=bool) for vecs in tokvecs]
-    for i, start, end in index:
-        covered[i][start:end] = True
-    rows = []
-    for vecs, mask in zip(tokvecs, covered):
-        doc_rows = ops.alloc2f(len(vecs), width)
-        if not mask.all():
-            doc_rows[:, : vecs.shape[1]] = vecs
-        rows.append(doc_rows)
-    for (i, start, end), block in zip(index, blocks):
-        rows[i][start:end] = block[1:]
+    where = BlockRows.of(spans, [len(vecs) for vecs in tokvecs])
+    total = sum(where.doc_lengths)
+    d_in = tokvecs[0].shape[1] if tokvecs else 0
+    uncovered = np.ones(total, dtype=bool)
+    uncovered[where.tokens] = False
+    uncovered_rows = np.flatnonzero(uncovered)
+    rows = ops.alloc2f(total, width)
+    if len(uncovered_rows):
+        rows[ops.asarray_i(uncovered_rows), :d_in] = stacked(xp, tokvecs)[ops.asarray_i(uncovered_rows)]
+    if where.sizes:
+        rows[ops.asarray_i(where.tokens)] = stacked(xp, blocks)[ops.asarray_i(where.token_rows)]
 
     def backprop(d_rows: List[Floats2d]) -> Tuple[List[Floats2d], List[Floats2d]]:
-        d_blocks = [ops.alloc2f(*block.shape) for block in blocks]
-        for d_block, (i, start, end) in zip(d_blocks, index):
-            d_block[1:] = d_rows[i][start:end]
-        d_tokvecs = []
-        for d, vecs, mask in zip(d_rows, tokvecs, covered):
-            d_vecs = ops.alloc2f(*vecs.shape)
-            if not mask.all():
-                uncovered = xp.asarray(~mask)
-                d_vecs[uncovered] = d[uncovered, : vecs.shape[1]]
-            d_tokvecs.append(d_vecs)
-        return d_blocks, d_tokvecs
+        d_all = stacked(xp, d_rows) if d_rows else ops.alloc2f(0, width)
+        d_blocks = ops.alloc2f(sum(where.sizes), width)
+        if where.sizes:
+            d_blocks[ops.asarray_i(where.token_rows)] = d_all[ops.asarray_i(where.tokens)]
+        d_tokvecs = ops.alloc2f(total, d_in)
+        if len(uncovered_rows):
+            d_tokvecs[ops.asarray_i(uncovered_rows)] = d_all[ops.asarray_i(uncovered_rows), :d_in]
+        return split_rows(d_blocks, where.sizes), split_rows(d_tokvecs, where.doc_lengths)
 
-    return rows, backprop
+    return split_rows(rows, where.doc_lengths), backprop

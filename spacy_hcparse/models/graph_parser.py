@@ -23,7 +23,7 @@ from thinc.types import Floats2d
 
 from ..decoders.batch import cut
 from ..graph.pruning import prune_batch
-from ..graph.scores import GraphInput, GraphScores, candidate_arcs, host_arrays
+from ..graph.scores import GraphInput, GraphScores, candidate_arcs, device_arrays, host_arrays
 from ..layers import biaffine_label as low_rank_labels, full_label as full_rank_labels
 from ..layers.sentence_encoder import sentence_encoder, token_rows
 from ..segment import index_groups, segment_docs
@@ -239,7 +239,7 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
                          sentences, starts, tags, kept_blocks, kept_triples)
 
     def backprop(d: GraphScores) -> List[Doc]:
-        as_ops = lambda values: [ops.asarray(v, dtype="f") for v in values]  # noqa: E731
+        as_ops = lambda values: device_arrays(ops, values)  # noqa: E731  (one copy per list)
         add = lambda xs, ys: [a + b for a, b in zip(xs, ys)]  # noqa: E731
         d_tag_rows = None
         for attr, bp in bp_tags.items():

@@ -67,3 +67,76 @@ def test_token_rows_map_blocks_back_to_tokens():
     adjoint_dot = sum(float((b * d).sum()) for b, d in zip(blocks, d_blocks)) + \
         sum(float((t * d).sum()) for t, d in zip(tokvecs, d_tokvecs))
     assert abs(forward_dot - adjoint_dot) < 1e-4
+
+
+def _random_spans(rng, lengths, overlap=False):
+    """Per doc sorted spans of 1+ tokens, some tokens left out; with ``overlap`` spans may share tokens."""
+    out = []
+    for n in lengths:
+        spans, start = [], 0
+        while start < n:
+            end = int(rng.integers(start + 1, n + 1))
+            if rng.random() < 0.8:
+                spans.append((start, end))
+            start = end - int(overlap and end - start > 1 and rng.random() < 0.5)
+        out.append(spans)
+    return out
+
+
+def test_encoder_blocks_and_gradients_are_the_per_span_definition():
+    """The batched gather and scatter give each span's ``[root; its rows]`` block and, for the
+    gradients, the sums a per-span loop gives (also where spans share tokens), with a context
+    layer beside the rows."""
+    ops = NumpyOps()
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        lengths = [int(n) for n in rng.integers(0, 9, size=rng.integers(1, 5))]
+        tokvecs = [rng.normal(size=(n, 3)).astype("f") for n in lengths]
+        spans = _random_spans(rng, lengths, overlap=seed % 2 == 1)
+        encoder = sentence_encoder(with_padded(LSTM(nO=4, bi=True)))
+        encoder.initialize(X=(tokvecs, spans) if any(spans) else ([np.zeros((2, 3), "f")], [[(0, 2)]]))
+        root = encoder.get_param("root")
+        blocks, backprop = encoder.begin_update((tokvecs, spans))
+        index = [(i, s, e) for i, doc in enumerate(spans) for s, e in doc]
+        assert len(blocks) == len(index)
+        for block, (i, s, e) in zip(blocks, index):
+            assert np.array_equal(block[:, :3], np.vstack((root[None, :], tokvecs[i][s:e])))
+        d_blocks = [rng.normal(size=b.shape).astype("f") for b in blocks]
+        encoder.set_grad("root", np.zeros_like(root))
+        d_tokvecs = backprop(d_blocks)
+        # The per-span definition, through the same context layer's gradients.
+        inner = encoder.layers[0]
+        _, bp_inner = inner.begin_update([b[:, :3].copy() for b in blocks])
+        direct = [d[:, :3] + c for d, c in zip(d_blocks, bp_inner([d[:, 3:].copy() for d in d_blocks]))]
+        expected = [np.zeros_like(v) for v in tokvecs]
+        for d, (i, s, e) in zip(direct, index):
+            expected[i][s:e] += d[1:]
+        for got, want in zip(d_tokvecs, expected):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        want_root = sum((d[0] for d in direct), np.zeros_like(root))
+        np.testing.assert_allclose(encoder.get_grad("root"), want_root, rtol=1e-5, atol=1e-6)
+
+
+def test_token_rows_is_the_per_span_definition():
+    ops = NumpyOps()
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        lengths = [int(n) for n in rng.integers(0, 9, size=rng.integers(1, 5))]
+        tokvecs = [rng.normal(size=(n, 2)).astype("f") for n in lengths]
+        spans = _random_spans(rng, lengths)
+        blocks = [rng.normal(size=(e - s + 1, 5)).astype("f") for doc in spans for s, e in doc]
+        rows, backprop = token_rows(ops, tokvecs, blocks, spans, 5)
+        index = [(i, s, e) for i, doc in enumerate(spans) for s, e in doc]
+        want = [np.hstack((v, np.zeros((len(v), 3), "f"))) for v in tokvecs]
+        for block, (i, s, e) in zip(blocks, index):
+            want[i][s:e] = block[1:]
+        assert all(np.array_equal(r, w) for r, w in zip(rows, want))
+        d_rows = [rng.normal(size=r.shape).astype("f") for r in rows]
+        d_blocks, d_tokvecs = backprop(d_rows)
+        for d_block, (i, s, e) in zip(d_blocks, index):
+            assert np.array_equal(d_block[1:], d_rows[i][s:e]) and not d_block[0].any()
+        covered = [np.zeros(n, bool) for n in lengths]
+        for i, s, e in index:
+            covered[i][s:e] = True
+        for d, d_row, mask in zip(d_tokvecs, d_rows, covered):
+            assert np.array_equal(d[~mask], d_row[~mask, :2]) and not d[mask].any()
