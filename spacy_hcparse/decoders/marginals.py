@@ -159,8 +159,10 @@ def _matrix_tree(arc, mask):
     marg = np.zeros((size, size))
     if sign <= 0.0:
         return -np.inf, marg
+    # A marginal is a difference of inverse entries: where the Laplacian is ill-conditioned (scores
+    # far apart) rounding can leave it a little outside [0, 1], which no probability is: clipped.
     for m in range(1, size):
-        marg[0, m] = pot[0, m] * inv[m - 1, 0]
+        marg[0, m] = min(max(pot[0, m] * inv[m - 1, 0], 0.0), 1.0)
         for h in range(1, size):
             if h == m or pot[h, m] == 0.0:
                 continue
@@ -169,7 +171,7 @@ def _matrix_tree(arc, mask):
                 value += inv[m - 1, m - 1]
             if h != 1:
                 value -= inv[m - 1, h - 1]
-            marg[h, m] = pot[h, m] * value
+            marg[h, m] = min(max(pot[h, m] * value, 0.0), 1.0)
     return log_z, marg
 
 
