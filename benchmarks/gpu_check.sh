@@ -8,7 +8,8 @@
 # for UD_English-EWT), WHEELS=.whl (../shared/gpu/prepare_wheels.sh; .whl/extra/: spaCy's pure-Python
 # dependencies, installed only where missing), BUDGET=460 seconds for everything, PY=python3,
 # REPEATS=3 timed parses per pipeline, SCALE=1 (multiplies every step's time limit: a dry run on a
-# slow or busy CPU), PROFILE=PIPELINE (profile that pipeline instead, see below), TRAIN_STEPS=30.
+# slow or busy CPU), HOST_THREADS=4 (the threaded GPU parse), PROFILE=PIPELINE (profile that pipeline
+# instead, see below), PROFILE_TRAINED=1 (profile the GPU-trained hc_parser at the end), TRAIN_STEPS=30.
 # Carry [".whl", "gpudata"]; the tracked tree travels anyway.
 #
 # Steps, each under `timeout` (its own limit, cut to what is left of BUDGET; skipped under 20 s),
@@ -22,11 +23,10 @@
 #             s per 100 steps after 20 warm-up steps); a parser whose GPU training failed is
 #             trained on the CPU next, so that the parse steps have both pipelines;
 #   parse     EWT test with both pipelines on the GPU (benchmarks/parser_vs_spacy.py, median of
-#             REPEATS), again with the same hc_parser weights and torch's fused (cuDNN) BiLSTM
-#             (spacy_hcparse.TorchBiLSTMContext.v1 by a config override), then on one CPU thread
-#             (the same weights as on the GPU);
-#   train     hc_parser with torch's BiLSTM on the GPU, then the CPU trainings not run yet (one
-#             CPU thread);
+#             REPEATS; hc_parser's BiLSTM by torch's fused kernel, the default where torch sees
+#             CUDA), again with the same weights and thinc's kernel, and with the host work on
+#             HOST_THREADS threads; then on one CPU thread (the same weights; also torch's kernel);
+#   train     the CPU trainings not run yet (one CPU thread);
 #   table     issue 38's table from the JSON results (benchmarks/gpu_check.py table).
 # CPU steps run with one thread (OMP/MKL/OpenBLAS/numba/torch); GPU steps too, for their host work.
 # RESULTS_DIR gets results.jsonl (one line per training and per parse run), logs.txt and table.md;
@@ -46,7 +46,7 @@ if [ "${1:-}" = "--prepare-extra" ]; then
 fi
 RESULTS=${1:-${OUT:-/tmp/gpu_check}}
 GPU=${GPU:-0}; STEPS=${STEPS:-200}; DATA=${DATA:-gpudata}; WHEELS=${WHEELS:-.whl}; BUDGET=${BUDGET:-460}
-PY=${PY:-python3}; REPEATS=${REPEATS:-3}; SCALE=${SCALE:-1}
+PY=${PY:-python3}; REPEATS=${REPEATS:-3}; SCALE=${SCALE:-1}; HOST_THREADS=${HOST_THREADS:-4}
 WORK=$(mktemp -d /tmp/gpu_check_work.XXXX)
 mkdir -p "$RESULTS"
 START=$SECONDS
@@ -167,28 +167,41 @@ record() {  # record KIND KEY JSON_FILE: one line of $RESULTS/results.jsonl
 }
 TORCH_CONTEXT="components.hc_parser.model.context.@architectures=spacy_hcparse.TorchBiLSTMContext.v1"
 
-parse() {  # parse NAME GPU_ID LIMIT [ARGS]: the GPU-trained pipelines (else the CPU-trained ones)
-  local name=$1 gpu=$2 limit=$3 hc=$WORK/hc_parser_gpu/model peer=$WORK/spacy_parser_gpu/model
+parse() {  # parse NAME GPU_ID LIMIT [ARGS]: the GPU-trained pipelines (else the CPU-trained ones);
+  # an ARG "variant=VNAME:SECTION.KEY=VALUE" adds the same hc_parser weights as VNAME with that setting.
+  local name=$1 gpu=$2 limit=$3 hc=$WORK/hc_parser_gpu/model peer=$WORK/spacy_parser_gpu/model arg
   shift 3
   [ -d "$hc" ] || hc=$WORK/hc_parser_cpu/model
   [ -d "$peer" ] || peer=$WORK/spacy_parser_cpu/model
   if [ ! -d "$hc" ] || [ ! -d "$peer" ]; then log "SKIP parse_$name: no trained pipelines"; return 1; fi
+  local extra=()
+  for arg in "$@"; do
+    if [[ $arg == variant=* ]]; then arg=${arg#variant=}; extra+=(--model "${arg%%:*}=$hc" --override "$arg")
+    else extra+=("$arg"); fi
+  done
   step "parse_$name" "$limit" "$PY" benchmarks/parser_vs_spacy.py --gpu-id "$gpu" --gold "$DATA/test.conllu" \
-    --peer "$peer" --model "hc_parser=$hc" --repeats "$REPEATS" --json "$WORK/parse_$name.json" "$@" \
+    --peer "$peer" --model "hc_parser=$hc" --repeats "$REPEATS" --json "$WORK/parse_$name.json" "${extra[@]}" \
     && record parse "$name" "$WORK/parse_$name.json"
 }
 
+KERNEL=components.hc_parser.model.context.kernel
 train hc_parser_gpu configs/ewt_fast.cfg "$GPU" 150
 train spacy_parser_gpu configs/spacy_parser.cfg "$GPU" 90
 [ -d "$WORK/hc_parser_gpu/model" ] || train hc_parser_cpu configs/ewt_fast.cfg -1 120
 [ -d "$WORK/spacy_parser_gpu/model" ] || train spacy_parser_cpu configs/spacy_parser.cfg -1 90
-parse gpu "$GPU" 120
-# the same hc_parser weights with torch's fused (cuDNN) BiLSTM on the GPU
-parse gpu_torch "$GPU" 90 --override "hc_parser:$TORCH_CONTEXT"
+# On the GPU: the default kernel (torch's fused LSTM where torch sees CUDA), thinc's kernel with the
+# same weights, and the host work on HOST_THREADS threads (numba over the spans of a batch).
+NUMBA_NUM_THREADS=$HOST_THREADS parse gpu "$GPU" 150 "variant=hc_thinc_lstm:$KERNEL=\"thinc\"" \
+  "variant=hc_threads$HOST_THREADS:components.hc_parser.threads=$HOST_THREADS"
 step table_gpu 30 "$PY" benchmarks/gpu_check.py table "$RESULTS"
-parse cpu -1 120
-train hc_parser_torch_gpu configs/ewt_fast.cfg "$GPU" 120 --set "$TORCH_CONTEXT"
+parse cpu -1 120 "variant=hc_torch_lstm:$KERNEL=\"torch\""
 train hc_parser_cpu configs/ewt_fast.cfg -1 120
+# PROFILE_TRAINED=1: benchmarks/profile_parse.py on the GPU with the hc_parser just trained there.
+if [ -n "${PROFILE_TRAINED:-}" ] && [ -d "$WORK/hc_parser_gpu/model" ]; then
+  step profile_gpu 120 "$PY" benchmarks/profile_parse.py "$WORK/hc_parser_gpu/model" --gold "$DATA/test.conllu" \
+    --gpu-id "$GPU" --repeats 2 --train "$DATA/train.spacy" --train-steps "${TRAIN_STEPS:-30}" \
+    --cprofile "${CPROFILE:-25}" --json "$RESULTS/profile_gpu.json"
+fi
 train spacy_parser_cpu configs/spacy_parser.cfg -1 90
 log "done in $((SECONDS - START))s; issue 38's table:"
 "$PY" benchmarks/gpu_check.py table "$RESULTS" | tee "$RESULTS/table.md"

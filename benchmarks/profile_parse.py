@@ -21,10 +21,10 @@ scores`` (the label scorer's call and its transfer; the scorer's own time is ``l
 there in this version of the code are listed as not found and their time lands in ``other``
 (everything untimed: spaCy's pipe loop, making Docs, Python glue). On a GPU (``--gpu-id``) every
 timer synchronizes the device first, so a kernel's time lands in the group that launched it (this
-costs a little throughput). ``--cprofile N`` also prints cProfile's top N functions by own time (its
-overhead inflates Python-heavy groups). ``--override SECTION.KEY=VALUE`` (repeatable) loads the
+costs a little throughput). ``--cprofile N`` also prints cProfile's top N functions by own time, of
+the parse and of the training steps (its overhead inflates Python-heavy groups). ``--override SECTION.KEY=VALUE`` (repeatable) loads the
 pipeline with that config value changed (the value parsed as JSON, else a string), e.g.
-``components.hc_parser.model.context.@architectures=spacy_hcparse.TorchBiLSTMContext.v1``.
+``components.hc_parser.model.context.kernel="thinc"`` (the BiLSTM's kernel).
 """
 import argparse
 import cProfile
@@ -264,7 +264,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="first N sentences only")
     parser.add_argument("--train", type=Path, default=None, help=".spacy file for --train-steps")
     parser.add_argument("--train-steps", type=int, default=0)
-    parser.add_argument("--cprofile", type=int, default=0, help="also print cProfile's top N functions")
+    parser.add_argument("--cprofile", type=int, default=0, help="also print cProfile's top N functions (parse, and training)")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--per-span", action="store_true", help="the host work span by span (GraphParser.batched)")
     parser.add_argument("--threads", type=int, default=1, help="numba threads of the batched host work")
@@ -309,15 +309,22 @@ def main() -> None:
         for batch in batches[:2]:
             nlp.update(batch, sgd=optimizer, drop=0.2)
         timers.reset()
+        profile = cProfile.Profile() if args.cprofile else None
         start = time.perf_counter()
+        if profile:
+            profile.enable()
         for batch in batches[2:]:
             nlp.update(batch, sgd=optimizer, drop=0.2)
         timers.sync()
+        if profile:
+            profile.disable()
         total = time.perf_counter() - start
         words = sum(len(eg) for batch in batches[2:] for eg in batch)
         out["train"] = report(f"training, {len(batches) - 2} steps of ~1,000 words "
                               f"({100 * total / max(1, len(batches) - 2):.1f} s per 100 steps)",
                               timers, total, words, missing)
+        if profile:
+            _print_profile(profile, args.cprofile)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
 
