@@ -9,7 +9,8 @@
 # dependencies, installed only where missing), BUDGET=460 seconds for everything, PY=python3,
 # REPEATS=3 timed parses per pipeline, SCALE=1 (multiplies every step's time limit: a dry run on a
 # slow or busy CPU), HOST_THREADS=4 (the threaded GPU parse), PROFILE=PIPELINE (profile that pipeline
-# instead, see below), PROFILE_TRAINED=1 (profile the GPU-trained hc_parser at the end), TRAIN_STEPS=30.
+# instead, see below), PROFILE_TRAINED=1 (profile the GPU-trained hc_parser, on the GPU and on one CPU
+# thread, before the last training), TRAIN_STEPS=30.
 # Carry [".whl", "gpudata"]; the tracked tree travels anyway.
 #
 # Steps, each under `timeout` (its own limit, cut to what is left of BUDGET; skipped under 20 s),
@@ -196,11 +197,15 @@ NUMBA_NUM_THREADS=$HOST_THREADS parse gpu "$GPU" 150 "variant=hc_thinc_lstm:$KER
 step table_gpu 30 "$PY" benchmarks/gpu_check.py table "$RESULTS"
 parse cpu -1 120 "variant=hc_torch_lstm:$KERNEL=\"torch\""
 train hc_parser_cpu configs/ewt_fast.cfg -1 120
-# PROFILE_TRAINED=1: benchmarks/profile_parse.py on the GPU with the hc_parser just trained there.
+# PROFILE_TRAINED=1: benchmarks/profile_parse.py with the hc_parser just trained on the GPU, once
+# per name in PROFILES (default "gpu cpu": on the GPU, then on one CPU thread of the same machine).
 if [ -n "${PROFILE_TRAINED:-}" ] && [ -d "$WORK/hc_parser_gpu/model" ]; then
-  step profile_gpu 120 "$PY" benchmarks/profile_parse.py "$WORK/hc_parser_gpu/model" --gold "$DATA/test.conllu" \
-    --gpu-id "$GPU" --repeats 2 --train "$DATA/train.spacy" --train-steps "${TRAIN_STEPS:-30}" \
-    --cprofile "${CPROFILE:-25}" --json "$RESULTS/profile_gpu.json"
+  for name in ${PROFILES:-gpu cpu}; do
+    dev=$GPU; [ "$name" = cpu ] && dev=-1
+    step "profile_$name" 120 "$PY" benchmarks/profile_parse.py "$WORK/hc_parser_gpu/model" --gold "$DATA/test.conllu" \
+      --gpu-id "$dev" --repeats 2 --train "$DATA/train.spacy" --train-steps "${TRAIN_STEPS:-30}" \
+      --cprofile "${CPROFILE:-25}" --json "$RESULTS/profile_$name.json"
+  done
 fi
 train spacy_parser_cpu configs/spacy_parser.cfg -1 90
 log "done in $((SECONDS - START))s; issue 38's table:"
