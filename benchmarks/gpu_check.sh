@@ -26,7 +26,8 @@
 #   parse     EWT test with both pipelines on the GPU (benchmarks/parser_vs_spacy.py, median of
 #             REPEATS; hc_parser's BiLSTM by torch's fused kernel, the default where torch sees
 #             CUDA), again with the same weights and thinc's kernel, and with the host work on
-#             HOST_THREADS threads; then on one CPU thread (the same weights; also torch's kernel);
+#             HOST_THREADS threads; then on one CPU thread (the same weights; also torch's kernel,
+#             and blis instead of numpy's BLAS);
 #   train     the CPU trainings not run yet (one CPU thread);
 #   table     issue 38's table from the JSON results (benchmarks/gpu_check.py table).
 # CPU steps run with one thread (OMP/MKL/OpenBLAS/numba/torch); GPU steps too, for their host work.
@@ -195,7 +196,9 @@ train spacy_parser_gpu configs/spacy_parser.cfg "$GPU" 90
 NUMBA_NUM_THREADS=$HOST_THREADS parse gpu "$GPU" 150 "variant=hc_thinc_lstm:$KERNEL=\"thinc\"" \
   "variant=hc_threads$HOST_THREADS:components.hc_parser.threads=$HOST_THREADS"
 step table_gpu 30 "$PY" benchmarks/gpu_check.py table "$RESULTS"
-parse cpu -1 120 "variant=hc_torch_lstm:$KERNEL=\"torch\""
+# On the CPU also: torch's kernel, and blis for hc_parser's products (cpu_blas; numpy's BLAS is the
+# default because blis is slow on the development VM's EPYC: is it on this CPU?).
+parse cpu -1 120 "variant=hc_torch_lstm:$KERNEL=\"torch\"" "variant=hc_blis:components.hc_parser.cpu_blas=\"blis\""
 train hc_parser_cpu configs/ewt_fast.cfg -1 120
 # PROFILE_TRAINED=1: benchmarks/profile_parse.py with the hc_parser just trained on the GPU, once
 # per name in PROFILES (default "gpu cpu": on the GPU, then on one CPU thread of the same machine).
