@@ -201,13 +201,14 @@ step table_gpu 30 "$PY" benchmarks/gpu_check.py table "$RESULTS"
 parse cpu -1 120 "variant=hc_torch_lstm:$KERNEL=\"torch\"" "variant=hc_blis:components.hc_parser.cpu_blas=\"blis\""
 train hc_parser_cpu configs/ewt_fast.cfg -1 120
 # PROFILE_TRAINED=1: benchmarks/profile_parse.py with the hc_parser just trained on the GPU, once
-# per name in PROFILES (default "gpu cpu": on the GPU, then on one CPU thread of the same machine).
+# per name in PROFILES (default "gpu cpu": on the GPU, then on one CPU thread of the same machine),
+# with cProfile's callers of CALLERS (default: what makes device arrays and joins them).
 if [ -n "${PROFILE_TRAINED:-}" ] && [ -d "$WORK/hc_parser_gpu/model" ]; then
   for name in ${PROFILES:-gpu cpu}; do
     dev=$GPU; [ "$name" = cpu ] && dev=-1
     step "profile_$name" 120 "$PY" benchmarks/profile_parse.py "$WORK/hc_parser_gpu/model" --gold "$DATA/test.conllu" \
       --gpu-id "$dev" --repeats 2 --train "$DATA/train.spacy" --train-steps "${TRAIN_STEPS:-30}" \
-      --cprofile "${CPROFILE:-25}" --json "$RESULTS/profile_$name.json"
+      --cprofile "${CPROFILE:-25}" --callers "${CALLERS:-core.array|concatenate_method}" --json "$RESULTS/profile_$name.json"
   done
 fi
 train spacy_parser_cpu configs/spacy_parser.cfg -1 90

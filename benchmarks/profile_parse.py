@@ -22,7 +22,8 @@ there in this version of the code are listed as not found and their time lands i
 (everything untimed: spaCy's pipe loop, making Docs, Python glue). On a GPU (``--gpu-id``) every
 timer synchronizes the device first, so a kernel's time lands in the group that launched it (this
 costs a little throughput). ``--cprofile N`` also prints cProfile's top N functions by own time, of
-the parse and of the training steps (its overhead inflates Python-heavy groups). ``--override SECTION.KEY=VALUE`` (repeatable) loads the
+the parse and of the training steps (its overhead inflates Python-heavy groups); ``--callers REGEX``
+adds who calls the functions REGEX matches (e.g. ``"core.array"``: who makes device arrays). ``--override SECTION.KEY=VALUE`` (repeatable) loads the
 pipeline with that config value changed (the value parsed as JSON, else a string), e.g.
 ``components.hc_parser.model.context.kernel="thinc"`` (the BiLSTM's kernel).
 """
@@ -265,6 +266,7 @@ def main() -> None:
     parser.add_argument("--train", type=Path, default=None, help=".spacy file for --train-steps")
     parser.add_argument("--train-steps", type=int, default=0)
     parser.add_argument("--cprofile", type=int, default=0, help="also print cProfile's top N functions (parse, and training)")
+    parser.add_argument("--callers", default="", help="with --cprofile: also who calls the functions this regex matches")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--per-span", action="store_true", help="the host work span by span (GraphParser.batched)")
     parser.add_argument("--threads", type=int, default=1, help="numba threads of the batched host work")
@@ -302,7 +304,7 @@ def main() -> None:
     words = sum(len(d) for d in parsed)
     out["parse"] = report(f"parse ({args.repeats} runs, the last shown)", timers, total, words, missing)
     if profile:
-        _print_profile(profile, args.cprofile)
+        _print_profile(profile, args.cprofile, args.callers)
     if args.train_steps and args.train is not None:
         batches = training_batches(nlp, args.train, args.train_steps)
         optimizer = nlp.resume_training()
@@ -324,7 +326,7 @@ def main() -> None:
                               f"({100 * total / max(1, len(batches) - 2):.1f} s per 100 steps)",
                               timers, total, words, missing)
         if profile:
-            _print_profile(profile, args.cprofile)
+            _print_profile(profile, args.cprofile, args.callers)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
 
@@ -344,11 +346,20 @@ def config_overrides(specs: List[str]) -> Dict[str, Any]:
     return out
 
 
-def _print_profile(profile: cProfile.Profile, top: int) -> None:
+def _print_profile(profile: cProfile.Profile, top: int, callers: str = "") -> None:
+    """cProfile's ``top`` functions by own time; with ``callers`` (a regular expression), also
+    who calls the functions it matches, and how often."""
     stream = io.StringIO()
-    pstats.Stats(profile, stream=stream).sort_stats("tottime").print_stats(top)
+    stats = pstats.Stats(profile, stream=stream).sort_stats("tottime")
+    stats.print_stats(top)
     print("\ncProfile, by own time:")
     print("\n".join(line for line in stream.getvalue().splitlines()[4:] if line.strip()))
+    if callers:
+        stream.seek(0)
+        stream.truncate()
+        stats.print_callers(callers)
+        print(f"\ncProfile, callers of {callers!r}:")
+        print("\n".join(line for line in stream.getvalue().splitlines() if line.strip() and "Ordered by" not in line))
 
 
 if __name__ == "__main__":
