@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from spacy_hcparse.decoders import constrained_labels, decode_eisner, tree_probabilities, tree_score
-from spacy_hcparse.decoders.batch import decode_eisner_batch, labels_batch, pack, split_rows
+from spacy_hcparse.decoders.batch import cut, decode_eisner_batch, labels_batch, pack
 from spacy_hcparse.decoders.batch_marginals import head_margins_batch, tree_probabilities_batch
 from spacy_hcparse.graph.parses import margins
 
@@ -115,7 +115,7 @@ def batched(spans, label_scores, label_class, threads):
     t0 = time.perf_counter()
     head_margins_batch(heads, sizes, full, threads=threads)
     times["margins"] = time.perf_counter() - t0
-    return times, split_rows(heads, sizes)
+    return times, cut(heads, sizes)
 
 
 def best(runs):

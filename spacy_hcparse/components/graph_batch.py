@@ -20,7 +20,7 @@ import numpy as np
 
 from ..calibration import apply_knots, calibrated_probabilities, span_siblings
 from ..decoders import MAX_WORDS
-from ..decoders.batch import decode_eisner_batch, labels_batch, split_rows, split_words
+from ..decoders.batch import cut, decode_eisner_batch, labels_batch, split_words
 from ..decoders.batch_marginals import head_margins_batch, sibling_probabilities_batch, tree_probabilities_batch
 from ..decoders.label_probs import chosen_label_probs
 from ..graph.decoding import DecodeResult, Eisner
@@ -52,7 +52,7 @@ def decode_eisner_spans(scores: GraphScores, spaces: Sequence[np.ndarray], threa
     sib = scores.factors_of("sib")
     heads, tree_scores = decode_eisner_batch(arcs, sizes, sib.counts, sib.triples, sib.values, threads=threads)
     return [DecodeResult(tree, float(score), False, float("nan"), 0, False)
-            for tree, score in zip(split_rows(heads, sizes), tree_scores)]
+            for tree, score in zip(cut(heads, sizes), tree_scores)]
 
 
 def _pruned_arcs(scores: GraphScores, spaces: Sequence[np.ndarray]) -> np.ndarray:

@@ -56,17 +56,13 @@ def pack(arrays: Sequence[np.ndarray]) -> tuple:
     return np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays]), sizes
 
 
-def cut(flat: np.ndarray, lengths) -> List[np.ndarray]:
+def cut(flat, lengths) -> list:
     """``flat`` cut along its first axis into consecutive pieces of ``lengths`` rows (views): what
     ``np.split`` at their cumulative sums gives, by plain slices (``np.split`` costs a few
-    microseconds per piece, and a batch has thousands)."""
+    microseconds per piece, and a batch has thousands), so on any device's arrays (the offsets
+    stay on the host)."""
     ends = np.cumsum(np.asarray(lengths, dtype=np.int64)).tolist()
     return [flat[start:end] for start, end in zip([0] + ends[:-1], ends)]
-
-
-def split_rows(flat: np.ndarray, sizes: np.ndarray) -> List[np.ndarray]:
-    """Per span its block of an array laid out like ``heads`` (views)."""
-    return cut(flat, sizes)
 
 
 def split_words(flat: np.ndarray, sizes: np.ndarray) -> List[np.ndarray]:

@@ -10,7 +10,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from ..decoders.batch import decode_eisner_batch, pack, split_rows
+from ..decoders.batch import cut, decode_eisner_batch, pack
 from ..graph.decoding import Eisner
 from ..graph.scores import GraphScores
 from .hinge import hamming_augmented
@@ -38,6 +38,6 @@ def hinge_trees(scores: GraphScores, golds: Sequence, decoder, threads: int = 1)
     arcs, sizes = pack([augmented[i] for i in todo])
     sib = scores.factors_of("sib", todo, decoder.factors)
     heads, _ = decode_eisner_batch(arcs, sizes, sib.counts, sib.triples, sib.values, threads=threads)
-    for i, tree in zip(todo, split_rows(heads, sizes)):
+    for i, tree in zip(todo, cut(heads, sizes)):
         out[i] = tree
     return out

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from spacy_hcparse.decoders import constrained_labels, decode_eisner, tree_probabilities, tree_score
 from spacy_hcparse.decoders._checks import tree_problem
-from spacy_hcparse.decoders.batch import decode_eisner_batch, labels_batch, pack, split_rows, split_words
+from spacy_hcparse.decoders.batch import cut, decode_eisner_batch, labels_batch, pack, split_words
 from spacy_hcparse.decoders.batch_marginals import (head_margins_batch, sibling_probabilities_batch,
                                                     tree_probabilities_batch)
 from spacy_hcparse.graph.parses import margins as reference_margins
@@ -99,7 +99,7 @@ def test_eisner_batch_is_decode_eisner(batch):
     for threads in (1, 2):
         heads, scores = decode_eisner_batch(flat, sizes, *packed_siblings(sibs), threads=threads)
         assert len(scores) == n_spans
-        for arc, sib, tree, score in zip(arcs, sibs, split_rows(heads, sizes), scores):
+        for arc, sib, tree, score in zip(arcs, sibs, cut(heads, sizes), scores):
             cube = dense(len(arc), sib)
             expected = decode_eisner(arc, cube)
             assert tree.tolist() == expected.tolist()
@@ -123,7 +123,7 @@ def test_labels_batch_is_constrained_labels(batch, n_labels, n_classes, with_roo
     root = int(rng.integers(n_labels)) if with_root else -1
     for threads in (1, 2):
         labels = labels_batch(heads, sizes, scores, label_class, root, threads=threads)
-        for tree, rows, got in zip(split_rows(heads, sizes), split_words(scores, sizes), split_words(labels, sizes)):
+        for tree, rows, got in zip(cut(heads, sizes), split_words(scores, sizes), split_words(labels, sizes)):
             assert got.tolist() == reference_labels(tree, rows, label_class, root).tolist()
 
 
@@ -138,7 +138,7 @@ def test_probabilities_and_margins_batch_are_per_span(batch, projective):
     for threads in (1, 2):
         probs, log_probs = tree_probabilities_batch(heads, sizes, flat, projective, threads=threads)
         margins = head_margins_batch(heads, sizes, flat, threads=threads)
-        rows = zip(arcs, split_rows(heads, sizes), split_words(probs, sizes), log_probs, split_words(margins, sizes))
+        rows = zip(arcs, cut(heads, sizes), split_words(probs, sizes), log_probs, split_words(margins, sizes))
         for arc, tree, got_probs, got_log_prob, got_margins in rows:
             expected_probs, expected_log_prob = tree_probabilities(tree, arc, projective)
             assert got_probs.tolist() == expected_probs.tolist()
@@ -162,7 +162,7 @@ def test_sibling_probabilities_batch_is_per_span(batch, temperature, tree_temper
     for threads in (1, 2):
         probs, log_probs, done = sibling_probabilities_batch(
             heads, sizes, flat, *packed_siblings(sibs), temperature, tree_temperature, threads=threads)
-        rows = zip(arcs, sibs, split_rows(heads, sizes), split_words(probs, sizes), log_probs, done)
+        rows = zip(arcs, sibs, cut(heads, sizes), split_words(probs, sizes), log_probs, done)
         for arc, sib, tree, got_probs, got_log_prob, got_done in rows:
             assert got_done == (sib is not None and len(arc) >= 2)
             if not got_done:
