@@ -78,7 +78,7 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats1d], Calla
     scores = split_rows((A * B * C) @ w, counts)
 
     def backprop(d_scores: List[Floats1d]) -> List[Floats2d]:
-        dS = xp.ascontiguousarray(xp.concatenate([xp.asarray(d).reshape(-1) for d in d_scores])[:, None], dtype="f")
+        dS = xp.ascontiguousarray(xp.concatenate([d.reshape(-1) for d in d_scores])[:, None], dtype="f")
         model.inc_grad("w", (dS * A * B * C).sum(axis=0))
         dSw = dS * w[None, :]
         dA, dB, dC = dSw * B * C, dSw * A * C, dSw * A * B

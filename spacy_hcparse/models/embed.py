@@ -6,8 +6,9 @@ from spacy.ml.models.tok2vec import MultiHashEmbed
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Model, chain, with_array
-from thinc.types import Floats2d
+from thinc.types import Floats2d, Ints2d
 
+from ..graph.scores import device_arrays
 from ..layers.mlp import FixedDropout
 from ..layers.word_dropout import word_dropout
 
@@ -38,6 +39,8 @@ def build_multi_hash_embed(
     if vectors_dropout_rate and not include_static_vectors:
         raise ValueError("vectors_dropout_rate needs include_static_vectors = true")
     model = MultiHashEmbed(width, attrs, rows, include_static_vectors=include_static_vectors)
+    extractor = next(node for node in model.walk() if node.name == "extract_features")
+    model.replace_node(extractor, feature_extractor(extractor.attrs["columns"]))
     columns = {attrs.index(a) for a in word_dropout_attrs}
     # thinc's HashEmbed(column=...) is chain(ints_getitem, hashembed): drop after that whole table
     tables = [node for node in model.walk()
@@ -48,6 +51,22 @@ def build_multi_hash_embed(
         vectors = next(node for node in model.walk() if node.name == "static_vectors")
         model.replace_node(vectors, chain(vectors, with_array(word_dropout(vectors_dropout_rate))))
     return model
+
+
+def feature_extractor(columns: List[Union[str, int]]) -> Model[List[Doc], List[Ints2d]]:
+    """spaCy's ``FeatureExtractor`` (each doc's, or span's, ``to_array(columns)`` as a (n,
+    len(columns)) uint64 array on ``model.ops``) with one host-to-device copy per batch instead of
+    one per doc (``graph.scores.device_arrays``); the same node name and attrs, so pipelines saved
+    with spaCy's load into it."""
+    return Model("extract_features", _extract_forward, attrs={"columns": columns})
+
+
+def _extract_forward(model: Model, docs: List[Doc], is_train: bool):
+    columns = model.attrs["columns"]
+    host = [doc.to_array(columns) if hasattr(doc, "to_array") else doc.doc.to_array(columns)[doc.start: doc.end]
+            for doc in docs]
+    host = [values.reshape((values.shape[0], 1)) if values.ndim == 1 else values for values in host]
+    return device_arrays(model.ops, host, dtype="uint64"), lambda d_features: []
 
 
 @registry.architectures("spacy_hcparse.ConcatTok2Vec.v1")

@@ -200,7 +200,7 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
     # its logits would be discarded (the loss reads them in training, given sentences or not).
     segment = is_train or X.starts or any(given is None for given in X.spans)
     starts, bp_starts = _run(model.get_ref("start_scorer"), tokvecs, is_train) \
-        if model.has_ref("start_scorer") and segment else ([ops.alloc1f(0) for _ in X.docs], None)
+        if model.has_ref("start_scorer") and segment else ([ops.alloc1f(0)] * len(X.docs), None)
     spans, sentences = _spans(model, X, starts)
     encoder = model.get_ref("encoder")
     blocks, bp_encoder = _run(encoder, (tokvecs, spans), is_train)
@@ -268,7 +268,8 @@ def _spans(model: Model, X: GraphInput, starts) -> Tuple[List[List[Tuple[int, in
     the model's segmentation (``segment.segment_docs``: sentences where the start scorer's logit
     is positive or after a blank line, chunked; without a start scorer, chunks of the whole doc,
     each a sentence)."""
-    begins = [np.asarray(model.ops.to_numpy(logits)) > 0.0 if len(logits) else None for logits in starts]
+    logits = host_arrays(model.ops, starts) if any(len(doc_logits) for doc_logits in starts) else starts
+    begins = [np.asarray(doc_logits) > 0.0 if len(doc_logits) else None for doc_logits in logits]
     return segment_docs(X.docs, X.spans, begins, model.attrs["max_length"])
 
 
@@ -290,7 +291,7 @@ def _score_triples(scorer: Model, blocks, triples, is_train: bool):
     does not run (its projections of every row would be thrown away): empty scores and no
     backprop."""
     if not any(len(t) for t in triples):
-        return [scorer.ops.alloc1f(0) for _ in blocks], None
+        return [scorer.ops.alloc1f(0)] * len(blocks), None
     return _in_groups(scorer, blocks, triples, is_train, TRIPLES_PER_GROUP)
 
 

@@ -127,3 +127,40 @@ def test_concat_tok2vec_drops_feature_units_and_rows_in_training_only():
     assert 0 < dropped_rows.sum() < len(WORDS)
     kept = trained[~dropped_rows, 8:]
     assert (kept == 0).any() and not np.allclose(kept, predicted[~dropped_rows, 8:])  # units dropped, rescaled
+
+
+
+def test_features_cross_to_the_device_in_one_copy_per_batch(monkeypatch):
+    """The embed's feature extractor copies a batch's token features to the device once (spaCy's
+    copies once per doc, and on a GPU each copy is a transfer), with spaCy's values."""
+    from spacy_hcparse.models.embed import feature_extractor
+    from tests.strict_ops import DeviceArray, StrictOps, teach_thinc
+
+    teach_thinc(monkeypatch)
+    many = docs() * 5 + [spacy.blank("en")("")]
+    columns = ["NORM", "PREFIX", "SUFFIX", "SHAPE"]
+    extractor = feature_extractor(columns)
+    extractor.ops = StrictOps()
+    copies = []
+    real = StrictOps.asarray
+    monkeypatch.setattr(StrictOps, "asarray",
+                        lambda self, data, dtype=None: copies.append(1) or real(self, data, dtype=dtype))
+    features = extractor.predict(many)
+    assert len(copies) == 1 and all(isinstance(f, DeviceArray) for f in features)
+    for doc, values in zip(many, features):
+        assert values.get().dtype == np.uint64 and values.get().tolist() == doc.to_array(columns).tolist()
+
+
+def test_a_model_saved_with_spacys_feature_extractor_loads():
+    """Pipelines saved before the embed had its own extractor (spaCy's node in its place) load,
+    and give the same output."""
+    from spacy.ml.featureextractor import FeatureExtractor
+
+    fix_random_seed(0)
+    old = build()
+    extractor = next(node for node in old.walk() if node.name == "extract_features")
+    old.replace_node(extractor, FeatureExtractor(extractor.attrs["columns"]))
+    old.initialize(X=docs())
+    new = build().from_bytes(old.to_bytes())
+    for a, b in zip(old.predict(docs()), new.predict(docs())):
+        assert np.array_equal(a, b)

@@ -441,3 +441,22 @@ def test_v5_is_v8_with_the_same_parameter_layout(label_rank):
         assert all(np.array_equal(x, y) for x, y in zip(getattr(a, field), getattr(b, field))), field
     assert all(np.array_equal(x, y) for x, y in zip(a.tags["POS"], b.tags["POS"]))
     assert all(np.array_equal(x, y) for x, y in zip(chain_labels(old, a), chain_labels(new, b)))
+
+
+@pytest.mark.parametrize("with_unsegmented", [False, True])
+def test_prediction_copies_to_the_host_per_batch_not_per_doc(monkeypatch, with_unsegmented):
+    """On a device every copy to the host is a synchronization: a batch of four times the docs
+    makes as many copies as one of the docs (scores and sentence starts cross once per batch)."""
+    _, device, docs, spans = pair("full", label_rank=4, lstm_width=6)
+    if not with_unsegmented:
+        docs, spans = docs[:2], spans[:2]
+    copies = []
+    real = StrictOps.to_numpy
+    monkeypatch.setattr(StrictOps, "to_numpy", lambda self, data, **kw: copies.append(1) or real(self, data, **kw))
+
+    def count(k):
+        copies.clear()
+        device.predict(GraphInput(docs * k, spans * k)).to_numpy(device.ops)
+        return len(copies)
+
+    assert count(4) == count(1)
