@@ -65,14 +65,25 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats1d], Calla
     projected, backprops = zip(*(role.layers[0](stacked, is_train) for role in model.layers))
     null = model.get_param("null")
     w = model.get_param("w")
-    if not is_train and xp is np:
-        flat = _triple_scores(*(np.ascontiguousarray(p, dtype=np.float32) for p in projected), w, null, idx,
-                              bool(model.attrs["null_middle"]))
-        return split_rows(flat, counts), lambda d_scores: []
+    null_middle = bool(model.attrs["null_middle"])
+    if xp is np:
+        rows = [np.ascontiguousarray(p, dtype=np.float32) for p in projected]
+        flat = _triple_scores(*rows, w, null, idx, null_middle)
+        if not is_train:
+            return split_rows(flat, counts), lambda d_scores: []
+
+        def backprop_host(d_scores: List[Floats1d]) -> List[Floats2d]:
+            dS = np.concatenate([np.asarray(d, dtype=np.float32).reshape(-1) for d in d_scores])
+            d_rows, d_w, d_null = _triple_gradients(*rows, w, null, idx, null_middle, dS)
+            model.inc_grad("w", d_w)
+            model.inc_grad("null", d_null)
+            return split_rows(sum(bp(d) for bp, d in zip(backprops, d_rows)), sizes)
+
+        return split_rows(flat, counts), backprop_host
     idx = xp.asarray(idx)  # the triples index the device's rows
     A, B, C = (projected[r][idx[:, r]] for r in range(3))
     is_null = None
-    if model.attrs["null_middle"]:
+    if null_middle:
         is_null = idx[:, 0] == idx[:, 1]
         B[is_null] = null  # B is a fresh gathered copy
     scores = split_rows((A * B * C) @ w, counts)
@@ -111,3 +122,30 @@ def _triple_scores(A, B, C, w, null, idx, null_middle):
             total += w[r] * A[i, r] * middle[r] * C[k, r]
         out[t] = total
     return out
+
+
+@njit(cache=True)
+def _triple_gradients(A, B, C, w, null, idx, null_middle, dS):
+    """The gradients of ``_triple_scores`` given the scores' ``dS`` (T,): of the three roles' rows
+    (each shaped as its rows), of ``w`` and of ``null``, accumulated triple by triple without
+    gathering (T, rank) copies (the device path's products, in its order)."""
+    dA, dB, dC = np.zeros_like(A), np.zeros_like(B), np.zeros_like(C)
+    rank = w.shape[0]
+    d_w = np.zeros(rank, dtype=np.float32)
+    d_null = np.zeros(rank, dtype=np.float32)
+    for t in range(idx.shape[0]):
+        i, j, k = idx[t, 0], idx[t, 1], idx[t, 2]
+        is_null = null_middle and i == j
+        middle = null if is_null else B[j]
+        g = dS[t]
+        for r in range(rank):
+            a, b, c = A[i, r], middle[r], C[k, r]
+            d_w[r] += g * a * b * c
+            gw = g * w[r]
+            dA[i, r] += gw * b * c
+            if is_null:
+                d_null[r] += gw * a * c
+            else:
+                dB[j, r] += gw * a * c
+            dC[k, r] += gw * a * b
+    return (dA, dB, dC), d_w, d_null
