@@ -122,16 +122,19 @@ class BlockRows(NamedTuple):
 
     @classmethod
     def of(cls, spans: List[List[Span]], doc_lengths: List[int]) -> "BlockRows":
-        index = span_index(spans)
-        sizes = [end - start + 1 for _, start, end in index]
-        doc_starts = row_offsets(doc_lengths)
-        gather = np.zeros(sum(sizes), dtype=np.int64)
+        index = np.array(span_index(spans), dtype=np.int64).reshape(-1, 3)  # (doc, start, end) rows
+        words = index[:, 2] - index[:, 1]
+        sizes = (words + 1).tolist()
         offsets = row_offsets(sizes)
-        for (i, start, end), offset in zip(index, offsets):
-            gather[offset + 1: offset + 1 + end - start] = 1 + doc_starts[i] + np.arange(start, end)
+        gather = np.zeros(sum(sizes), dtype=np.int64)
+        # token k of block b: row offsets[b] + 1 + k holds token row 1 + doc start + span start + k
+        block = np.repeat(np.arange(len(index)), words)
+        k = np.arange(len(block)) - np.repeat(np.cumsum(words) - words, words)
+        first = 1 + row_offsets(doc_lengths)[index[:, 0]] + index[:, 1]
+        gather[offsets[block] + 1 + k] = first[block] + k
         is_token = gather > 0
         tokens = gather[is_token] - 1
-        unique = len(np.unique(tokens)) == len(tokens)
+        unique = not len(tokens) or int(np.bincount(tokens).max()) <= 1
         return cls(sizes, list(doc_lengths), gather, offsets, np.flatnonzero(is_token), tokens, unique)
 
 
