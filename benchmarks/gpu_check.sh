@@ -195,32 +195,6 @@ parse() {  # parse NAME GPU_ID LIMIT [ARGS]: the GPU-trained pipelines (else the
     && record parse "$name" "$WORK/parse_$name.json"
 }
 
-KERNEL=components.hc_parser.model.context.kernel
-train hc_parser_gpu configs/ewt_fast.cfg "$GPU" 150
-train spacy_parser_gpu configs/spacy_parser.cfg "$GPU" 90
-[ -d "$WORK/hc_parser_gpu/model" ] || train hc_parser_cpu configs/ewt_fast.cfg -1 120
-[ -d "$WORK/spacy_parser_gpu/model" ] || train spacy_parser_cpu configs/spacy_parser.cfg -1 90
-# On the GPU: the default kernel (torch's fused LSTM where torch sees CUDA), thinc's kernel with the
-# same weights, and the host work on HOST_THREADS threads (numba over the spans of a batch).
-NUMBA_NUM_THREADS=$HOST_THREADS parse gpu "$GPU" 150 "variant=hc_thinc_lstm:$KERNEL=\"thinc\"" \
-  "variant=hc_threads$HOST_THREADS:components.hc_parser.threads=$HOST_THREADS"
-step table_gpu 30 "$PY" benchmarks/gpu_check.py table "$RESULTS"
-# On the CPU also: torch's kernel, and blis for hc_parser's products (cpu_blas; numpy's BLAS is the
-# default because blis is slow on the development VM's EPYC: is it on this CPU?).
-parse cpu -1 120 "variant=hc_torch_lstm:$KERNEL=\"torch\"" "variant=hc_blis:components.hc_parser.cpu_blas=\"blis\""
-train hc_parser_cpu configs/ewt_fast.cfg -1 120
-# PROFILE_TRAINED=1: benchmarks/profile_parse.py with the hc_parser just trained on the GPU, once
-# per name in PROFILES (default "gpu cpu": on the GPU, then on one CPU thread of the same machine),
-# with cProfile's callers of CALLERS (default: what makes device arrays and joins them).
-if [ -n "${PROFILE_TRAINED:-}" ] && [ -d "$WORK/hc_parser_gpu/model" ]; then
-  for name in ${PROFILES:-gpu cpu}; do
-    dev=$GPU; [ "$name" = cpu ] && dev=-1
-    step "profile_$name" 120 "$PY" benchmarks/profile_parse.py "$WORK/hc_parser_gpu/model" --gold "$DATA/test.conllu" \
-      --gpu-id "$dev" --repeats 2 --train "$DATA/train.spacy" --train-steps "${TRAIN_STEPS:-30}" \
-      --cprofile "${CPROFILE:-25}" --callers "${CALLERS:-core.array|concatenate_method}" --json "$RESULTS/profile_$name.json"
-  done
-fi
-train spacy_parser_cpu configs/spacy_parser.cfg -1 90
 # TRF=1 (issue 40): hc_parser and spaCy's parser over the same frozen transformer
 # (configs/ewt_trf.cfg, configs/spacy_parser_trf.cfg), TRF_STEPS (50) training steps on the GPU each,
 # then words/s on the GPU (EWT test) and on one CPU thread (its first TRF_CPU_SENTENCES, 300). The
@@ -228,8 +202,9 @@ train spacy_parser_cpu configs/spacy_parser.cfg -1 90
 # tokenizer's files, no weights) with random weights made here: speed does not depend on them.
 # spacy-transformers 1.4 and the transformers it accepts (<4.53.3; GPU images carry newer ones)
 # come from $WHEELS/trf, ahead of the machine's on PYTHONPATH.
-# On the development machine: MINILM=FOLDER bash benchmarks/gpu_check.sh --prepare-trf (15 MiB).
-if [ -n "${TRF:-}" ]; then
+# TRF_ONLY=1: only this, after the sanity check (a second run on a warm machine). On the development
+# machine: MINILM=FOLDER bash benchmarks/gpu_check.sh --prepare-trf (15 MiB).
+trf_check() {
   TRF_SITE=$WORK/trf_site
   export TRF_SITE
   step trf_install 60 bash -c '"$PY" -c "import spacy_transformers" 2>/dev/null && echo "installed already" && exit 0
@@ -256,6 +231,39 @@ EOF
       --gold "$DATA/test.conllu" --peer "$WORK/spacy_trf_gpu/model" --model "hc_trf=$WORK/hc_trf_gpu/model" \
       --repeats "$REPEATS" "${limit[@]}" --json "$WORK/parse_trf_$where.json" && record parse "trf_$where" "$WORK/parse_trf_$where.json"
   done
+}
+if [ -n "${TRF_ONLY:-}" ]; then
+  trf_check
+  log "done in $((SECONDS - START))s (transformers only)"
+  "$PY" benchmarks/gpu_check.py table "$RESULTS" | tee "$RESULTS/table.md"
+  exit 0
 fi
+KERNEL=components.hc_parser.model.context.kernel
+train hc_parser_gpu configs/ewt_fast.cfg "$GPU" 150
+train spacy_parser_gpu configs/spacy_parser.cfg "$GPU" 90
+[ -d "$WORK/hc_parser_gpu/model" ] || train hc_parser_cpu configs/ewt_fast.cfg -1 120
+[ -d "$WORK/spacy_parser_gpu/model" ] || train spacy_parser_cpu configs/spacy_parser.cfg -1 90
+# On the GPU: the default kernel (torch's fused LSTM where torch sees CUDA), thinc's kernel with the
+# same weights, and the host work on HOST_THREADS threads (numba over the spans of a batch).
+NUMBA_NUM_THREADS=$HOST_THREADS parse gpu "$GPU" 150 "variant=hc_thinc_lstm:$KERNEL=\"thinc\"" \
+  "variant=hc_threads$HOST_THREADS:components.hc_parser.threads=$HOST_THREADS"
+step table_gpu 30 "$PY" benchmarks/gpu_check.py table "$RESULTS"
+# On the CPU also: torch's kernel, and blis for hc_parser's products (cpu_blas; numpy's BLAS is the
+# default because blis is slow on the development VM's EPYC: is it on this CPU?).
+parse cpu -1 120 "variant=hc_torch_lstm:$KERNEL=\"torch\"" "variant=hc_blis:components.hc_parser.cpu_blas=\"blis\""
+train hc_parser_cpu configs/ewt_fast.cfg -1 120
+# PROFILE_TRAINED=1: benchmarks/profile_parse.py with the hc_parser just trained on the GPU, once
+# per name in PROFILES (default "gpu cpu": on the GPU, then on one CPU thread of the same machine),
+# with cProfile's callers of CALLERS (default: what makes device arrays and joins them).
+if [ -n "${PROFILE_TRAINED:-}" ] && [ -d "$WORK/hc_parser_gpu/model" ]; then
+  for name in ${PROFILES:-gpu cpu}; do
+    dev=$GPU; [ "$name" = cpu ] && dev=-1
+    step "profile_$name" 120 "$PY" benchmarks/profile_parse.py "$WORK/hc_parser_gpu/model" --gold "$DATA/test.conllu" \
+      --gpu-id "$dev" --repeats 2 --train "$DATA/train.spacy" --train-steps "${TRAIN_STEPS:-30}" \
+      --cprofile "${CPROFILE:-25}" --callers "${CALLERS:-core.array|concatenate_method}" --json "$RESULTS/profile_$name.json"
+  done
+fi
+train spacy_parser_cpu configs/spacy_parser.cfg -1 90
+[ -n "${TRF:-}" ] && trf_check
 log "done in $((SECONDS - START))s; issue 38's table:"
 "$PY" benchmarks/gpu_check.py table "$RESULTS" | tee "$RESULTS/table.md"
