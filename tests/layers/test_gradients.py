@@ -67,6 +67,15 @@ def sib_layer():
     return m, (BLOCKS, TRIPLES)
 
 
+def grand_layer():
+    """The trilinear scorer as grandparent factors use it: no null middle role."""
+    fix_random_seed(0)  # finite differences must not straddle a ReLU kink by chance
+    m = trilinear("grand", rank=4, dropout=0.0, null_middle=False)
+    m.initialize(X=(BLOCKS, TRIPLES))
+    m.set_param("w", RNG.normal(size=(4,)).astype("f"))
+    return m, (BLOCKS, TRIPLES)
+
+
 def objective(model, X, weights):
     Y = model.predict(X)
     return sum(float((y.astype(np.float64) * w).sum()) for y, w in zip(Y, weights))
@@ -82,7 +91,7 @@ def label_layer_v1():
 
 
 @pytest.mark.parametrize("make", [arc_layer, label_layer, label_layer_v1, full_label_layer, label_encoder_layer,
-                                  sib_layer])
+                                  sib_layer, grand_layer])
 def test_input_gradient(make):
     model, X = make()
     Y, backprop = model.begin_update(X)
@@ -102,7 +111,7 @@ def test_input_gradient(make):
 
 
 @pytest.mark.parametrize("make", [arc_layer, label_layer, label_layer_v1, full_label_layer, label_encoder_layer,
-                                  sib_layer])
+                                  sib_layer, grand_layer])
 def test_param_gradient(make):
     model, X = make()
     Y, backprop = model.begin_update(X)
