@@ -59,21 +59,22 @@ def label_encoder_layer():
     return m, (BLOCKS, ARCS)
 
 
-def sib_layer():
+def trilinear_layer(null_middle: bool):
+    """The trilinear scorer with a null middle role (as sibling factors use it) or without (as
+    grandparent factors do)."""
     fix_random_seed(0)  # finite differences must not straddle a ReLU kink by chance
-    m = trilinear("sib", rank=4, dropout=0.0, null_middle=True)
+    m = trilinear("triples", rank=4, dropout=0.0, null_middle=null_middle)
     m.initialize(X=(BLOCKS, TRIPLES))
     m.set_param("w", RNG.normal(size=(4,)).astype("f"))
     return m, (BLOCKS, TRIPLES)
+
+
+def sib_layer():
+    return trilinear_layer(True)
 
 
 def grand_layer():
-    """The trilinear scorer as grandparent factors use it: no null middle role."""
-    fix_random_seed(0)  # finite differences must not straddle a ReLU kink by chance
-    m = trilinear("grand", rank=4, dropout=0.0, null_middle=False)
-    m.initialize(X=(BLOCKS, TRIPLES))
-    m.set_param("w", RNG.normal(size=(4,)).astype("f"))
-    return m, (BLOCKS, TRIPLES)
+    return trilinear_layer(False)
 
 
 def objective(model, X, weights):
