@@ -30,10 +30,14 @@ def _init(model: Model, X=None, Y=None) -> None:
 
 
 def _forward(model: Model, datas: List, is_train: bool) -> Tuple[List, Callable]:
+    """The mix of each doc's chosen states. On a device the weights and ``gamma`` cross to the host
+    once per batch (each doc's mix is scaled by host floats), and the backward pass keeps its sums
+    on the device: no synchronization per doc."""
     ops = model.ops
     w = model.get_param("w")
-    gamma = float(model.get_param("gamma")[0])
     weights = ops.softmax(w)
+    host = ops.to_numpy(ops.xp.concatenate([weights, model.get_param("gamma")]))
+    host_weights, gamma = [float(x) for x in host[:-1]], float(host[-1])
     outputs, used = [], []
     for data in datas:
         states = _chosen(model, data)
@@ -41,29 +45,30 @@ def _forward(model: Model, datas: List, is_train: bool) -> Tuple[List, Callable]
             outputs.append(data)
             used.append(None)
             continue
-        mixed = sum(float(weights[i]) * state for i, state in enumerate(states)) * gamma
+        mixed = sum(weight * state for weight, state in zip(host_weights, states)) * gamma
         output = type(data.model_output)(last_hidden_state=mixed)
         outputs.append(type(data)(wordpieces=data.wordpieces, model_output=output, align=data.align))
         used.append(states)
 
     def backprop(d_outputs: List) -> List:
+        xp = ops.xp
         d_weights = ops.alloc1f(len(w))
-        d_gamma = 0.0
+        d_gamma = xp.zeros((1,), dtype="float64")
         d_datas = []
         for data, d_data, states in zip(datas, d_outputs, used):
             if states is None:
                 d_datas.append(d_data)
                 continue
             grad = d_data.model_output.last_hidden_state
-            dots = ops.asarray1f([float((grad * state).sum()) for state in states])
+            dots = xp.stack([(grad * state).sum() for state in states]).astype("float32")
             d_weights += gamma * dots
-            d_gamma += float((weights * dots).sum())
-            d_last = grad * (gamma * float(weights[-1]) if _ends_with_last(model, data) else 0.0)
+            d_gamma += (weights * dots).sum().astype("float64")
+            d_last = grad * (gamma * host_weights[-1] if _ends_with_last(model, data) else 0.0)
             d_datas.append(type(d_data)(wordpieces=d_data.wordpieces, align=d_data.align,
                                         model_output=type(d_data.model_output)(last_hidden_state=d_last)))
         # through the softmax: d w_i = p_i * (g_i - sum_j p_j g_j)
         model.inc_grad("w", weights * (d_weights - (weights * d_weights).sum()))
-        model.inc_grad("gamma", ops.asarray1f([d_gamma]))
+        model.inc_grad("gamma", d_gamma.astype("float32"))
         return d_datas
 
     return outputs, backprop

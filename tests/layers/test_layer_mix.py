@@ -88,3 +88,48 @@ def test_layers_the_transformer_does_not_have_are_named_in_the_error():
     mix.initialize()
     with pytest.raises(ValueError, match="returns 4"):
         mix.predict([data(0)])
+
+
+def test_a_batch_synchronizes_with_the_host_the_same_number_of_times_whatever_its_docs(monkeypatch):
+    """On a device each ``float(array)`` or copy to the host is a synchronization: the mix of four
+    times the docs, forward and backward, makes as many as one doc's, and gives the host's values."""
+    from tests.strict_ops import DeviceArray, StrictOps, teach_thinc, to_ops
+
+    teach_thinc(monkeypatch)
+    host = layer_mix([0, 2, 3])
+    host.initialize()
+    host.set_param("w", np.asarray([0.3, -0.2, 0.5], dtype="f"))
+    device = to_ops(layer_mix([0, 2, 3]), StrictOps())
+    device.initialize()
+    for name in ("w", "gamma"):
+        device.set_param(name, device.ops.asarray(host.get_param(name)))
+    syncs = []
+    real_to_numpy, real_float = StrictOps.to_numpy, DeviceArray.__float__
+    monkeypatch.setattr(StrictOps, "to_numpy", lambda self, x, **kw: syncs.append(1) or real_to_numpy(self, x, **kw))
+    monkeypatch.setattr(DeviceArray, "__float__", lambda self: syncs.append(1) or real_float(self))
+
+    def on_device(d: Data) -> Data:
+        states = [device.ops.asarray(s) for s in d.model_output["hidden_states"]]
+        return Data(d.wordpieces, Output(last_hidden_state=states[-1], hidden_states=states), d.align)
+
+    def run(model, docs, to=lambda d: d):
+        for name in ("w", "gamma"):
+            if model.has_grad(name):
+                model.set_grad(name, model.ops.alloc1f(len(model.get_param(name))))
+        outputs, backprop = model([to(d) for d in docs], is_train=True)
+        backprop([Data(o.wordpieces, Output(last_hidden_state=o.model_output.last_hidden_state * 2), o.align)
+                  for o in outputs])
+        return outputs
+
+    def count(k: int) -> int:
+        syncs.clear()
+        run(device, [data(seed) for seed in range(k)], on_device)
+        return len(syncs)
+
+    assert count(4) == count(1)
+    docs = [data(seed) for seed in range(3)]
+    expected, got = run(host, docs), run(device, docs, on_device)
+    for a, b in zip(expected, got):
+        assert np.array_equal(a.model_output.last_hidden_state, real_to_numpy(device.ops, b.model_output.last_hidden_state))
+    for name in ("w", "gamma"):
+        assert np.array_equal(host.get_grad(name), real_to_numpy(device.ops, device.get_grad(name))), name
