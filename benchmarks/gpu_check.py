@@ -17,6 +17,7 @@ is there.
 """
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -82,6 +83,10 @@ def train(args: argparse.Namespace) -> None:
               "eval_s": round(eval_seconds, 2),
               "warmup_s": round(sum(times[:warm]), 2), "timed_steps": len(timed),
               "s_per_100_steps": round(100 * sum(timed) / max(1, len(timed)), 2),
+              # the median step, against a one-off stall among the timed steps (a numba kernel
+              # compiled for the first time on a fresh machine, a cupy kernel built by NVRTC)
+              "median_step_s": round(float(statistics.median(timed)) if timed else 0.0, 4),
+              "step_s": [round(t, 4) for t in times],
               "words_per_s": round(sum(words[warm:]) / max(sum(timed), 1e-9), 1),
               "model": str(args.out / "model")}
     (args.out / "train.json").write_text(json.dumps(result, indent=2))

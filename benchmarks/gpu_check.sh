@@ -248,9 +248,11 @@ train spacy_parser_gpu configs/spacy_parser.cfg "$GPU" 90
 NUMBA_NUM_THREADS=$HOST_THREADS parse gpu "$GPU" 150 "variant=hc_thinc_lstm:$KERNEL=\"thinc\"" \
   "variant=hc_threads$HOST_THREADS:components.hc_parser.threads=$HOST_THREADS"
 step table_gpu 30 "$PY" benchmarks/gpu_check.py table "$RESULTS"
-# On the CPU also: torch's kernel, and blis for hc_parser's products (cpu_blas; numpy's BLAS is the
-# default because blis is slow on the development VM's EPYC: is it on this CPU?).
-parse cpu -1 120 "variant=hc_torch_lstm:$KERNEL=\"torch\"" "variant=hc_blis:components.hc_parser.cpu_blas=\"blis\""
+# On the CPU also: torch's kernel, blis for hc_parser's products (cpu_blas; numpy's BLAS is the
+# default because blis is slow on the development VM's EPYC: is it on this CPU?), and no head
+# probabilities (head_probs = false: what they cost on this CPU).
+parse cpu -1 120 "variant=hc_torch_lstm:$KERNEL=\"torch\"" "variant=hc_blis:components.hc_parser.cpu_blas=\"blis\"" \
+  "variant=hc_no_probs:components.hc_parser.head_probs=false"
 train hc_parser_cpu configs/ewt_fast.cfg -1 120
 # PROFILE_TRAINED=1: benchmarks/profile_parse.py with the hc_parser just trained on the GPU, once
 # per name in PROFILES (default "gpu cpu": on the GPU, then on one CPU thread of the same machine),
