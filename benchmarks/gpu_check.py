@@ -131,10 +131,12 @@ def table(args: argparse.Namespace) -> None:
             print(f"| {result.get('device', '?')} ({where}) | {row['words_per_sec']:,.0f} | "
                   f"{peer['words_per_sec']:,.0f} | **{row['ratio']:.2f}x** | {100 * row['dep_uas']:.2f}/"
                   f"{100 * row['dep_las']:.2f} | {100 * peer['dep_uas']:.2f}/{100 * peer['dep_las']:.2f} |")
-    print("\n| training | device | s per 100 steps | steps timed (after warm-up) | warm-up s | init s | words/s |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    print("\n| training | device | s per 100 steps | median step s | steps timed (after warm-up) | warm-up s | init s "
+          "| words/s |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in trains:
-        print(f"| {r['name']} | {r['device']} | {r['s_per_100_steps']:.2f} | {r['timed_steps']} (after "
+        median = f"{r['median_step_s']:.3f}" if "median_step_s" in r else "-"
+        print(f"| {r['name']} | {r['device']} | {r['s_per_100_steps']:.2f} | {median} | {r['timed_steps']} (after "
               f"{r['warmup_steps']}) | {r['warmup_s']:.1f} | {r['init_s']:.1f} | {r['words_per_s']:,.0f} |")
     for gpu in (r for r in trains if r["device"] != "CPU"):
         base = gpu["name"].replace("_torch", "")

@@ -27,7 +27,7 @@
 #             REPEATS; hc_parser's BiLSTM by torch's fused kernel, the default where torch sees
 #             CUDA), again with the same weights and thinc's kernel, and with the host work on
 #             HOST_THREADS threads; then on one CPU thread (the same weights; also torch's kernel,
-#             and blis instead of numpy's BLAS);
+#             blis instead of numpy's BLAS, and head_probs = false);
 #   train     the CPU trainings not run yet (one CPU thread);
 #   table     issue 38's table from the JSON results (benchmarks/gpu_check.py table).
 # CPU steps run with one thread (OMP/MKL/OpenBLAS/numba/torch); GPU steps too, for their host work.
