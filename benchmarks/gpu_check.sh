@@ -19,6 +19,8 @@
 #             missing); this checkout's code runs from the tree (PYTHONPATH), its entry points
 #             written from setup.cfg, so a stale project wheel cannot run old code;
 #   sanity    versions, the GPU seen by cupy, torch and thinc;
+#   numba_warm  three CPU training steps and a dev evaluation (WARM=0: none), so that numba's
+#             compiling is not timed (below);
 #   train     configs/ewt_fast.cfg (hc_parser) and configs/spacy_parser.cfg for STEPS steps on the
 #             GPU (benchmarks/gpu_check.py train: spaCy's training loop, no dev evaluation,
 #             s per 100 steps after 20 warm-up steps); a parser whose GPU training failed is
@@ -144,6 +146,16 @@ from spacy.language import Language
 spacy.blank("en")
 print("hc_parser factory:", Language.has_factory("hc_parser"), "from", spacy_hcparse.__file__)
 EOF
+
+# WARM=1 (the default; 0 skips it): numba compiles hc_parser's kernels once per machine (cached
+# beside the code, as for a user after a first run); on a fresh machine that took 20-40 s of the
+# first training and evaluation of the run that met them first (twenty-eighth session: 42 s of
+# warm-up and a dev evaluation 3x the next run's). Three CPU steps and a dev evaluation of the
+# fast config compile the training and parsing kernels before anything is timed.
+if [ "${WARM:-1}" != 0 ]; then
+  step numba_warm 120 "$PY" benchmarks/gpu_check.py train configs/ewt_fast.cfg --data "$DATA" --out "$WORK/warm" \
+    --gpu-id -1 --steps 3 --warmup 1 --name numba_warm
+fi
 
 # PROFILE=PIPELINE (a trained pipeline folder carried along): after the sanity check, only
 # benchmarks/profile_parse.py (parsing EWT test and TRAIN_STEPS training steps), once per name in
