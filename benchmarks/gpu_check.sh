@@ -191,7 +191,8 @@ record() {  # record KIND KEY JSON_FILE: one line of $RESULTS/results.jsonl
 TORCH_CONTEXT="components.hc_parser.model.context.@architectures=spacy_hcparse.TorchBiLSTMContext.v1"
 
 parse() {  # parse NAME GPU_ID LIMIT [ARGS]: the GPU-trained pipelines (else the CPU-trained ones);
-  # an ARG "variant=VNAME:SECTION.KEY=VALUE" adds the same hc_parser weights as VNAME with that setting.
+  # an ARG "variant=VNAME:SECTION.KEY=VALUE" adds the same hc_parser weights as VNAME with that setting,
+  # "peer_numpy_blas" spaCy's parser again as spacy_numpy_blas, multiplying with numpy's BLAS.
   local name=$1 gpu=$2 limit=$3 hc=$WORK/hc_parser_gpu/model peer=$WORK/spacy_parser_gpu/model arg
   shift 3
   [ -d "$hc" ] || hc=$WORK/hc_parser_cpu/model
@@ -200,6 +201,7 @@ parse() {  # parse NAME GPU_ID LIMIT [ARGS]: the GPU-trained pipelines (else the
   local extra=()
   for arg in "$@"; do
     if [[ $arg == variant=* ]]; then arg=${arg#variant=}; extra+=(--model "${arg%%:*}=$hc" --override "$arg")
+    elif [[ $arg == peer_numpy_blas ]]; then extra+=(--model "spacy_numpy_blas=$peer" --numpy-blas spacy_numpy_blas)
     else extra+=("$arg"); fi
   done
   step "parse_$name" "$limit" "$PY" benchmarks/parser_vs_spacy.py --gpu-id "$gpu" --gold "$DATA/test.conllu" \
@@ -261,10 +263,11 @@ NUMBA_NUM_THREADS=$HOST_THREADS parse gpu "$GPU" 150 "variant=hc_thinc_lstm:$KER
   "variant=hc_threads$HOST_THREADS:components.hc_parser.threads=$HOST_THREADS"
 step table_gpu 30 "$PY" benchmarks/gpu_check.py table "$RESULTS"
 # On the CPU also: torch's kernel, blis for hc_parser's products (cpu_blas; numpy's BLAS is the
-# default because blis is slow on the development VM's EPYC: is it on this CPU?), and no head
-# probabilities (head_probs = false: what they cost on this CPU).
+# default because blis is slow on the development VM's EPYC: is it on this CPU?), no head
+# probabilities (head_probs = false: what they cost on this CPU), and spaCy's parser with numpy's
+# BLAS instead of its blis (1.89x on the development VM: how much of its speed here is blis?).
 parse cpu -1 120 "variant=hc_torch_lstm:$KERNEL=\"torch\"" "variant=hc_blis:components.hc_parser.cpu_blas=\"blis\"" \
-  "variant=hc_no_probs:components.hc_parser.head_probs=false"
+  "variant=hc_no_probs:components.hc_parser.head_probs=false" peer_numpy_blas
 train hc_parser_cpu configs/ewt_fast.cfg -1 120
 # PROFILE_TRAINED=1: benchmarks/profile_parse.py with the hc_parser just trained on the GPU, once
 # per name in PROFILES (default "gpu cpu": on the GPU, then on one CPU thread of the same machine),
