@@ -129,7 +129,6 @@ def test_concat_tok2vec_drops_feature_units_and_rows_in_training_only():
     assert (kept == 0).any() and not np.allclose(kept, predicted[~dropped_rows, 8:])  # units dropped, rescaled
 
 
-
 def test_features_cross_to_the_device_in_one_copy_per_batch(monkeypatch):
     """The embed's feature extractor copies a batch's token features to the device once (spaCy's
     copies once per doc, and on a GPU each copy is a transfer), with spaCy's values."""
