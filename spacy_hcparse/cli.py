@@ -35,6 +35,7 @@ from typing import List, Optional
 from .conllu import ConlluError, iter_lines
 from .corpus import ParseOptions, Progress, Summary, atomic_output, parse_corpus, parse_stream, plan_files
 from .evaluation import score_conllu
+from .warmup import warmup
 
 EXIT_SOME_FAILED = 3
 DESCRIPTION = "Parse text or CoNLL-U with a trained spaCy pipeline, and score CoNLL-U output against gold."
@@ -48,11 +49,15 @@ examples:
 EVALUATE_DESCRIPTION = """CoNLL 2018 shared task scores of a system CoNLL-U file against a gold one (any tokenization);
 when both hold the same words, also UD-style scores (punctuation counted, label subtypes dropped)."""
 
+WARMUP_DESCRIPTION = """Compile the numba kernels a pipeline uses (default: those of hc_parser's default settings) into
+numba's cache by parsing a short text once, so that the first parse of a new install, image or CI
+job does not wait for them."""
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m spacy_hcparse``."""
     parser = argparse.ArgumentParser(prog="python -m spacy_hcparse", description=DESCRIPTION)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{parse,evaluate}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{parse,evaluate,warmup}")
     raw = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser("parse", help="parse text or CoNLL-U with a trained pipeline",
                        description=PARSE_DESCRIPTION, formatter_class=raw)
@@ -90,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("system", type=Path, help="system CoNLL-U file (e.g. the output of parse)")
     e.add_argument("--json", type=Path, default=None, help="also write the metrics as JSON to this file")
     e.add_argument("--per-label", action="store_true", help="print the per-label table")
+    w = sub.add_parser("warmup", help="compile a pipeline's numba kernels into the cache (images, CI)",
+                       description=WARMUP_DESCRIPTION)
+    w.add_argument("model", nargs="?", default=None,
+                   help="pipeline directory or package name (default: an untrained default hc_parser)")
     return parser
 
 
@@ -98,6 +107,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         if args.command == "parse":
             return _parse(args)
+        if args.command == "warmup":
+            warmup(args.model, say=lambda message: print(message, file=sys.stderr, flush=True))
+            return 0
         return _evaluate(args)
     except BrokenPipeError:  # stdout closed early (`... | head`): stop quietly, as other tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit

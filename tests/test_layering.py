@@ -19,6 +19,7 @@ LEVELS = {
     "transition": 1,
     "segment": 1,
     "blas": 1,  # which BLAS a model multiplies with on a CPU (thinc only)
+    "compiling": 1,  # the numba kernels' compile notice (numba only)
     "graph": 2,
     "conllu": 2,
     "loggers": 2,
@@ -32,6 +33,7 @@ LEVELS = {
     "components": 5,
     "corpus": 5,
     "distributed": 6,
+    "warmup": 6,  # compiling a pipeline's kernels ahead (`python -m spacy_hcparse warmup`)
     "cli": 7,
     "__main__": 8,
 }

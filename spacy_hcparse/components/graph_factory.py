@@ -7,6 +7,7 @@ from typing import Callable, Optional
 from spacy.language import Language
 from thinc.api import Config, Model
 
+from ..compiling import watch_compiling
 from ..graph.labeling import Labeler
 from ..learning.graph_loss import GraphLoss
 from .graph_parser import GraphParser
@@ -105,7 +106,9 @@ def make_graph_parser(nlp: Language, name: str, model: Model, decoder: Callable,
                       doc_arc_bonus: float, keep_doc_labels: bool, label_valency: bool, head_probs: bool,
                       prob_temperature: Optional[float], set_tags: bool, scorer: Optional[Callable], cpu_blas: str,
                       threads: int) -> "GraphParser":
-    """The component; its defaults are ``FACTORY_CONFIG`` above, and only there."""
+    """The component; its defaults are ``FACTORY_CONFIG`` above, and only there. Its kernels'
+    compiling, when slow, is said on stderr (``compiling``)."""
+    watch_compiling()
     return GraphParser(nlp.vocab, model, name, decoder=decoder, loss=loss,
                        labeler=Labeler(valency=label_valency, keep_doc_labels=keep_doc_labels),
                        init_from_doc=init_from_doc, doc_arc_bonus=doc_arc_bonus, head_probs=head_probs,

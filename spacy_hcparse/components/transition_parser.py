@@ -31,6 +31,7 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
+from ..compiling import watch_compiling
 from ..models.transition_types import SpanGold, SpanTree, TransitionLearner, teacher_gold
 from ..names import ROOT_LABEL, Span
 from ..segment import continues, sentence_spans, span_whitespace
@@ -98,6 +99,7 @@ def make_transition_parser(
     scorer: Optional[Callable],
 ) -> "TransitionParser":
     """The component with the config's settings (see ``TransitionParser``)."""
+    watch_compiling()
     return TransitionParser(nlp.vocab, model, name, beam_width=beam_width, train_beam_width=train_beam_width,
                             train_explore=train_explore, explore_after=explore_after,
                             explore_max_length=explore_max_length, label_freq_cutoff=label_freq_cutoff, scorer=scorer)

@@ -1,0 +1,215 @@
+"""Cold start: what a fresh install pays before its first parse, against spaCy's parser, in one run.
+
+Each measurement runs in a fresh Python process with ``NUMBA_CACHE_DIR`` pointed at a folder of
+its own: first empty (a fresh install, a new container, a CI job), then again with the cache the
+first process left (every later run). A process times, in this order:
+
+- ``load``: ``import spacy`` and ``spacy.load(MODEL)`` (spacy_hcparse comes in through spaCy's
+  entry points);
+- ``parse``: the README quickstart's first parse and the values it prints (``hc_parse_prob``,
+  ``hc_head_prob``);
+- ``certified``: ``spacy.load`` with the ``Certified.v1`` decoder, then its first parse;
+- ``kbest``: the first ``span._.hc_kbest(3)`` call.
+
+The peer is spaCy's parser pipeline (``--peer``; default: configs/spacy_parser.cfg trained for a
+few steps on the sample treebank), loaded and run on the same text in a fresh process: the
+``load + parse`` ratios divide by its load + first parse of the same run. Wall seconds and the
+child's CPU seconds (user + sys, all threads) are printed, with the load average: on a busy
+machine, CPU seconds are the figure to compare. ``--kernels N`` lists the N numba kernels whose
+compiling took longest in the cold process (their own time, callees' compiling excluded).
+
+Without ``--model`` the README quickstart model is trained first (configs/ewt_fast.cfg, 200 steps
+on assets/sample), into ``--work`` (default: a temp dir), which takes a few minutes.
+
+    python benchmarks/cold_start.py --model training/quickstart/model-best --kernels 15
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+REPO = Path(__file__).resolve().parent.parent
+TEXT = "The dog chased a red ball in the garden. She reads old books at night."
+CERTIFIED = {"components": {"hc_parser": {"decoder": {"@misc": "spacy_hcparse.Certified.v1", "time_limit": 1.0}}}}
+STEPS = ("load", "parse", "certified", "kbest")
+
+
+class Clock:
+    """Wall and CPU seconds (this process, all threads) since the last ``lap``."""
+
+    def __init__(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def lap(self) -> Dict[str, float]:
+        wall, cpu = time.perf_counter(), time.process_time()
+        lap = {"wall": wall - self.wall, "cpu": cpu - self.cpu}
+        self.wall, self.cpu = wall, cpu
+        return lap
+
+
+def kernel_recorder():
+    """A numba listener that adds up each dispatcher's own compiling time (callees excluded)."""
+    from numba.core import event
+
+    class Recorder(event.Listener):
+        def __init__(self) -> None:
+            self.stack: List[list] = []
+            self.own: Dict[str, float] = {}
+            self.signatures: Dict[str, int] = {}
+
+        def on_start(self, ev) -> None:
+            self.stack.append([ev.data["dispatcher"], time.perf_counter(), 0.0])
+
+        def on_end(self, ev) -> None:
+            dispatcher, start, inner = self.stack.pop()
+            spent = time.perf_counter() - start
+            name = f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}"
+            self.own[name] = self.own.get(name, 0.0) + spent - inner
+            self.signatures[name] = self.signatures.get(name, 0) + 1
+            if self.stack:
+                self.stack[-1][2] += spent
+
+    recorder = Recorder()
+    event.register("numba:compile", recorder)
+    return recorder
+
+
+def child_hc(model: str, out: Path) -> None:
+    """The timed steps of one ``hc_parser`` process (see the module docstring)."""
+    recorder = kernel_recorder() if os.environ.get("COLD_START_KERNELS") else None
+    clock = Clock()
+    import spacy
+
+    nlp = spacy.load(model)
+    laps = {"load": clock.lap()}
+    doc = nlp(TEXT)
+    values = [(sent._.hc_parse_prob, [token._.hc_head_prob for token in sent]) for sent in doc.sents]
+    laps["parse"] = clock.lap()
+    certified = spacy.load(model, config=CERTIFIED)
+    certified_doc = certified(TEXT)
+    laps["certified"] = clock.lap()
+    trees = list(doc.sents)[0]._.hc_kbest(3)
+    laps["kbest"] = clock.lap()
+    result = {"laps": laps, "kernels": recorder.own if recorder else {},
+              "signatures": recorder.signatures if recorder else {}, "n_trees": len(trees),
+              "certified": [s._.hc_certified for s in certified_doc.sents], "values": repr(values)[:80]}
+    out.write_text(json.dumps(result))
+
+
+def child_peer(model: str, out: Path) -> None:
+    """Load and first parse of spaCy's parser pipeline."""
+    clock = Clock()
+    import spacy
+
+    nlp = spacy.load(model)
+    laps = {"load": clock.lap()}
+    doc = nlp(TEXT)
+    [(token.dep_, token.head.i) for token in doc]
+    laps["parse"] = clock.lap()
+    out.write_text(json.dumps({"laps": laps}))
+
+
+def run_child(kind: str, model: str, cache: Path, kernels: bool) -> Dict:
+    """One fresh process; its laps, plus its total CPU seconds as the OS counts them."""
+    out = Path(tempfile.mkstemp(suffix=".json")[1])
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": os.pathsep.join(
+        p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
+    if kernels:
+        env["COLD_START_KERNELS"] = "1"
+    before = os.times()
+    start = time.perf_counter()
+    subprocess.run([sys.executable, __file__, "--child", kind, model, str(out)], env=env, check=True)
+    after = os.times()
+    result = json.loads(out.read_text())
+    out.unlink()
+    result["process"] = {"wall": time.perf_counter() - start,
+                         "cpu": (after.children_user - before.children_user) + (after.children_system - before.children_system)}
+    return result
+
+
+def train(work: Path, config: str, name: str, steps: int) -> Path:
+    """Train ``config`` on the sample treebank for ``steps`` steps (the README quickstart's recipe)."""
+    corpus = work / "corpus"
+    if not (corpus / "sample-ud-dev.spacy").exists():
+        corpus.mkdir(parents=True, exist_ok=True)
+        for split in ("train", "dev"):
+            subprocess.run([sys.executable, "-m", "spacy", "convert", str(REPO / f"assets/sample/sample-ud-{split}.conllu"),
+                            str(corpus), "--converter", "conllu", "-n", "10"], check=True, stdout=subprocess.DEVNULL)
+    output = work / name
+    print(f"training {config} for {steps} steps into {output} ...", flush=True)
+    subprocess.run([sys.executable, "-m", "spacy", "train", str(REPO / config), "--output", str(output),
+                    "--paths.train", str(corpus / "sample-ud-train.spacy"), "--paths.dev", str(corpus / "sample-ud-dev.spacy"),
+                    "--training.max_steps", str(steps), "--training.eval_frequency", str(max(steps // 4, 1)),
+                    *(["--training.optimizer.learn_rate.total_steps", str(steps),
+                       "--training.optimizer.learn_rate.warmup_steps", str(max(steps // 10, 1))]
+                      if "ewt_fast" in config else [])],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return output / "model-last"
+
+
+def print_table(runs: Dict[str, Dict], peer: Dict) -> None:
+    peer_wall = peer["laps"]["load"]["wall"] + peer["laps"]["parse"]["wall"]
+    peer_cpu = peer["laps"]["load"]["cpu"] + peer["laps"]["parse"]["cpu"]
+    print(f"\npeer (spaCy parser) load + first parse: {peer_wall:.2f} s wall, {peer_cpu:.2f} s CPU "
+          f"(load {peer['laps']['load']['wall']:.2f}, parse {peer['laps']['parse']['wall']:.2f} s wall)")
+    header = f"{'cache':<6} {'step':<18} {'wall s':>8} {'CPU s':>8} {'x peer wall':>12} {'x peer CPU':>11}"
+    print(header)
+    print("-" * len(header))
+    for cache, run in runs.items():
+        laps = run["laps"]
+        rows = [(step, laps[step]["wall"], laps[step]["cpu"]) for step in STEPS]
+        rows.insert(2, ("load + parse", laps["load"]["wall"] + laps["parse"]["wall"],
+                        laps["load"]["cpu"] + laps["parse"]["cpu"]))
+        rows.append(("process", run["process"]["wall"], run["process"]["cpu"]))
+        for step, wall, cpu in rows:
+            ratio = (f"{wall / peer_wall:12.2f} {cpu / peer_cpu:11.2f}" if step == "load + parse" else "")
+            print(f"{cache:<6} {step:<18} {wall:8.2f} {cpu:8.2f} {ratio}")
+    warm = runs["warm"]["laps"]
+    print(f"warm load + parse minus the peer's: {warm['load']['wall'] + warm['parse']['wall'] - peer_wall:+.2f} s wall")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default=None, help="a trained hc_parser pipeline (default: train the quickstart's)")
+    parser.add_argument("--peer", default=None, help="a spaCy parser pipeline (default: train one for a few steps)")
+    parser.add_argument("--work", type=Path, default=None, help="where trained models and caches go (default: temp)")
+    parser.add_argument("--kernels", type=int, default=0, help="list the N slowest-compiling kernels of the cold run")
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        kind, model, out = args.child
+        (child_hc if kind == "hc" else child_peer)(model, Path(out))
+        return
+    work = args.work or Path(tempfile.mkdtemp(prefix="cold_start_"))
+    work.mkdir(parents=True, exist_ok=True)
+    model = args.model or str(train(work, "configs/ewt_fast.cfg", "quickstart", 200))
+    peer_model = args.peer or str(train(work, "configs/spacy_parser.cfg", "spacy_parser", 20))
+    cache = Path(tempfile.mkdtemp(prefix="numba_cache_", dir=work))
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; cores: {os.cpu_count()}", flush=True)
+    peer_cache = Path(tempfile.mkdtemp(prefix="numba_cache_", dir=work))
+    run_child("peer", peer_model, peer_cache, False)  # spaCy's own first-run costs, paid once, as the hc runs do
+    peer = run_child("peer", peer_model, peer_cache, False)
+    runs = {"cold": run_child("hc", model, cache, args.kernels > 0)}
+    runs["warm"] = run_child("hc", model, cache, False)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print_table(runs, peer)
+    print(f"k-best trees: {runs['warm']['n_trees']}; certified: {runs['warm']['certified']}")
+    if args.kernels:
+        own = sorted(runs["cold"]["kernels"].items(), key=lambda kv: -kv[1])
+        print(f"\n{len(own)} kernels compiled in the cold process, {sum(own_s for _, own_s in own):.1f} s in all; "
+              f"the {args.kernels} slowest (own seconds, callees excluded):")
+        for name, seconds in own[:args.kernels]:
+            count = runs["cold"]["signatures"][name]
+            print(f"  {seconds:6.2f}  {name.replace('spacy_hcparse.', '')}" + (f" ({count} signatures)" if count > 1 else ""))
+    if args.json:
+        args.json.write_text(json.dumps({"runs": runs, "peer": peer, "model": model, "peer_model": peer_model}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""The numba kernels' compiling: a notice on stderr when it is slow, and compiling them ahead.
+
+spacy_hcparse's kernels are ``@njit(cache=True)`` functions compiled lazily: each on its first
+call, for the argument types of that call, then saved to numba's cache (``__pycache__`` beside
+the module, or ``NUMBA_CACHE_DIR``), which later processes load instead of compiling. So only
+the first process of an install (a new container, a CI job) compiles, and only what it calls.
+
+``watch_compiling()`` (every parser component calls it) prints ``NOTICE`` once on stderr when
+this package's kernels have been compiling for ``NOTICE_AFTER`` seconds, while they are, so a
+first parse does not look hung. ``warmup(model)`` (``python -m spacy_hcparse warmup [MODEL]``)
+runs a pipeline once on a short text, with its probabilities and k-best trees, so that its
+kernels are in the cache before a user or a service needs them.
+"""
+import sys
+import threading
+import time
+from typing import Optional, TextIO
+
+from numba.core import event
+
+NOTICE_AFTER = 2.0
+NOTICE = ("spacy_hcparse: compiling hc_parser's numba kernels, once per install (cached afterwards; "
+          "`python -m spacy_hcparse warmup` does it ahead of time)")
+PACKAGE = __name__.split(".")[0]
+
+
+class CompileNotice(event.Listener):
+    """Numba ``numba:compile`` listener: ``notice`` on ``stream`` once, when compiling this
+    package's kernels (outermost compiles whose function is in ``PACKAGE``, callees included)
+    has taken ``after`` seconds in all; written from a timer thread while the compiling goes on."""
+
+    def __init__(self, after: float = NOTICE_AFTER, notice: str = NOTICE, stream: Optional[TextIO] = None) -> None:
+        self.after = after
+        self.notice = notice
+        self.stream = stream
+        self.spent = 0.0
+        self.said = False
+        self._depth = 0
+        self._ours = False
+        self._started = 0.0
+        self._timer: Optional[threading.Timer] = None
+        self._lock = threading.Lock()
+
+    def on_start(self, ev: event.Event) -> None:
+        self._depth += 1
+        if self._depth > 1 or self.said:
+            return
+        function = getattr(ev.data.get("dispatcher"), "py_func", None)
+        self._ours = getattr(function, "__module__", "").split(".")[0] == PACKAGE
+        if self._ours:
+            self._started = time.perf_counter()
+            self._timer = threading.Timer(max(self.after - self.spent, 0.0), self.say)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def on_end(self, ev: event.Event) -> None:
+        self._depth -= 1
+        if self._depth > 0 or not self._ours:
+            return
+        self._ours = False
+        self.spent += time.perf_counter() - self._started
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self.spent >= self.after:
+            self.say()
+
+    def say(self) -> None:
+        """Write the notice, once."""
+        with self._lock:
+            if self.said:
+                return
+            self.said = True
+        stream = self.stream or sys.stderr
+        print(self.notice, file=stream, flush=True)
+
+
+_LISTENER: Optional[CompileNotice] = None
+
+
+def watch_compiling() -> CompileNotice:
+    """Install the process's ``CompileNotice`` (once; later calls return it)."""
+    global _LISTENER
+    if _LISTENER is None:
+        _LISTENER = CompileNotice()
+        event.register("numba:compile", _LISTENER)
+    return _LISTENER
