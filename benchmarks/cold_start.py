@@ -53,7 +53,9 @@ class Clock:
 
 
 def kernel_recorder():
-    """A numba listener that adds up each dispatcher's own compiling time (callees excluded)."""
+    """A numba listener that adds up each dispatcher's own compiling time (CPU seconds of the
+    compiling thread, callees excluded), and the argument types it compiled for (``step``: the
+    step under way, set by the caller)."""
     from numba.core import event
 
     class Recorder(event.Listener):
@@ -61,16 +63,19 @@ def kernel_recorder():
             self.stack: List[list] = []
             self.own: Dict[str, float] = {}
             self.signatures: Dict[str, int] = {}
+            self.step = ""
+            self.log: List[list] = []
 
         def on_start(self, ev) -> None:
-            self.stack.append([ev.data["dispatcher"], time.perf_counter(), 0.0])
+            self.stack.append([ev.data["dispatcher"], time.thread_time(), 0.0])
 
         def on_end(self, ev) -> None:
             dispatcher, start, inner = self.stack.pop()
-            spent = time.perf_counter() - start
+            spent = time.thread_time() - start
             name = f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}"
             self.own[name] = self.own.get(name, 0.0) + spent - inner
             self.signatures[name] = self.signatures.get(name, 0) + 1
+            self.log.append([self.step, name, spent - inner, str(ev.data["args"])])
             if self.stack:
                 self.stack[-1][2] += spent
 
@@ -87,16 +92,22 @@ def child_hc(model: str, out: Path) -> None:
 
     nlp = spacy.load(model)
     laps = {"load": clock.lap()}
+    if recorder:
+        recorder.step = "parse"
     doc = nlp(TEXT)
     values = [(sent._.hc_parse_prob, [token._.hc_head_prob for token in sent]) for sent in doc.sents]
     laps["parse"] = clock.lap()
+    if recorder:
+        recorder.step = "certified"
     certified = spacy.load(model, config=CERTIFIED)
     certified_doc = certified(TEXT)
     laps["certified"] = clock.lap()
+    if recorder:
+        recorder.step = "kbest"
     trees = list(doc.sents)[0]._.hc_kbest(3)
     laps["kbest"] = clock.lap()
     result = {"laps": laps, "kernels": recorder.own if recorder else {},
-              "signatures": recorder.signatures if recorder else {}, "n_trees": len(trees),
+              "signatures": recorder.signatures if recorder else {}, "log": recorder.log if recorder else [], "n_trees": len(trees),
               "certified": [s._.hc_certified for s in certified_doc.sents], "values": repr(values)[:80]}
     out.write_text(json.dumps(result))
 

@@ -1,27 +1,55 @@
-"""The numba kernels' compiling: a notice on stderr when it is slow, and compiling them ahead.
+"""The numba kernels' compiling: the ``njit`` every kernel is made with, and a notice on stderr
+when compiling is slow.
 
 spacy_hcparse's kernels are ``@njit(cache=True)`` functions compiled lazily: each on its first
 call, for the argument types of that call, then saved to numba's cache (``__pycache__`` beside
 the module, or ``NUMBA_CACHE_DIR``), which later processes load instead of compiling. So only
 the first process of an install (a new container, a CI job) compiles, and only what it calls.
 
+``njit`` is numba's, but for one thing: when a kernel calls another, the callee compiles for the
+arguments' plain types (``int64``, ``bool``), where numba's own dispatcher compiles one
+specialization per constant value passed (``f(x, 0)`` and ``f(x, 1)`` are two compiles of ``f``
+and of everything it calls). The compiled code computes the same; it is compiled once.
+
 ``watch_compiling()`` (every parser component calls it) prints ``NOTICE`` once on stderr when
 this package's kernels have been compiling for ``NOTICE_AFTER`` seconds, while they are, so a
-first parse does not look hung. ``warmup(model)`` (``python -m spacy_hcparse warmup [MODEL]``)
-runs a pipeline once on a short text, with its probabilities and k-best trees, so that its
-kernels are in the cache before a user or a service needs them.
+first parse does not look hung; ``spacy_hcparse.warmup`` compiles a pipeline's kernels ahead.
 """
 import sys
 import threading
 import time
-from typing import Optional, TextIO
+from functools import partial
+from typing import Callable, Optional, TextIO
 
-from numba.core import event
+from numba.core import event, types
+from numba.core.registry import CPUDispatcher
 
 NOTICE_AFTER = 2.0
 NOTICE = ("spacy_hcparse: compiling hc_parser's numba kernels, once per install (cached afterwards; "
           "`python -m spacy_hcparse warmup` does it ahead of time)")
 PACKAGE = __name__.split(".")[0]
+
+
+class KernelDispatcher(CPUDispatcher):
+    """numba's CPU dispatcher, compiling calls from other kernels for their arguments' plain
+    types (``types.unliteral``): one compile per kernel and argument types, not per constant."""
+
+    def get_call_template(self, args, kws):
+        args = tuple(types.unliteral(a) for a in args)
+        kws = {key: types.unliteral(value) for key, value in kws.items()}
+        return super().get_call_template(args, kws)
+
+
+def njit(function: Optional[Callable] = None, *, cache: bool = False, **options) -> Callable:
+    """``numba.njit`` (same options: ``cache``, ``parallel``, ``fastmath``...) making a
+    ``KernelDispatcher``; used as ``@njit(cache=True)`` or ``@njit``."""
+    if function is None:
+        return partial(njit, cache=cache, **options)
+    dispatcher = KernelDispatcher(py_func=function, locals=options.pop("locals", {}),
+                                  targetoptions={"nopython": True, **options})
+    if cache:
+        dispatcher.enable_caching()
+    return dispatcher
 
 
 class CompileNotice(event.Listener):

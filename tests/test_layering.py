@@ -19,7 +19,7 @@ LEVELS = {
     "transition": 1,
     "segment": 1,
     "blas": 1,  # which BLAS a model multiplies with on a CPU (thinc only)
-    "compiling": 1,  # the numba kernels' compile notice (numba only)
+    "compiling": 0,  # the kernels' njit and compile notice (numba only)
     "graph": 2,
     "conllu": 2,
     "loggers": 2,

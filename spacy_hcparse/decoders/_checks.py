@@ -6,7 +6,8 @@ malformed input fails with a ``ValueError`` that names the argument, never insid
 from typing import Optional, Tuple
 
 import numpy as np
-from numba import njit
+
+from ..compiling import njit
 
 # A sentence longer than this is refused: the (n+1)^3 higher-order arrays alone would exceed
 # several GB. Callers with longer inputs split them first (the spaCy components do).

@@ -14,7 +14,8 @@ true score is ``-inf``.
 from typing import NamedTuple, Optional
 
 import numpy as np
-from numba import njit
+
+from ..compiling import njit
 
 
 class Allowed(NamedTuple):

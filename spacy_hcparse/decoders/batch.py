@@ -28,8 +28,9 @@ from typing import List, NamedTuple, Optional, Sequence
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from ..compiling import njit
 from ._checks import MAX_WORDS, _tree_problem_code
 from .absent import _any_absent, _fill_absent, _flat_range, usable_mask
 from .eisner import eisner2_kernel, eisner_kernel

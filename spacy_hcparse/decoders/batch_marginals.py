@@ -10,8 +10,9 @@ each word's head (``hc_parser``'s ``hc_head_margin``).
 from typing import Optional
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from ..compiling import njit
 from .absent import has_single_root_tree, usable_mask
 from .batch import _checked_heads, _checked_siblings, _checked_squares, _threads, layout
 from .marginals import _inside, _inside_sib, _is_projective, _matrix_tree

@@ -16,7 +16,8 @@ hill-climbing tree as ``lower`` this leaves one head for most words (often for a
 is then the only candidate, hence optimal), so dual decomposition works on far smaller automata.
 """
 import numpy as np
-from numba import njit
+
+from ..compiling import njit
 
 _ROUNDS = 8
 

@@ -33,8 +33,8 @@ import time
 from typing import NamedTuple, Optional
 
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from ._checks import check_heads, check_inputs
 from .absent import Allowed, true_score, uses_absent, with_floor
 from .dominance import fixed_tree, prune_dominated

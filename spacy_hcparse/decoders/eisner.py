@@ -14,8 +14,8 @@ incomplete ``s -> t``, ``il`` incomplete ``t -> s``, ``sb`` (second order) adjac
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from ._checks import check_inputs
 from .absent import with_floor
 

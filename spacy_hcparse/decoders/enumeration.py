@@ -13,8 +13,8 @@ child are cut at once. When the search finishes within ``limit`` nodes, its best
 over ``cand``, hence optimal.
 """
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from .dominance import fill_phi
 from .scoring import full_score
 

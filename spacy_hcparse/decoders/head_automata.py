@@ -21,8 +21,8 @@ TurboParser builds its automata: ``O(k_out^2)`` per side for ``k_out`` allowed m
 ``B[i, j] = sib[h, out_idx[j], out_idx[i]]`` of ``h``'s candidate modifiers.
 """
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from .sampling import NO_REFCOUNT
 
 # Stands for "excluded": finite, so the max-plus loops below stay branch-free.

@@ -38,8 +38,8 @@ import time
 from typing import NamedTuple, Optional
 
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from ._checks import check_heads, check_inputs
 from .absent import Allowed, true_score, with_floor
 from .sampling import NO_REFCOUNT as _NO_REFCOUNT, head_tables, uniform_tree, weighted_tree

@@ -36,8 +36,8 @@ import heapq
 from typing import Optional, Tuple
 
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from ._checks import check_arc, check_inputs
 from .absent import Allowed, has_single_root_tree, uses_absent, with_floor
 from .eisner import eisner2_kernel, eisner_kernel

@@ -8,8 +8,8 @@ gives every head at most one subject. Per head, the best labelling under the con
 maximum-weight bipartite matching of classes to children (Hungarian algorithm), exact.
 """
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from ._checks import MAX_WORDS
 
 # Gains are clipped to this so that a child whose only allowed labels are constrained (every

@@ -54,8 +54,8 @@ every tree), so use ``max_count`` to stop early.
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from ._checks import check_arc
 from .absent import usable_mask
 

@@ -27,8 +27,8 @@ part)``, and inside-outside runs over McDonald & Pereira's second-order chart (`
 from typing import Optional, Tuple
 
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from ._checks import check_arc, check_cube, check_heads
 from .absent import has_single_root_tree, usable_mask
 from .scoring import sib_part

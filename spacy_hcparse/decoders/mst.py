@@ -16,8 +16,8 @@ cycle reuses the slot of one member. Each node also has an id (words keep theirs
 gets a fresh id ``>= n+1``) used to expand the contractions at the end.
 """
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from ._checks import check_arc
 from .absent import with_floor
 

@@ -21,8 +21,8 @@ word attached to 0:
 The ``@njit`` kernels use numba's own generator, which the callers seed inside compiled code.
 """
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from ._checks import check_arc
 from .absent import with_floor
 

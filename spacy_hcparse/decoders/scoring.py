@@ -13,8 +13,8 @@ Conventions (shared by every decoder in this package):
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from ._checks import check_heads, check_inputs
 
 

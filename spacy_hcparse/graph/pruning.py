@@ -8,8 +8,8 @@ sibling and grandparent scorers then score only the triples of kept arcs. Conven
 from typing import List, NamedTuple, Optional, Sequence
 
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from ..decoders.batch import cut
 
 

@@ -10,9 +10,10 @@ callers that score outside them. Living in a thinc layer, the weights serialize 
 from typing import Callable, Optional, Tuple
 
 import numpy as np
-from numba import njit
 from thinc.api import Model
 from thinc.types import Floats2d, Ints2d
+
+from ..compiling import njit
 
 
 def sparse_linear(n_buckets: int = 2**22, nO: Optional[int] = None) -> Model[Ints2d, Floats2d]:

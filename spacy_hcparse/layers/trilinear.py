@@ -11,10 +11,10 @@ uses a learned vector instead of the projection of word ``i``.
 from typing import Callable, List, Optional, Tuple
 
 import numpy as np
-from numba import njit
 from thinc.api import Model
 from thinc.types import Floats1d, Floats2d, Ints2d
 
+from ..compiling import njit
 from .mlp import relu_projection
 from .rows import row_offsets, split_rows
 

@@ -13,8 +13,8 @@ span has none of that type) end to end with their values (``GraphScores.factors_
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from ..decoders.batch import cut, pack
 from ..graph.scores import Factors, GraphScores
 

@@ -22,8 +22,8 @@ also adds ``c * d`` to ``U``; the average of all weight vectors seen so far is `
 weights a model keeps (``models.transition.set_perceptron_weights`` writes them into it).
 """
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from ..transition.dynamic_oracle import optimal_classes, zero_cost_path
 from ..transition.features import N_VALUES, fill_context, hash_features
 from ..transition.moves import apply, n_classes, valid_mask

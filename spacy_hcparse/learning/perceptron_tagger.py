@@ -12,8 +12,8 @@ With ``jackknife``, the tags it hands the parser for training come from two fold
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from ..transition.features import W
 from ..transition.scoring import score
 from ..transition.tagging import N_TAG_VALUES, tag_spans, word_features

@@ -19,11 +19,11 @@ zero row is the number of tokens (``slot_rows``).
 from typing import List, NamedTuple, Optional, Sequence
 
 import numpy as np
-from numba import njit
 from spacy.tokens import Doc
 from thinc.api import Linear, Maxout, Model, chain
 from thinc.types import Floats1d, Floats2d
 
+from ..compiling import njit
 from ..layers.sentence_starts import sentence_starts
 from ..names import Span
 from ..segment import segment_docs

@@ -23,8 +23,8 @@ gold from the start, so training can learn the moves it determines (every move t
 best reachable tree is correct) and nothing about the rest.
 """
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from .moves import LEFT, RIGHT, SHIFT, apply, class_of, is_valid, label_of, move_of, n_classes, valid_mask
 from .state import HEAD, META, N, BUF, SP, STACK, initial_state
 

@@ -16,8 +16,8 @@ tag triples, distance, valency and label sets (``ZHANG_NIVRE``).
 from typing import Dict, List, Sequence
 
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from .state import BUF, LABEL, LC1, LC2, META, N, NL, NR, RC1, RC2, SP, STACK
 
 # word attributes

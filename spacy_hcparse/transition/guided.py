@@ -13,8 +13,8 @@ empty slots and the root at ``null``).
 from typing import Callable, List, NamedTuple, Sequence, Tuple
 
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from .dynamic_oracle import optimal_classes
 from .features import N_SLOTS
 from .moves import n_classes

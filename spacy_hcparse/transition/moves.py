@@ -23,8 +23,8 @@ Moves are numbered as classes: ``0`` shift, ``1 + l`` left-arc with label ``l``,
 label there must be at least one other label, or words could never attach to each other.
 """
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from .state import (BUF, HEAD, LABEL, LC1, LC2, META, N, NL, NR, RC1, RC2, SP, SPACE, SPACE_LEFT, SPACE_RIGHT, STACK,
                     WORD)
 

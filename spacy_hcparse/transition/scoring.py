@@ -6,8 +6,8 @@ Weights are one flat array: a feature with bucket ``b`` holds the weights of cla
 ``layers.sparse_linear``).
 """
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from .features import fill_context, hash_features
 from .moves import valid_mask
 

@@ -12,8 +12,8 @@ Only valid moves are taken, so every span ends as a single-rooted tree.
 from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from .features import N_SLOTS, N_VALUES, fill_context, hash_features, slot_words
 from .moves import apply, n_classes, valid_mask
 from .scoring import best_allowed, best_candidates, score

@@ -18,7 +18,8 @@ it without boxing:
 Start: ``([0], [1..n], {})``; end: ``([0], [], A)`` with every word attached.
 """
 import numpy as np
-from numba import njit
+
+from ..compiling import njit
 
 STACK, HEAD, LABEL, LC1, LC2, RC1, RC2, NL, NR, META, SPACE = range(11)
 N_ROWS = 11

@@ -11,8 +11,8 @@ after another delimited by ``offsets``; row 0 of each span is the root and gets 
 from typing import Dict, List
 
 import numpy as np
-from numba import njit
 
+from ..compiling import njit
 from .features import ABSENT, PRE, SHAPE, SUF, T, W, hash_features
 from .scoring import score
 
