@@ -75,7 +75,8 @@ def kernel_recorder():
             name = f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}"
             self.own[name] = self.own.get(name, 0.0) + spent - inner
             self.signatures[name] = self.signatures.get(name, 0) + 1
-            self.log.append([self.step, name, spent - inner, str(ev.data["args"])])
+            parent = self.stack[-1][0].py_func.__qualname__ if self.stack else ""
+            self.log.append([self.step, name, spent - inner, str(ev.data["args"]), parent])
             if self.stack:
                 self.stack[-1][2] += spent
 

@@ -1,9 +1,10 @@
-"""Command line: ``python -m spacy_hcparse parse|evaluate``.
+"""Command line: ``python -m spacy_hcparse parse|evaluate|warmup``.
 
     python -m spacy_hcparse parse MODEL INPUT [--format conllu|json] [--output FILE] [--keep-columns]
     python -m spacy_hcparse parse MODEL INPUTS... --output-dir DIR [--pattern GLOB] [--n-process N]
         [--overwrite] [--strict] [--scheduler ADDRESS]
     python -m spacy_hcparse evaluate GOLD SYSTEM [--json FILE] [--per-label]
+    python -m spacy_hcparse warmup [MODEL]      (compile its numba kernels ahead: ``spacy_hcparse.warmup``)
 
 ``parse`` reads plain text (one sentence or paragraph per line; the pipeline tokenizes and the
 parser splits) or CoNLL-U (its words and sentences are kept: one Doc per sentence with its start

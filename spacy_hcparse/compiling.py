@@ -53,14 +53,17 @@ def njit(function: Optional[Callable] = None, *, cache: bool = False, **options)
 
 
 class CompileNotice(event.Listener):
-    """Numba ``numba:compile`` listener: ``notice`` on ``stream`` once, when compiling this
-    package's kernels (outermost compiles whose function is in ``PACKAGE``, callees included)
-    has taken ``after`` seconds in all; written from a timer thread while the compiling goes on."""
+    """Numba ``numba:compile`` listener: ``notice`` on ``stream`` (default: stderr) once, when
+    compiling ``package``'s kernels (outermost compiles of a function of that package, callees
+    included) has taken ``after`` seconds in all; written from a timer thread while the
+    compiling goes on, so a long first call is explained before it ends."""
 
-    def __init__(self, after: float = NOTICE_AFTER, notice: str = NOTICE, stream: Optional[TextIO] = None) -> None:
+    def __init__(self, after: float = NOTICE_AFTER, notice: str = NOTICE, stream: Optional[TextIO] = None,
+                 package: str = PACKAGE) -> None:
         self.after = after
         self.notice = notice
         self.stream = stream
+        self.package = package
         self.spent = 0.0
         self.said = False
         self._depth = 0
@@ -74,7 +77,7 @@ class CompileNotice(event.Listener):
         if self._depth > 1 or self.said:
             return
         function = getattr(ev.data.get("dispatcher"), "py_func", None)
-        self._ours = getattr(function, "__module__", "").split(".")[0] == PACKAGE
+        self._ours = getattr(function, "__module__", "").split(".")[0] == self.package
         if self._ours:
             self._started = time.perf_counter()
             self._timer = threading.Timer(max(self.after - self.spent, 0.0), self.say)

@@ -253,7 +253,7 @@ def _threads(threads: int):
 
 
 # ----- Eisner ----------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")  # one body in each loop below: no compile of its own
 def _eisner_span(i, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores, buffer):
     """Span ``i``: ``decode_eisner``'s steps (absent arcs floored as ``absent.with_floor``
     does, the first- or second-order kernel) and ``tree_score`` of the tree. The dense sibling
@@ -343,7 +343,7 @@ def _eisner_parallel(arcs, sizes, squares, rows, counts, triples, values, first,
 
 
 # ----- labels ----------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")  # one body in each loop below: no compile of its own
 def _labels_span(i, heads, sizes, rows, words, scores, label_class, n_classes, root, out):
     """Span ``i``: the ``ROOT`` rule (``root`` >= 0), then ``labels._constrained`` (the argmax
     without classes)."""

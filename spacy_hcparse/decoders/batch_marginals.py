@@ -86,7 +86,7 @@ def head_margins_batch(heads, sizes, arcs, *, threads: int = 1) -> np.ndarray:
 
 
 # ----- probabilities ---------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")  # one body in each loop below: no compile of its own
 def _probabilities_span(i, heads, sizes, arcs, squares, rows, words, projective, probs, log_probs, failed):
     """Span ``i``: ``tree_probabilities``'s steps (``_checked``, ``_partition``, ``_tree_score``)."""
     size = sizes[i]
@@ -204,7 +204,7 @@ def _probabilities_parallel(heads, sizes, arcs, squares, rows, words, projective
 
 
 # ----- probabilities with siblings ------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")  # one body in each loop below: no compile of its own
 def _sibling_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
                   temperature, tree_temperature, probs, log_probs, done, failed):
     """Span ``i``: ``tree_probabilities(heads, arc / T, True, cube / T)``'s steps, then
@@ -216,7 +216,7 @@ def _sibling_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, 
     arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
     scaled = arc / temperature
     mask = usable_mask(scaled)
-    clean = np.where(mask, scaled, -np.inf)
+    clean = _where(mask, scaled, -np.inf)
     sib = _scaled_cube(size, triples, values, first[i], counts[i], temperature)
     log_z, marg = _inside_sib(clean, sib, True)
     if not np.isfinite(log_z):
@@ -227,11 +227,32 @@ def _sibling_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, 
     if not np.isnan(tree_temperature):
         scaled = arc / tree_temperature
         sib = _scaled_cube(size, triples, values, first[i], counts[i], tree_temperature)
-        usable = np.where(np.isfinite(scaled), scaled, -1e300)
+        usable = _finite_or(scaled, -1e300)
         score = arc_part(tree, usable) + sib_part(tree, sib)
-        clean = np.where(usable_mask(scaled), scaled, -np.inf)
+        clean = _where(usable_mask(scaled), scaled, -np.inf)
         log_probs[i] = score - _inside_sib(clean, sib, False)[0]
     done[i] = True
+
+
+@njit(cache=True)
+def _where(mask, values, fill):
+    """``np.where(mask, values, fill)`` of a square array (a loop: numba's broadcasting machinery
+    costs more to compile than it saves)."""
+    out = np.empty_like(values)
+    for h in range(values.shape[0]):
+        for m in range(values.shape[1]):
+            out[h, m] = values[h, m] if mask[h, m] else fill
+    return out
+
+
+@njit(cache=True)
+def _finite_or(values, fill):
+    """``np.where(np.isfinite(values), values, fill)`` of a square array."""
+    out = np.empty_like(values)
+    for h in range(values.shape[0]):
+        for m in range(values.shape[1]):
+            out[h, m] = values[h, m] if np.isfinite(values[h, m]) else fill
+    return out
 
 
 @njit(cache=True)
@@ -261,7 +282,7 @@ def _sibling_parallel(heads, sizes, arcs, squares, rows, words, counts, triples,
 
 
 # ----- margins ---------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")  # one body in each loop below: no compile of its own
 def _margins_span(i, heads, sizes, arcs, squares, rows, words, out):
     size = sizes[i]
     arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))

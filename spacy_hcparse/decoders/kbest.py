@@ -359,15 +359,16 @@ def _heap_pop(hv, hk, size):
 @njit(cache=True)
 def _backtrack(back, root, heads, stack, n, use_sib):
     """Fill ``heads`` from the root derivation ``root`` (child, left rank, right rank)."""
-    m = root[0]
+    m, left, right = np.int64(root[0]), np.int64(root[1]), np.int64(root[2])  # int64 as the stack: one _push
     heads[m] = 0
     depth = 0
-    depth = _push(stack, depth, _CL, 1, m, root[1])
-    depth = _push(stack, depth, _CR, m, n, root[2])
+    depth = _push(stack, depth, _CL, 1, m, left)
+    depth = _push(stack, depth, _CR, m, n, right)
     while depth > 0:
         depth -= 1
         kind, s, t, j = stack[depth, 0], stack[depth, 1], stack[depth, 2], stack[depth, 3]
-        split, left, right = back[kind, s, t, j, 0], back[kind, s, t, j, 1], back[kind, s, t, j, 2]
+        split = np.int64(back[kind, s, t, j, 0])
+        left, right = np.int64(back[kind, s, t, j, 1]), np.int64(back[kind, s, t, j, 2])
         if kind == _IR:
             heads[t] = s
         elif kind == _IL:

@@ -64,7 +64,7 @@ def _constrained(heads, scores, label_class, n_classes):
     if n_classes == 0:
         return best
     out = best.copy()
-    order = np.argsort(heads[1:], kind="mergesort")  # children grouped by head
+    order = _stable_order(heads[1:])  # children grouped by head
     start = 0
     while start < n:
         h = heads[order[start] + 1]
@@ -76,6 +76,21 @@ def _constrained(heads, scores, label_class, n_classes):
             _assign(kids, scores, label_class, n_classes, best, out)
         start = end
     return out
+
+
+@njit(cache=True)
+def _stable_order(keys):
+    """``np.argsort(keys, kind="stable")`` by insertion (a tree's few children per head: no
+    merge sort to compile)."""
+    order = np.empty(keys.shape[0], np.int64)
+    for i in range(keys.shape[0]):
+        order[i] = i
+    for i in range(1, keys.shape[0]):
+        j = i
+        while j > 0 and keys[order[j - 1]] > keys[order[j]]:
+            order[j - 1], order[j] = order[j], order[j - 1]
+            j -= 1
+    return order
 
 
 @njit(cache=True)

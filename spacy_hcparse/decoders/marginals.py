@@ -318,7 +318,7 @@ def _is_projective(heads):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # a two-way switch: inlined where a kernel calls it
 def _inside_sib(arc, sib, outside):
     """(log Z, marginals) over projective single-root trees with arc and sibling factors
     (``outside`` False: marginals zeros): ``_inside_sib_linear`` where its values stay in range,

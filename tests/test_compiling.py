@@ -1,0 +1,68 @@
+"""The kernels' ``njit`` (one compile per argument types, not per constant), the notice of a slow
+compile, and ``python -m spacy_hcparse warmup``."""
+import io
+
+import numpy as np
+from numba.core import event
+
+from spacy_hcparse.cli import main
+from spacy_hcparse.compiling import CompileNotice, njit
+
+
+@njit
+def _scaled(values, factor):
+    return values * factor
+
+
+@njit
+def _both_scales(values):
+    return _scaled(values, 2)[0] + _scaled(values, 3)[0] + _scaled(values, True)[0]
+
+
+def test_a_kernel_called_with_constants_compiles_once_per_argument_types():
+    assert _both_scales(np.ones(3)) == 6.0
+    assert len(_scaled.signatures) == 2  # (float64[:], int64) and (float64[:], bool)
+
+
+def test_njit_keeps_numba_options():
+    @njit(cache=False, fastmath=True, locals={"total": np.float64})
+    def total_of(values):
+        total = 0
+        for v in values:
+            total += v
+        return total
+
+    assert total_of(np.arange(4.0)) == 6.0
+    assert total_of.targetoptions["fastmath"]
+
+
+def _compile_fresh(module: str):
+    """A new kernel whose function claims to live in ``module``, compiled once."""
+    def bump(x):
+        return x + 1
+
+    bump.__module__ = module
+    return njit(bump)(1)
+
+
+def _noticed(after: float, module: str, compiles: int = 2) -> str:
+    stream = io.StringIO()
+    listener = CompileNotice(after=after, notice="compiling!", stream=stream, package="mine")
+    with event.install_listener("numba:compile", listener):
+        for _ in range(compiles):
+            _compile_fresh(module)
+    return stream.getvalue()
+
+
+def test_slow_compiling_is_said_once():
+    assert _noticed(0.0, "mine.kernels") == "compiling!\n"
+
+
+def test_quick_or_foreign_compiling_is_not_said():
+    assert _noticed(60.0, "mine.kernels") == ""
+    assert _noticed(0.0, "someone_else.kernels") == ""
+
+
+def test_warmup_verb_compiles_the_default_pipeline(capsys):
+    assert main(["warmup"]) == 0
+    assert "done: compiled the kernels of the default hc_parser" in capsys.readouterr().err
