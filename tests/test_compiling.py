@@ -3,6 +3,7 @@ compile, and ``python -m spacy_hcparse warmup``."""
 import io
 
 import numpy as np
+from numba import float64
 from numba.core import event
 
 from spacy_hcparse.cli import main
@@ -25,7 +26,7 @@ def test_a_kernel_called_with_constants_compiles_once_per_argument_types():
 
 
 def test_njit_keeps_numba_options():
-    @njit(cache=False, fastmath=True, locals={"total": np.float64})
+    @njit(cache=False, fastmath=True, locals={"total": float64})
     def total_of(values):
         total = 0
         for v in values:
