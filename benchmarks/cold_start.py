@@ -16,7 +16,8 @@ few steps on the sample treebank), loaded and run on the same text in a fresh pr
 ``load + parse`` ratios divide by its load + first parse of the same run. Wall seconds and the
 child's CPU seconds (user + sys, all threads) are printed, with the load average: on a busy
 machine, CPU seconds are the figure to compare. ``--kernels N`` lists the N numba kernels whose
-compiling took longest in the cold process (their own time, callees' compiling excluded).
+compiling took longest in the cold process (CPU seconds of the compiling thread, callees'
+compiling excluded), and ``--json`` keeps every compile with its argument types and step.
 
 Without ``--model`` the README quickstart model is trained first (configs/ewt_fast.cfg, 200 steps
 on assets/sample), into ``--work`` (default: a temp dir), which takes a few minutes.
@@ -31,7 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 REPO = Path(__file__).resolve().parent.parent
 TEXT = "The dog chased a red ball in the garden. She reads old books at night."
@@ -108,7 +109,8 @@ def child_hc(model: str, out: Path) -> None:
     trees = list(doc.sents)[0]._.hc_kbest(3)
     laps["kbest"] = clock.lap()
     result = {"laps": laps, "kernels": recorder.own if recorder else {},
-              "signatures": recorder.signatures if recorder else {}, "log": recorder.log if recorder else [], "n_trees": len(trees),
+              "signatures": recorder.signatures if recorder else {}, "log": recorder.log if recorder else [],
+              "n_trees": len(trees),
               "certified": [s._.hc_certified for s in certified_doc.sents], "values": repr(values)[:80]}
     out.write_text(json.dumps(result))
 
@@ -140,7 +142,8 @@ def run_child(kind: str, model: str, cache: Path, kernels: bool) -> Dict:
     result = json.loads(out.read_text())
     out.unlink()
     result["process"] = {"wall": time.perf_counter() - start,
-                         "cpu": (after.children_user - before.children_user) + (after.children_system - before.children_system)}
+                         "cpu": (after.children_user - before.children_user)
+                         + (after.children_system - before.children_system)}
     return result
 
 
@@ -150,12 +153,14 @@ def train(work: Path, config: str, name: str, steps: int) -> Path:
     if not (corpus / "sample-ud-dev.spacy").exists():
         corpus.mkdir(parents=True, exist_ok=True)
         for split in ("train", "dev"):
-            subprocess.run([sys.executable, "-m", "spacy", "convert", str(REPO / f"assets/sample/sample-ud-{split}.conllu"),
-                            str(corpus), "--converter", "conllu", "-n", "10"], check=True, stdout=subprocess.DEVNULL)
+            source = REPO / f"assets/sample/sample-ud-{split}.conllu"
+            subprocess.run([sys.executable, "-m", "spacy", "convert", str(source), str(corpus), "--converter", "conllu",
+                            "-n", "10"], check=True, stdout=subprocess.DEVNULL)
     output = work / name
     print(f"training {config} for {steps} steps into {output} ...", flush=True)
     subprocess.run([sys.executable, "-m", "spacy", "train", str(REPO / config), "--output", str(output),
-                    "--paths.train", str(corpus / "sample-ud-train.spacy"), "--paths.dev", str(corpus / "sample-ud-dev.spacy"),
+                    "--paths.train", str(corpus / "sample-ud-train.spacy"),
+                    "--paths.dev", str(corpus / "sample-ud-dev.spacy"),
                     "--training.max_steps", str(steps), "--training.eval_frequency", str(max(steps // 4, 1)),
                     *(["--training.optimizer.learn_rate.total_steps", str(steps),
                        "--training.optimizer.learn_rate.warmup_steps", str(max(steps // 10, 1))]
@@ -218,9 +223,11 @@ def main() -> None:
               f"the {args.kernels} slowest (own seconds, callees excluded):")
         for name, seconds in own[:args.kernels]:
             count = runs["cold"]["signatures"][name]
-            print(f"  {seconds:6.2f}  {name.replace('spacy_hcparse.', '')}" + (f" ({count} signatures)" if count > 1 else ""))
+            signatures = f" ({count} signatures)" if count > 1 else ""
+            print(f"  {seconds:6.2f}  {name.replace('spacy_hcparse.', '')}{signatures}")
     if args.json:
-        args.json.write_text(json.dumps({"runs": runs, "peer": peer, "model": model, "peer_model": peer_model}, indent=1))
+        summary = {"runs": runs, "peer": peer, "model": model, "peer_model": peer_model}
+        args.json.write_text(json.dumps(summary, indent=1))
 
 
 if __name__ == "__main__":
