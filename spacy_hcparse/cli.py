@@ -46,7 +46,16 @@ a trained pipeline and write CoNLL-U or JSON with the pipeline's heads, labels a
 examples:
   python -m spacy_hcparse parse MODEL input.txt --output parsed.conllu
   python -m spacy_hcparse parse MODEL gold.conllu --output parsed.conllu
-  python -m spacy_hcparse parse MODEL corpus/ --output-dir parsed/ --pattern '*.txt' --n-process 2"""
+  python -m spacy_hcparse parse MODEL corpus/ --output-dir parsed/ --pattern '*.txt' --n-process 2
+
+Text input gets CoNLL-U with '# sent_id' (the file's name and a count), '# text' and SpaceAfter=No;
+runs of spaces in a line are read as one space. CoNLL-U input keeps its comments (those missing
+added).
+
+exit status:
+  0  done (a warning on stderr for each input that held no words)
+  1  error: bad arguments, model or input, or a failing file with --strict
+  3  done, but some files failed (each named in an 'error:' line; see docs/corpus.md)"""
 EVALUATE_DESCRIPTION = """CoNLL 2018 shared task scores of a system CoNLL-U file against a gold one (any tokenization);
 when both hold the same words, also UD-style scores (punctuation counted, label subtypes dropped)."""
 
@@ -149,8 +158,8 @@ def _parse(args) -> int:
         nlp = spacy.load(args.model)  # errors here are reported before any work starts
         summary = parse_corpus(args.model, tasks, options, n_process=args.n_process, parallel=args.parallel,
                                overwrite=args.overwrite, strict=args.strict, progress=progress, nlp=nlp)
-    if summary.parsed and not summary.words:
-        _say("warning", f"the {summary.parsed} parsed files hold no words to parse")
+    for source in summary.empty:
+        _say("warning", f"{source} holds no words to parse; its output is empty")
     _say("done", _summary_line(summary))
     if summary.failed:
         return 1 if args.strict else EXIT_SOME_FAILED

@@ -242,22 +242,34 @@ def format_conllu(sentences: List[Tuple[List[str], List[int], List[str]]], comme
     return "\n".join(out) + "\n"
 
 
-def parsed_conllu(sent, source: Optional[Sentence] = None, *, keep_columns: bool = False) -> str:
+def _comment_key(line: str) -> str:
+    """``sent_id`` of ``# sent_id = x``; the key of any ``# key = value`` comment, else ''."""
+    body = line.lstrip("#").strip()
+    return body.split("=", 1)[0].strip() if "=" in body else ""
+
+
+def parsed_conllu(sent, source: Optional[Sentence] = None, *, keep_columns: bool = False,
+                  sent_id: Optional[str] = None) -> str:
     """One CoNLL-U block (ending in a blank line) for ``sent``, a parsed spaCy Doc or Span read as
-    one sentence: heads 1-based within it, 0 for a token that heads itself (spaCy's root), label
-    ``ROOT`` written ``root``. LEMMA, UPOS, XPOS and FEATS are the pipeline's (``_`` where it set
+    one sentence: heads 1-based within it, 0 for a token that heads itself (spaCy's root); the
+    label is ``root`` exactly where the head is 0 (another label there, or ``root`` elsewhere,
+    becomes ``root`` / ``dep``). LEMMA, UPOS, XPOS and FEATS are the pipeline's (``_`` where it set
     none). With ``source``, the sentence it was parsed from (same words), its comments, MISC and
     multiword-token lines are kept, and with ``keep_columns`` its LEMMA, UPOS, XPOS and FEATS too;
-    without one, MISC holds ``SpaceAfter=No`` where the text has no space."""
+    without one, MISC holds ``SpaceAfter=No`` where the text has no space. Comments that are
+    missing get added: ``# sent_id = <sent_id>`` (when given) and ``# text = <the sentence's text>``."""
     tokens = list(sent)
     if source is not None and len(source.words) != len(tokens):
         raise ValueError(f"sentence of {len(tokens)} tokens written against a source of {len(source.words)} words")
     offset = tokens[0].i if tokens else 0
     lines = list(source.comments) if source is not None else []
+    if sent_id is not None and not any(_comment_key(line) == "sent_id" for line in lines):
+        lines.insert(0, f"# sent_id = {sent_id}")
+    rows = []
     for i, token in enumerate(tokens, start=1):
         head = 0 if token.head.i == token.i else token.head.i - offset + 1
         label = token.dep_ or "dep"
-        label = "root" if label == "ROOT" else label
+        label = "root" if head == 0 else "dep" if label.lower() == "root" else label
         tags = [token.lemma_ or "_", token.pos_ or "_", token.tag_ or "_", str(token.morph) or "_"]
         if source is None:
             misc = "_" if token.whitespace_ or i == len(tokens) else "SpaceAfter=No"
@@ -267,6 +279,25 @@ def parsed_conllu(sent, source: Optional[Sentence] = None, *, keep_columns: bool
             if keep_columns:
                 tags = [word.lemma, word.upos, word.xpos, word.feats]
             if i in source.multiword:
-                lines.append(source.multiword[i])
-        lines.append("\t".join([str(i), token.text, *tags, str(head), label, "_", misc]))
-    return "\n".join(lines) + "\n\n"
+                rows.append(source.multiword[i])
+        rows.append("\t".join([str(i), token.text, *tags, str(head), label, "_", misc]))
+    if not any(_comment_key(line) == "text" for line in lines):
+        lines.append(f"# text = {text_of(rows)}")
+    return "\n".join(lines + rows) + "\n\n"
+
+
+def text_of(rows: List[str]) -> str:
+    """A sentence's text from its word and multiword-token lines, as UD reads it: the forms of
+    the tokens (a multiword token's, not its words'), a space after each but where MISC holds
+    ``SpaceAfter=No``, none after the last."""
+    pieces, covered = [], 0
+    for row in rows:
+        cols = row.split("\t")
+        if "." in cols[0]:
+            continue
+        if "-" in cols[0]:
+            covered = int(cols[0].split("-")[1])
+        elif int(cols[0]) <= covered:
+            continue
+        pieces.append(cols[1] + ("" if "SpaceAfter=No" in cols[9].split("|") else " "))
+    return "".join(pieces).rstrip(" ")

@@ -99,6 +99,7 @@ class Summary:
     parsed: int = 0
     skipped: int = 0
     failed: List[Tuple[str, str]] = field(default_factory=list)  # (source, error)
+    empty: List[str] = field(default_factory=list)  # parsed sources that held no words
     words: int = 0
     seconds: float = 0.0
     workers: str = "1 process"
@@ -107,6 +108,8 @@ class Summary:
         if result.status == "parsed":
             self.parsed += 1
             self.words += result.words
+            if not result.words:
+                self.empty.append(result.source)
         elif result.status == "skipped":
             self.skipped += 1
         else:
@@ -242,7 +245,7 @@ def parse_stream(nlp, lines: Iterable[str], out: TextIO, *, name: str = "<input>
     fmt = options.input_format
     if fmt == "auto":
         fmt = "conllu" if Path(name).suffix.lower() in CONLLU_SUFFIXES or _looks_like_conllu(head) else "text"
-    writer = _DocWriter(out, options.output_format, options.keep_columns)
+    writer = _DocWriter(out, options.output_format, options.keep_columns, Path(name).stem)
     counter = _WordCounter(on_words)
     if fmt == "conllu":
         sentences = parse_conllu(lines, name, words_only=True)  # heads, if any, are replaced
@@ -251,7 +254,7 @@ def parse_stream(nlp, lines: Iterable[str], out: TextIO, *, name: str = "<input>
             writer.write(doc, sentence)
             counter.add(len(doc))
     else:
-        texts = (line.strip() for line in lines if line.strip())
+        texts = (" ".join(line.split()) for line in lines if line.strip())  # no whitespace tokens
         for doc in nlp.pipe(texts, batch_size=options.batch_size, n_process=options.n_process):
             writer.write(doc, None)
             counter.add(len(doc))
@@ -277,19 +280,19 @@ def _looks_like_conllu(head: Sequence[str]) -> bool:
 
 
 class _DocWriter:
-    """CoNLL-U blocks, or one JSON array whose records are written one at a time."""
+    """CoNLL-U blocks, or one JSON array whose records are written one at a time. A CoNLL-U
+    sentence without ``# sent_id`` gets ``<prefix>-<n>`` (n counts the sentences written)."""
 
-    def __init__(self, out: TextIO, fmt: str, keep_columns: bool = False):
+    def __init__(self, out: TextIO, fmt: str, keep_columns: bool = False, prefix: str = "s"):
         self.out, self.fmt, self.keep_columns, self.records = out, fmt, keep_columns, 0
+        self.prefix, self.sentences = prefix or "s", 0
 
     def write(self, doc, sentence) -> None:
         if self.fmt == "conllu":
-            if sentence is not None:
-                self.out.write(parsed_conllu(doc, sentence, keep_columns=self.keep_columns))
-                return
-            for sent in doc.sents:
-                self.out.write(f"# text = {sent.text}\n")
-                self.out.write(parsed_conllu(sent))
+            for sent in [doc] if sentence is not None else doc.sents:
+                self.sentences += 1
+                self.out.write(parsed_conllu(sent, sentence, keep_columns=self.keep_columns,
+                                             sent_id=f"{self.prefix}-{self.sentences}"))
             return
         record = {
             "text": doc.text,

@@ -4,7 +4,8 @@ A span is a half-open token range ``(start, end)`` of a Doc, parsed as one tree.
 the doc's own sentences (``sentence_spans``), from sentence starts a model predicted
 (``predicted_spans``, ``segment_docs``), or from the reference's sentences in training; a
 sentence longer than ``max_length`` becomes several spans (``continues``: whether a span carries
-on the sentence of the span before it).
+on the sentence of the span before it), cut where the model's sentence-start logit is highest
+(in the second half of ``max_length`` tokens) when there is one, else after punctuation.
 
 A model's segmentation (``segment_docs``) never starts a sentence on a whitespace token (spaCy
 makes one for newlines and runs of spaces; it ends the sentence before it, as spaCy's parser
@@ -39,15 +40,16 @@ def sentence_spans(doc: Doc, max_length: int) -> List[Span]:
     return chunked(doc, sents, max_length)
 
 
-def predicted_spans(doc: Doc, starts: np.ndarray, max_length: int) -> List[Span]:
+def predicted_spans(doc: Doc, starts: np.ndarray, max_length: int, logits: Optional[np.ndarray] = None) -> List[Span]:
     """Spans of the sentences that begin where ``starts`` (bool, one per token) is set (the first
-    token always begins one), chunked to ``max_length``."""
+    token always begins one), chunked to ``max_length`` (where ``logits``, the model's
+    sentence-start logits (float per token), are highest, when given: ``chunked``)."""
     if max_length < 1:
         raise ValueError(f"max_length must be positive, got {max_length}")
     if len(doc) == 0:
         return []
     cuts = [0] + [i for i in np.flatnonzero(starts).tolist() if i > 0] + [len(doc)]
-    return chunked(doc, list(zip(cuts[:-1], cuts[1:])), max_length)
+    return chunked(doc, list(zip(cuts[:-1], cuts[1:])), max_length, logits)
 
 
 def segment_docs(
@@ -55,17 +57,21 @@ def segment_docs(
     max_length: int,
 ) -> Tuple[List[List[Span]], List[Optional[List[int]]]]:
     """Per doc its spans and where its sentences begin (token offsets): the ``given`` spans
-    (sentences None), or the sentences starting where ``begins`` (bool per token, a model's
-    prediction) is set, after every blank line and at token 0, chunked to ``max_length``; without
-    ``begins`` (None), chunks of the whole doc, each a sentence."""
+    (sentences None), or the sentences starting where ``begins`` (a model's prediction: its
+    sentence-start logits, float per token, a start where positive; or its starts, bool per
+    token) is set, after every blank line and at token 0, chunked to ``max_length`` (where the
+    logits are highest: ``chunked``); without ``begins`` (None), chunks of the whole doc, each a
+    sentence."""
     spans, sentences = [], []
     for doc, doc_spans, doc_begins in zip(docs, given, begins):
         if doc_spans is not None:
             spans.append(list(doc_spans))
             sentences.append(None)
         elif doc_begins is not None and len(doc):
-            starts = sentence_begins(doc, doc_begins)
-            spans.append(predicted_spans(doc, starts, max_length))
+            doc_begins = np.asarray(doc_begins)
+            logits = doc_begins if doc_begins.dtype.kind == "f" else None
+            starts = sentence_begins(doc, doc_begins > 0 if logits is not None else doc_begins)
+            spans.append(predicted_spans(doc, starts, max_length, logits))
             sentences.append(np.flatnonzero(starts).tolist())
         else:
             spans.append(chunked(doc, [(0, len(doc))] if len(doc) else [], max_length))
@@ -136,11 +142,21 @@ def _past_whitespace(begins: np.ndarray, space: np.ndarray) -> np.ndarray:
     return out
 
 
-def chunked(doc: Doc, sentences: Sequence[Span], max_length: int) -> List[Span]:
-    """``sentences`` with every one longer than ``max_length`` cut into chunks."""
+def chunked(doc: Doc, sentences: Sequence[Span], max_length: int, logits: Optional[np.ndarray] = None) -> List[Span]:
+    """``sentences`` with every one longer than ``max_length`` cut into chunks of at most
+    ``max_length`` tokens. With ``logits`` (a model's sentence-start logits, float per token of
+    ``doc``) each chunk ends before the token of the highest logit in the second half of the
+    ``max_length`` tokens after its start (so no chunk but the last is under half as long), never
+    a whitespace token, the latest of equal ones; without, after the last punctuation token of
+    that half, else at ``max_length`` tokens."""
     spans: List[Span] = []
+    space = whitespace(doc) if logits is not None and any(end - start > max_length for start, end in sentences) \
+        else None
     for start, end in sentences:
-        spans.extend(_chunk(doc, start, end, max_length))
+        if space is not None:
+            spans.extend(_chunk_at_logits(logits, space, start, end, max_length))
+        else:
+            spans.extend(_chunk(doc, start, end, max_length))
     return spans
 
 
@@ -159,6 +175,21 @@ def _chunk(doc: Doc, start: int, end: int, max_length: int) -> List[Span]:
             if doc[i].is_punct:
                 cut = i + 1
                 break
+        chunks.append((start, cut))
+        start = cut
+    chunks.append((start, end))
+    return chunks
+
+
+def _chunk_at_logits(logits: np.ndarray, space: np.ndarray, start: int, end: int, max_length: int) -> List[Span]:
+    chunks = []
+    while end - start > max_length:
+        lo = start + max_length // 2 + 1  # the first word a chunk may end before, as in ``_chunk``
+        window = np.asarray(logits[lo: start + max_length + 1], dtype=np.float64)
+        window = np.where(space[lo: start + max_length + 1] | np.isnan(window), -np.inf, window)
+        cut = start + max_length
+        if (window > -np.inf).any():
+            cut = lo + len(window) - 1 - int(np.argmax(window[::-1]))  # the latest of the highest
         chunks.append((start, cut))
         start = cut
     chunks.append((start, end))

@@ -12,6 +12,7 @@ from spacy.training import Example
 from spacy_hcparse.cli import build_parser, main
 from spacy_hcparse.conllu import read_conllu
 from spacy_hcparse.evaluation import input_doc
+from tests.ud_valid import ud_problems
 
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample"
 TINY_MODEL = {
@@ -96,7 +97,7 @@ def test_progress_summary_and_empty_input_on_stderr(model_dir, tmp_path, capsys)
     text.write_text("The old farmer sold three goats.\n")
     assert main(["parse", str(model_dir), str(text)]) == 0
     printed = capsys.readouterr()
-    assert printed.out.startswith("# text = The old farmer")
+    assert printed.out.startswith("# sent_id = in-1\n# text = The old farmer")
     assert printed.err.strip().splitlines()[-1].startswith(f"done: {text} -> <stdout>: 7 words in ")
     empty = tmp_path / "empty.txt"
     empty.write_text("\n\n")
@@ -126,7 +127,7 @@ def test_parse_text_to_conllu_and_json(model_dir, tmp_path):
     assert main(["parse", str(model_dir), str(text), "--output", str(out)]) == 0
     sentences = list(read_conllu(out))  # raises unless every sentence is one tree
     assert sum(len(s.words) for s in sentences) == 15
-    assert sentences[0].comments[0].startswith("# text = The old farmer")
+    assert sentences[0].comments == ["# sent_id = in-1", "# text = The old farmer sold three goats."]
     out_json = tmp_path / "out.json"
     assert main(["parse", str(model_dir), str(text), "--format", "json", "--output", str(out_json)]) == 0
     records = json.loads(out_json.read_text())
@@ -134,6 +135,52 @@ def test_parse_text_to_conllu_and_json(model_dir, tmp_path):
     words = [w for sent in records[1]["sentences"] for w in sent]
     assert [w["form"] for w in words][:3] == ["My", "sister", "paints"]
     assert sum(w["head"] == 0 for w in records[1]["sentences"][0]) == 1
+
+
+def test_parse_output_keeps_ud_rules_from_text_and_conllu(model_dir, tmp_path):
+    """Text (spaces doubled, no space before punctuation) and CoNLL-U input, with and without
+    comments: the output keeps UD's level-2 rules (``tests.ud_valid``)."""
+    text = tmp_path / "in.txt"
+    text.write_text("The old  farmer sold three goats, then left.\n\nMy sister paints (small) boats.\n")
+    out = tmp_path / "from_text.conllu"
+    assert main(["parse", str(model_dir), str(text), "--output", str(out)]) == 0
+    assert ud_problems(out) == []
+    assert "SpaceAfter=No" in out.read_text() and "# text = The old farmer sold" in out.read_text()
+    bare = tmp_path / "bare.conllu"
+    bare.write_text("".join(line + "\n" for line in (SAMPLE / "sample-ud-test.conllu").read_text().splitlines()
+                            if not line.startswith("#")))
+    for source in (SAMPLE / "sample-ud-test.conllu", bare):
+        out = tmp_path / f"from_{source.stem}.conllu"
+        assert main(["parse", str(model_dir), str(source), "--output", str(out)]) == 0
+        assert ud_problems(out) == [], source
+    assert out.read_text().startswith("# sent_id = bare-1\n# text = ")
+
+
+def test_ud_rules_are_checked():
+    """The checker itself: a second root, a wrong text and a repeated sent_id are found."""
+    bad = "# sent_id = a\n# text = Hi there\n1\tHi\t_\t_\t_\t_\t0\troot\t_\t_\n2\tthere\t_\t_\t_\t_\t0\tdep\t_\t_\n\n"
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "bad.conllu"
+        path.write_text(bad + bad.replace("Hi there", "Hi  there"))
+        problems = "\n".join(ud_problems(path))
+    assert "2 words on the root" in problems and "with label dep" in problems
+    assert "used before" in problems and "but the forms give" in problems
+
+
+def test_directory_mode_warns_about_each_empty_file_and_help_lists_exit_statuses(model_dir, tmp_path, capsys):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.txt").write_text("Dogs bark.\n")
+    (folder / "empty.txt").write_text("\n")
+    capsys.readouterr()
+    assert main(["parse", str(model_dir), str(folder), "--output-dir", str(tmp_path / "out"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {folder / 'empty.txt'} holds no words to parse" in err and "a.txt holds" not in err
+    (sub,) = [a for a in build_parser()._actions if a.choices and "parse" in a.choices]
+    help_text = sub.choices["parse"].format_help()
+    assert "exit status:" in help_text and "3  done, but some files failed" in help_text
 
 
 def test_malformed_conllu_names_file_and_line(model_dir, tmp_path, capsys):

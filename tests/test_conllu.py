@@ -44,8 +44,8 @@ def test_parsed_conllu_writes_the_pipelines_tags_and_the_multiword_tokens():
     assert again.multiword == sent.multiword and [w.head for w in again.words] == [3, 3, 0]
     (kept,) = parse_conllu(parsed_conllu(doc, sent, keep_columns=True).splitlines(True))
     assert [(w.lemma, w.upos) for w in kept.words] == [("I", "PRON"), ("can", "AUX"), ("not", "PART")]
-    plain = parsed_conllu(doc)  # no source: no comments, SpaceAfter=No from the text
-    assert plain.splitlines()[0] == "1\tI\t_\tPRON\tPRP\t_\t3\tnsubj\t_\t_"
+    plain = parsed_conllu(doc, sent_id="x-1")  # no source: sent_id and text added, SpaceAfter=No from the text
+    assert plain.splitlines()[:3] == ["# sent_id = x-1", "# text = I ca n't", "1\tI\t_\tPRON\tPRP\t_\t3\tnsubj\t_\t_"]
     with pytest.raises(ValueError, match="source of 2 words"):
         parsed_conllu(doc, parse_conllu([row(1, 0) + "\n", row(2, 1) + "\n"]).__next__())
 

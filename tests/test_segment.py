@@ -69,3 +69,29 @@ def test_whitespace_kept_leaves_per_span():
     assert [s.tolist() for s in span_whitespace([doc, doc_of([])], [spans, []])] == [
         [False, True, False], [False, False]]
     assert leaf_whitespace(np.array([True, False])).tolist() == [True, False]
+
+
+def test_long_sentences_are_cut_where_a_start_is_likeliest():
+    """No start above 0, but the logits peak at words 7 and 13: the chunks end before them, not
+    at every ``max_length`` words; whitespace never begins a chunk, however high its logit, nor
+    does a word in the first half of the window (no chunk but the last under half as long)."""
+    doc = doc_of([f"w{i}" for i in range(10)] + ["\n"] + [f"w{i}" for i in range(11, 20)])
+    logits = np.full(len(doc), -5.0)
+    logits[[7, 13]] = -1.0
+    logits[10] = -0.5  # the newline
+    logits[16] = -0.5  # more than 8 words after the chunk that starts at 7
+    logits[[3, 9]] = -1e-3  # too early in their windows
+    spans, sentences = segment_docs([doc], [None], [logits], 8)
+    assert spans[0] == [(0, 7), (7, 13), (13, 20)]
+    assert sentences[0] == [0]  # still one sentence by the model's own starts
+
+
+def test_flat_logits_cut_at_max_length_and_positive_ones_start_sentences():
+    doc = doc_of([f"w{i}" for i in range(10)])
+    logits = np.full(10, -2.0)
+    spans, _ = segment_docs([doc], [None], [logits], 4)
+    assert spans[0] == [(0, 4), (4, 8), (8, 10)]  # the latest of equal logits: as without them
+    logits[5] = 3.0
+    spans, sentences = segment_docs([doc], [None], [logits], 4)
+    assert sentences[0] == [0, 5]
+    assert spans[0] == [(0, 4), (4, 5), (5, 9), (9, 10)]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import srsly
+from weasel.util.config import load_project_config
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -42,7 +43,8 @@ def test_all_trains_evaluates_and_packages_the_raw_text_pipelines():
                                                    "metrics/${vars.run}/raw_text_flat.json"]
     assert "training/${vars.run}/hc_parser/model-best" in commands["evaluate-raw"]["deps"]
     assert config["vars"]["package_model"] == "hc_pipeline"
-    assert "training/${vars.run}/${vars.package_model}/model-best" in commands["package"]["deps"]
+    assert config["vars"]["package_path"] == "training/${vars.run}/${vars.package_model}/model-best"
+    assert commands["package"]["deps"][0] == "${vars.package_path}"
     # The `treebank` workflow (multilingual) trains no pipeline, so nothing it runs may depend on one.
     for step in config["workflows"]["treebank"]:
         assert not any("pipeline/" in d for d in commands[step].get("deps", [])), step
@@ -105,3 +107,16 @@ def test_smoke_workflow_on_sample(tmp_path):
     assert not check["system_site_packages"] and check["spacy_hcparse_from_venv"]
     wheels = sorted(p.name for p in (tmp_path / f"packages/{run}/dist").glob("*.whl"))
     assert [w.split("-")[0] for w in wheels] == ["en_hcparse", "spacy_hcparse"]
+
+
+def test_package_takes_any_trained_pipeline():
+    """`--vars.package_path` (the quickstart's model, say) is what `package` depends on and ships."""
+    config = load_project_config(ROOT, overrides={"vars.package_path": "training/quickstart/model-best",
+                                                  "vars.run": "quickstart"})
+    (command,) = [c for c in config["commands"] if c["name"] == "package"]
+    assert command["deps"][0] == "training/quickstart/model-best"
+    assert command["script"][0].startswith("python scripts/package_check.py training/quickstart/model-best "
+                                           "packages/quickstart ")
+    default = load_project_config(ROOT)
+    (command,) = [c for c in default["commands"] if c["name"] == "package"]
+    assert command["deps"][0] == "training/UD_English-EWT/hc_pipeline/model-best"

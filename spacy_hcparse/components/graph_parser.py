@@ -147,13 +147,24 @@ class GraphParser(Rehearsal, ParserPipe):
         self.cfg["unseen_labels"] = []  # every label gets fresh weights below
         self.cfg["label_classes"] = label_classes(
             ([tok.head.i for tok in eg.reference], [tok.dep_ for tok in eg.reference]) for eg in get_examples())
-        self.cfg["tags"] = {attr: sorted({tag for eg in get_examples() for tag in aligned_tags(eg, attr) if tag})
-                            for attr in self.model.attrs.get("tag_attrs", ())}
+        self.cfg["tags"] = self._tag_sets(get_examples)
         for attr, tags in self.cfg["tags"].items():
             self.model.set_dim(f"nT_{attr}", max(1, len(tags)))
         docs = [eg.predicted for eg in islice(get_examples(), 10)]
         sample = GraphInput(docs, [sentence_spans(doc, self.max_length) for doc in docs]) if docs else None
         self.model.initialize(X=sample)
+
+    def _tag_sets(self, get_examples: Callable[[], Iterable[Example]]) -> Dict[str, List[str]]:
+        """Per tag objective of the model the tags the references hold. None for ``TAG`` (XPOS)
+        where it equals ``POS`` on every token that has one: spaCy's CoNLL-U converter fills a
+        treebank's missing XPOS with its UPOS, and a model should then write ``_`` there, not a
+        second guess at UPOS."""
+        attrs = self.model.attrs.get("tag_attrs", ())
+        tags = {attr: sorted({tag for eg in get_examples() for tag in aligned_tags(eg, attr) if tag}) for attr in attrs}
+        if tags.get("TAG") and all(tag == pos for eg in get_examples()
+                                   for tag, pos in zip(aligned_tags(eg, "TAG"), aligned_tags(eg, "POS")) if tag):
+            tags["TAG"] = []
+        return tags
 
     # ----- prediction: spans -> scores -> decode -> labels -> Doc -------------------------
     def predict(self, docs: Iterable[Doc]) -> List[DocParses]:

@@ -1,6 +1,9 @@
 """First-order pruning and the higher-order factors it allows: the graph parser's search space.
 
-Each word keeps its ``top_k`` best heads by first-order score, the root always among them; the
+Each word keeps its ``top_k`` best heads by first-order score, the root always among them, and
+the kept arcs always hold a projective tree with one root child, so that every decoder's tree is
+one of kept arcs (finite scores, k-best lists of k trees): where ``top_k`` alone leaves none, the
+best such tree by first-order score, using as few other arcs as it can, is kept as well. The
 sibling and grandparent scorers then score only the triples of kept arcs. Conventions as in
 ``spacy_hcparse.decoders``: ``mask[h, m]``, index 0 the root; triples ``(h, s, m)`` with
 ``s == h`` for the closest modifier, and ``(g, h, m)``.
@@ -11,19 +14,23 @@ import numpy as np
 
 from ..compiling import njit
 from ..decoders.batch import cut
+from ..decoders.eisner import eisner_kernel
 
 
 def candidate_heads(arc: np.ndarray, top_k: int, keep=None) -> np.ndarray:
-    """Boolean (n+1, n+1) mask ``mask[h, m]``: h is among m's ``top_k`` heads, or the root.
+    """Boolean (n+1, n+1) mask ``mask[h, m]``: h is among m's ``top_k`` heads, or the root, or
+    an arc of the tree ``keep_a_tree`` adds.
 
     ``keep`` (a heads array, ``-1`` where a head is unknown) adds those arcs too, so gold arcs
     stay scorable in training. Ties at the k-th score keep the lower head index.
     """
-    mask = _top_heads(np.ascontiguousarray(arc, dtype=np.float64), int(top_k))
+    arc = np.ascontiguousarray(arc, dtype=np.float64)
+    mask = _top_heads(arc, int(top_k))
     if keep is not None and len(mask) > 1:
         words = np.arange(1, len(mask))
         known = keep[1:] >= 0
         mask[keep[1:][known], words[known]] = True
+    keep_a_tree(arc, mask)
     return mask
 
 
@@ -48,6 +55,78 @@ def _fill_top_heads(arc, top_k, mask):
             mask[order[r], m] = True
         mask[0, m] = True
         mask[m, m] = False
+
+
+@njit(cache=True)
+def keep_a_tree(arc, mask):
+    """Make ``mask`` (bool (n+1, n+1), changed in place) hold a projective tree with one root
+    child: if none of its arcs alone forms one (``holds_projective_tree``), add the arcs of the
+    best such tree by ``arc`` (finite first-order scores, any float dtype) among the trees with
+    the fewest arcs outside ``mask``. Returns whether arcs were added.
+
+    That tree is Eisner's first-order best over the scores with every arc outside ``mask`` at one
+    floor low enough that each such arc costs more than any difference among kept arcs (as
+    ``decoders.absent.absent_floor``).
+    """
+    size = mask.shape[0]
+    if holds_projective_tree(mask):
+        return False
+    lo, hi = np.inf, -np.inf
+    for h in range(size):
+        for m in range(1, size):
+            if h != m and mask[h, m]:
+                lo = min(lo, float(arc[h, m]))
+                hi = max(hi, float(arc[h, m]))
+    floor = lo - 2.0 * (size - 1) * (hi - lo) - 1.0 if lo <= hi else -1.0
+    scores = np.empty((size, size), dtype=np.float64)
+    for h in range(size):
+        for m in range(size):
+            scores[h, m] = arc[h, m] if mask[h, m] else floor
+    heads = eisner_kernel(scores)
+    for m in range(1, size):
+        mask[heads[m], m] = True
+    return True
+
+
+@njit(cache=True)
+def holds_projective_tree(mask):
+    """Whether some projective tree with one root child uses only arcs of ``mask`` (bool
+    (n+1, n+1), ``mask[h, m]``): Eisner's chart over booleans, each cell true when some split
+    makes it; a cell whose arc is not in the mask is false without a split, so a sparse mask
+    costs far less than the O(n^3) of a full one."""
+    size = mask.shape[0]
+    n = size - 1
+    if n <= 1:
+        return n == 0 or mask[0, 1]
+    cr = np.zeros((size, size), dtype=np.bool_)  # complete, headed s, covering s..t
+    cl = np.zeros((size, size), dtype=np.bool_)  # complete, headed t
+    ir = np.zeros((size, size), dtype=np.bool_)  # incomplete s -> t
+    il = np.zeros((size, size), dtype=np.bool_)  # incomplete t -> s
+    for s in range(1, size):
+        cr[s, s] = cl[s, s] = True
+    for width in range(1, n):
+        for s in range(1, size - width):
+            t = s + width
+            if mask[s, t] or mask[t, s]:
+                split = False
+                for u in range(s, t):
+                    if cr[s, u] and cl[u + 1, t]:
+                        split = True
+                        break
+                ir[s, t] = split and mask[s, t]
+                il[s, t] = split and mask[t, s]
+            for r in range(s + 1, t + 1):
+                if ir[s, r] and cr[r, t]:
+                    cr[s, t] = True
+                    break
+            for r in range(s, t):
+                if cl[s, r] and il[r, t]:
+                    cl[s, t] = True
+                    break
+    for m in range(1, size):
+        if mask[0, m] and cl[1, m] and cr[m, n]:
+            return True
+    return False
 
 
 def sibling_triples(mask: np.ndarray) -> np.ndarray:
@@ -185,6 +264,7 @@ def _top_heads_batch(arcs, sizes, top_k, keep, masks):
         for m in range(1, size):
             if keep[row + m] >= 0:
                 mask[keep[row + m], m] = True
+        keep_a_tree(arcs[square: square + size * size].reshape((size, size)), mask)
         square += size * size
         row += size
 

@@ -266,10 +266,10 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
 def _spans(model: Model, X: GraphInput, starts) -> Tuple[List[List[Tuple[int, int]]], List[Optional[List[int]]]]:
     """Each doc's spans and where its sentences begin: the input's spans (None: the doc's own), or
     the model's segmentation (``segment.segment_docs``: sentences where the start scorer's logit
-    is positive or after a blank line, chunked; without a start scorer, chunks of the whole doc,
-    each a sentence)."""
+    is positive or after a blank line, chunked where it is highest; without a start scorer,
+    chunks of the whole doc, each a sentence)."""
     logits = host_arrays(model.ops, starts) if any(len(doc_logits) for doc_logits in starts) else starts
-    begins = [np.asarray(doc_logits) > 0.0 if len(doc_logits) else None for doc_logits in logits]
+    begins = [np.asarray(doc_logits, dtype=np.float64) if len(doc_logits) else None for doc_logits in logits]
     return segment_docs(X.docs, X.spans, begins, model.attrs["max_length"])
 
 

@@ -134,15 +134,15 @@ def _slot_scores(model: Model, X: SlotBatch, is_train: bool):
 
 
 def _neural_starts(model: Model, X: SpanBatch, tokvecs) -> List[Optional[np.ndarray]]:
-    """Per doc to segment (spans None) where the start scorer's logit is positive; None for the
-    others, and for every doc without a scorer."""
+    """Per doc to segment (spans None) the start scorer's logits (float64 per token; a start where
+    positive); None for the others, and for every doc without a scorer."""
     todo = [i for i, spans in enumerate(X.spans) if spans is None and len(X.docs[i])]
     out: List[Optional[np.ndarray]] = [None] * len(X.docs)
     if not todo or not model.has_ref("start_scorer"):
         return out
     logits = model.get_ref("start_scorer").predict([tokvecs[i] for i in todo])
     for i, values in zip(todo, logits):
-        out[i] = np.asarray(model.ops.to_numpy(values)) > 0.0
+        out[i] = np.asarray(model.ops.to_numpy(values), dtype=np.float64).ravel()
     return out
 
 

@@ -1,9 +1,11 @@
-"""Pruning's candidates and triples agree with plain reference loops."""
+"""Pruning's candidates and triples agree with plain reference loops; the candidates always hold
+a projective tree with one root child."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from spacy_hcparse.graph import pruning
+from tests.decoders.brute import all_trees, is_projective
 
 
 def ref_sibling_triples(mask):
@@ -61,3 +63,57 @@ def test_prune_batch_is_the_per_span_pruning(seed, n_spans, top_k, integer):
                                    (pruned.grand[i], grand[i], pruning.grandparent_triples)):
             expected = build(mask) if wanted else np.zeros((0, 3), np.int32)
             assert got.dtype == np.int32 and got.tolist() == expected.tolist()
+
+
+def kept_trees(mask):
+    """The projective trees with one root child whose arcs are all in ``mask`` (brute force)."""
+    return [heads for heads in all_trees(len(mask) - 1)
+            if is_projective(heads) and all(mask[heads[m], m] for m in range(1, len(mask)))]
+
+
+def top_k_only(arc, top_k):
+    """The top-k heads and the root, nothing more: pruning before it kept a tree."""
+    size = len(arc)
+    mask = np.zeros((size, size), bool)
+    for m in range(1, size):
+        column = np.where(np.arange(size) == m, -np.inf, arc[:, m])
+        mask[np.argsort(-column, kind="mergesort")[:min(top_k, size - 1)], m] = True
+        mask[0, m], mask[m, m] = True, False
+    return mask
+
+
+def test_blocks_pointing_into_themselves_keep_a_tree():
+    """Two halves whose words prefer heads inside their own half (top_k = 1 leaves two trees
+    joined only at the root, which takes one child): the mask gains the arcs of one tree."""
+    n = 6
+    arc = np.full((n + 1, n + 1), -5.0)
+    for block in ((1, 2, 3), (4, 5, 6)):
+        for h in block:
+            for m in block:
+                arc[h, m] = 1.0 if h == block[1] else 0.0
+    assert not kept_trees(top_k_only(arc, 1))
+    mask = pruning.candidate_heads(arc, top_k=1)
+    trees = kept_trees(mask)
+    assert trees
+    assert (mask & ~top_k_only(arc, 1)).sum() == 1  # one arc joins the halves: the fewest added
+    pruned = pruning.prune_batch([arc.astype("f")], 1, [None], [True], [True])
+    assert pruned.masks[0].tolist() == mask.tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 6), top_k=st.integers(1, 3), local=st.booleans())
+def test_mask_always_holds_a_projective_tree(seed, n, top_k, local):
+    """Whatever ``top_k``: some projective tree with one root child uses kept arcs only; a mask
+    that held one already is the top-k mask unchanged (the same search space as before)."""
+    rng = np.random.default_rng(seed)
+    arc = rng.normal(size=(n + 1, n + 1))
+    if local:  # words prefer heads near them: the scores that leave no tree
+        idx = np.arange(n + 1)
+        arc -= 3.0 * np.abs(idx[:, None] - idx[None, :]) * (rng.random((n + 1, n + 1)) < 0.7)
+    before = top_k_only(arc, top_k)
+    mask = pruning.candidate_heads(arc, top_k)
+    assert kept_trees(mask)
+    if kept_trees(before):
+        assert mask.tolist() == before.tolist()
+    else:
+        assert (mask | before).tolist() == mask.tolist()
