@@ -1,0 +1,93 @@
+"""Training texts for the tokenizer: a treebank's raw text with a label per character.
+
+The text of each gold document is ``evaluation.raw_text.raw_documents`` (``# text`` lines, joined
+as ``SpaceAfter=No`` says), with its paragraph breaks (``# newpar``) as blank lines or, for a
+``flat_share`` of the documents chosen by the seed, as spaces, so that the model learns sentence
+ends both with and without line breaks. Labels are ``features.LABELS``: the last character of
+every surface token is a token end (a multiword token's: ``MWT_END``), of every sentence a
+sentence end; whitespace and other characters are ``INSIDE``. Long documents are cut at
+whitespace into pieces of at most ``max_chars`` characters.
+"""
+import random
+from dataclasses import dataclass
+from typing import Iterator, List, Tuple
+
+import numpy as np
+
+from ..evaluation.conll18 import Treebank
+from ..evaluation.raw_text import raw_documents
+from .features import INSIDE, MWT_END, SENT_END, TOKEN_END, is_space
+
+
+@dataclass
+class LabelledText:
+    """A text and its per-character labels (int32, ``features.LABELS``)."""
+
+    text: str
+    labels: np.ndarray
+
+
+def char_labels(bank: Treebank) -> np.ndarray:
+    """A label per character of ``bank.chars`` (the treebank's text without spaces)."""
+    labels = np.full(len(bank.chars), INSIDE, dtype=np.int32)
+    multiword = {(w.start, w.end) for w in bank.words if w.multiword}
+    for start, end in bank.tokens:
+        labels[end - 1] = MWT_END if (start, end) in multiword else TOKEN_END
+    for _, end in bank.sentences:
+        labels[end - 1] += SENT_END - TOKEN_END  # TOKEN_END -> SENT_END, MWT_END -> MWT_SENT_END
+    return labels
+
+
+def labelled_texts(bank: Treebank, *, flat_share: float = 0.5, max_chars: int = 1000,
+                   seed: int = 0) -> List[LabelledText]:
+    """The treebank's documents as labelled texts (see module docstring)."""
+    if not 0.0 <= flat_share <= 1.0:
+        raise ValueError(f"flat_share must be in [0, 1], got {flat_share}")
+    rng = random.Random(seed)
+    labels = char_labels(bank)
+    blank = raw_documents(bank, group=0, paragraphs=True)
+    flat = raw_documents(bank, group=0, paragraphs=False)
+    out = []
+    for with_breaks, without in zip(blank, flat):
+        doc = without if rng.random() < flat_share else with_breaks
+        out.extend(_pieces(_labelled(bank, labels, doc.text, doc.start), max_chars))
+    return out
+
+
+def multiword_pairs(bank: Treebank) -> Iterator[Tuple[str, Tuple[str, ...]]]:
+    """(surface form, word forms) of every multiword token of the treebank."""
+    words_of = {}
+    for w in bank.words:
+        if w.multiword:
+            words_of.setdefault((w.start, w.end), []).append(w.form)
+    for (start, end), form in zip(bank.tokens, bank.token_forms):
+        words = words_of.get((start, end))
+        if words:
+            yield form, tuple(words)
+
+
+def _labelled(bank: Treebank, labels: np.ndarray, text: str, first_sentence: int) -> LabelledText:
+    space = is_space(text)
+    where = np.flatnonzero(~space)
+    begin = bank.sentences[first_sentence][0]
+    chars = bank.chars[begin:begin + len(where)]
+    if "".join(text[i] for i in where) != chars:
+        raise ValueError(f"{bank.name}: the text of sentence {first_sentence + 1} does not spell its tokens")
+    out = np.full(len(text), INSIDE, dtype=np.int32)
+    out[where] = labels[begin:begin + len(where)]
+    return LabelledText(text, out)
+
+
+def _pieces(item: LabelledText, max_chars: int) -> List[LabelledText]:
+    """``item`` cut after whitespace into pieces of at most ``max_chars`` characters (a piece
+    without whitespace in reach is cut where it must)."""
+    text, labels = item.text, item.labels
+    pieces, start = [], 0
+    while len(text) - start > max_chars:
+        cut = text.rfind(" ", start + 1, start + max_chars)
+        cut = start + max_chars if cut <= start else cut + 1
+        pieces.append(LabelledText(text[start:cut], labels[start:cut]))
+        start = cut
+    if start < len(text):
+        pieces.append(LabelledText(text[start:], labels[start:]))
+    return pieces

@@ -1,0 +1,171 @@
+"""Training the UDTokenizer on a treebank, choosing the best epoch on a development treebank.
+
+Each step reads a batch of labelled texts (``data.labelled_texts``, about ``batch_chars``
+characters) and takes an Adam step on the mean per-character cross-entropy. Every
+``eval_every`` steps (and at the end of each epoch) the tokenizer segments the development
+treebank's raw text twice, with paragraph breaks as blank lines and as spaces, and is scored with
+the CoNLL 2018 evaluation (``tokenizer_scores``); the score it is chosen by is the mean of Words
+F1 and the two Sentences F1. Training stops after ``patience`` evaluations without a better score
+or after ``max_epochs``; the best tokenizer is returned.
+"""
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+from thinc.api import Adam, fix_random_seed
+from thinc.types import Ragged
+
+from ..evaluation.conll18 import Treebank, evaluate, parse_treebank
+from ..evaluation.raw_text import raw_documents
+from ..evaluation.system_output import doc_to_conllu
+from .data import LabelledText, labelled_texts, multiword_pairs
+from .features import LABELS, char_features
+from .lexicon import MultiwordLexicon
+from .tokenizer import UDTokenizer
+
+
+@dataclass
+class TrainSettings:
+    """How the tokenizer trains.
+
+    max_epochs (int): passes over the training texts at most.
+    batch_chars (int): characters per batch, about.
+    learn_rate (float): Adam's learning rate.
+    eval_every (int): steps between evaluations on the development treebank.
+    patience (int): evaluations without a better score before training stops.
+    flat_share (float): share of training documents whose paragraph breaks are spaces.
+    seed (int): the random seed (weights, order, flat documents).
+    """
+
+    max_epochs: int = 20
+    batch_chars: int = 8000
+    learn_rate: float = 0.002
+    eval_every: int = 200
+    patience: int = 6
+    flat_share: float = 0.5
+    seed: int = 0
+
+
+@dataclass
+class Evaluation:
+    """One evaluation during training."""
+
+    epoch: int
+    step: int
+    loss: float
+    scores: Dict[str, float]
+    score: float
+    seconds: float
+
+
+@dataclass
+class TrainResult:
+    tokenizer: UDTokenizer
+    best: Optional[Evaluation]
+    history: List[Evaluation] = field(default_factory=list)
+
+
+def tokenizer_scores(tokenizer: UDTokenizer, gold: Treebank, *, paragraphs: bool = True, group: int = 0) -> Dict[str, float]:
+    """CoNLL 2018 F1 of Tokens, Words and Sentences of ``tokenizer`` on the raw text
+    of ``gold`` (``raw_documents(gold, group, paragraphs)``)."""
+    docs = raw_documents(gold, group, paragraphs=paragraphs)
+    text = "".join(doc_to_conllu(doc) for doc in tokenizer.pipe(d.text for d in docs))
+    scores = evaluate(gold, parse_treebank(text.splitlines(), "<tokenizer output>"))
+    return {m: scores[m].f1 for m in ("Tokens", "Words", "Sentences")}
+
+
+def selection_score(blank: Dict[str, float], flat: Dict[str, float]) -> float:
+    """What training chooses by: the mean of Words F1 and the two Sentences F1 (with blank lines
+    and without)."""
+    return (blank["Words"] + (blank["Sentences"] + flat["Sentences"]) / 2) / 2
+
+
+def train_tokenizer(tokenizer: UDTokenizer, train: Treebank, dev: Treebank, settings: TrainSettings = TrainSettings(),
+                    on_eval: Optional[Callable[[Evaluation], None]] = None) -> TrainResult:
+    """Train ``tokenizer`` (in place: its model and lexicon are replaced) on ``train``, choose on
+    ``dev`` (see module docstring); ``on_eval`` is called after each evaluation. The returned
+    tokenizer holds the best weights."""
+    fix_random_seed(settings.seed)
+    texts = labelled_texts(train, flat_share=settings.flat_share, seed=settings.seed)
+    if not texts:
+        raise ValueError(f"{train.name}: no text to train the tokenizer on")
+    tokenizer.lexicon = MultiwordLexicon.from_pairs(multiword_pairs(train))
+    tokenizer.model = tokenizer._build_model()
+    tokenizer.trained = True
+    model = tokenizer.model
+    optimizer = Adam(settings.learn_rate)
+    rng = random.Random(settings.seed)
+    result = TrainResult(tokenizer, None)
+    best_bytes, since_best, step, losses = None, 0, 0, []
+    start = time.perf_counter()
+
+    def evaluate_now(epoch: int) -> bool:
+        nonlocal best_bytes, since_best
+        blank = tokenizer_scores(tokenizer, dev, paragraphs=True)
+        flat = tokenizer_scores(tokenizer, dev, paragraphs=False)
+        scores = {**blank, "Sentences_flat": flat["Sentences"]}
+        ev = Evaluation(epoch, step, float(np.mean(losses)) if losses else 0.0, scores,
+                        selection_score(blank, flat), time.perf_counter() - start)
+        losses.clear()
+        result.history.append(ev)
+        if result.best is None or ev.score > result.best.score:
+            result.best, best_bytes, since_best = ev, model.to_bytes(), 0
+        else:
+            since_best += 1
+        if on_eval is not None:
+            on_eval(ev)
+        return since_best >= settings.patience
+
+    stop = False
+    for epoch in range(settings.max_epochs):
+        rng.shuffle(texts)
+        for batch in _batches(texts, settings.batch_chars):
+            losses.append(_update(model, batch, optimizer))
+            step += 1
+            if step % settings.eval_every == 0 and evaluate_now(epoch):
+                stop = True
+                break
+        if stop or (step % settings.eval_every and evaluate_now(epoch)):
+            break
+    if best_bytes is not None:
+        model.from_bytes(best_bytes)
+    return result
+
+
+def _batches(texts: Sequence[LabelledText], batch_chars: int):
+    batch, size = [], 0
+    for item in texts:
+        batch.append(item)
+        size += len(item.text)
+        if size >= batch_chars:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _update(model, batch: Sequence[LabelledText], optimizer) -> float:
+    """One step on ``batch``: the mean cross-entropy per character, before the step."""
+    ops = model.ops
+    feats = np.concatenate([char_features(item.text) for item in batch])
+    lengths = [len(item.text) for item in batch]
+    gold = np.concatenate([item.labels for item in batch])
+    X = Ragged(ops.asarray(feats, dtype="uint64"), ops.asarray1i(lengths))
+    probs, backprop = model.begin_update(X)
+    probs_np = ops.to_numpy(probs)
+    n = len(gold)
+    loss = float(-np.log(np.maximum(probs_np[np.arange(n), gold], 1e-12)).mean())
+    truth = np.zeros_like(probs_np)
+    truth[np.arange(n), gold] = 1.0
+    backprop(ops.asarray((probs_np - truth) / n, dtype="float32"))
+    model.finish_update(optimizer)
+    return loss
+
+
+def label_counts(texts: Sequence[LabelledText]) -> Dict[str, int]:
+    """How many characters carry each label."""
+    counts = Counter(np.concatenate([t.labels for t in texts]).tolist()) if texts else Counter()
+    return {name: counts.get(k, 0) for k, name in enumerate(LABELS)}
