@@ -7,16 +7,21 @@ ends both with and without line breaks. Labels are ``features.LABELS``: the last
 every surface token is a token end (a multiword token's: ``MWT_END``), of every sentence a
 sentence end; whitespace and other characters are ``INSIDE``. Long documents are cut at
 whitespace into pieces of at most ``max_chars`` characters.
+
+``split_table`` learns the letter and digit runs the treebank cuts inside (``features.SplitTable``);
+``piece_examples`` turns labelled texts into the model's rows and a label per piece: the label of
+the piece's last character.
 """
 import random
+from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Iterator, List, Tuple
+from typing import Dict, Iterator, List, Sequence, Tuple
 
 import numpy as np
 
 from ..evaluation.conll18 import Treebank
 from ..evaluation.raw_text import raw_documents
-from .features import INSIDE, MWT_END, SENT_END, TOKEN_END, is_space
+from .features import INSIDE, IS_TOKEN_END, MWT_END, SENT_END, TOKEN_END, SplitTable, is_space, piece_features, piece_spans
 
 
 @dataclass
@@ -91,3 +96,49 @@ def _pieces(item: LabelledText, max_chars: int) -> List[LabelledText]:
     if start < len(text):
         pieces.append(LabelledText(text[start:], labels[start:]))
     return pieces
+
+
+@dataclass
+class PieceExample:
+    """A text as the model reads it: ``features`` (n_pieces, 4) uint64 and a label per piece."""
+
+    features: np.ndarray
+    labels: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+def split_table(texts: Sequence[LabelledText]) -> SplitTable:
+    """The runs that ``texts`` cut inside at least half the time (``features.SplitTable``)."""
+    seen: Dict[str, Counter] = defaultdict(Counter)
+    runs = []
+    for item in texts:
+        starts, ends = piece_spans(item.text)
+        inner = IS_TOKEN_END[item.labels]
+        inner_ends = np.concatenate(([0], np.cumsum(inner)))
+        for k in np.flatnonzero(inner_ends[ends - 1] - inner_ends[starts] > 0).tolist():
+            run = item.text[starts[k]:ends[k]]
+            cuts = tuple(int(c) + 1 for c in np.flatnonzero(inner[starts[k]:ends[k] - 1]))
+            if len(run.lower()) == len(run):
+                seen[run.lower()][cuts] += 1
+        runs.append((item.text, starts, ends))
+    if not seen:
+        return SplitTable()
+    total: Counter = Counter()
+    for text, starts, ends in runs:
+        for s, e in zip(starts.tolist(), ends.tolist()):
+            if e - s > 1 and text[s:e].lower() in seen:
+                total[text[s:e].lower()] += 1
+    counts = {run: {**c, (): total[run] - sum(c.values())} for run, c in seen.items()}
+    return SplitTable.learn(counts)
+
+
+def piece_examples(texts: Sequence[LabelledText], splits: SplitTable) -> List[PieceExample]:
+    """The model's rows and a label per piece of every text (pieces cut by ``splits``)."""
+    out = []
+    for item in texts:
+        starts, ends = piece_spans(item.text, splits)
+        if len(starts):
+            out.append(PieceExample(piece_features(item.text, starts, ends), item.labels[ends - 1].astype(np.int32)))
+    return out

@@ -1,9 +1,11 @@
 """``UDTokenizer``: a trained tokenizer for spaCy that segments raw text as a UD treebank does.
 
-Registered as ``[nlp.tokenizer] @tokenizers = "spacy_hcparse.UDTokenizer.v1"``. The character
-model (``model.build_char_model``) labels every character (``features.LABELS``); the text is cut
-after every token end and before and after whitespace. A token the model marks as multiword is
-expanded by the ``MultiwordLexicon`` (kept whole where it has no entry or rule).
+Registered as ``[nlp.tokenizer] @tokenizers = "spacy_hcparse.UDTokenizer.v1"``. The text is
+cut into pieces (``features.piece_spans``: letter runs, digit runs, single other characters,
+runs cut by the learned ``SplitTable``) and the model (``model.build_char_model``) labels the last
+character of every piece (``features.LABELS``); a token ends at every token-end label and wherever
+whitespace follows. A token the model marks as multiword is expanded by the ``MultiwordLexicon``
+(kept whole where it has no entry or rule).
 
 The Doc holds both levels: its tokens are the syntactic words (``do`` -> ``de``, ``o``; only the
 last word of a multiword token keeps its trailing space) and ``doc._.hc_multiword_tokens`` lists
@@ -21,6 +23,7 @@ A tokenizer made from the config is untrained: it gets its weights from ``from_d
 pipeline loads it so), from ``initialize(path=...)`` (``[initialize.tokenizer] path = ...``, the
 file ``python -m spacy_hcparse train-tokenizer`` writes), or from ``tokenizer.train``.
 """
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -34,27 +37,40 @@ from thinc.api import Model
 from thinc.types import Ragged
 
 from ..names import MULTIWORD_TOKENS as MWT_ATTR
-from .features import IS_MWT, IS_SENT_END, IS_TOKEN_END, char_features, code_points, is_space
+from .features import IS_MWT, IS_SENT_END, IS_TOKEN_END, SplitTable, code_points, is_space, piece_features, piece_spans
 from .lexicon import MultiwordLexicon
 from .model import build_char_model
 
 FORMAT = "spacy_hcparse.UDTokenizer"
 FORMAT_VERSION = 1
 TOKENIZER_NAME = "spacy_hcparse.UDTokenizer.v1"
-PIECE_CHARS = 4096  # characters the model reads at once (plus context on each side)
+PIECE_ROWS = 2048  # pieces the model reads at once (plus context on each side)
+
+
+
+@dataclass(frozen=True)
+class TokenizerDefaults:
+    """The model's default settings (one definition: the factory, the class and the CLI read it)."""
+
+    width: int = 32
+    dilations: Tuple[int, ...] = (1, 2, 4, 8)
+    embed_rows: int = 5000
+
+
+DEFAULTS = TokenizerDefaults()
 
 if not Doc.has_extension(MWT_ATTR):
     Doc.set_extension(MWT_ATTR, default=None)
 
 
 @registry.tokenizers(TOKENIZER_NAME)
-def create_ud_tokenizer(width: int = 32, dilations: List[int] = [1, 2, 4, 8], embed_rows: int = 2000,
-                        set_sent_starts: bool = True) -> Callable[[Language], "UDTokenizer"]:
+def create_ud_tokenizer(width: int = DEFAULTS.width, dilations: List[int] = list(DEFAULTS.dilations),
+                        embed_rows: int = DEFAULTS.embed_rows, set_sent_starts: bool = True) -> Callable[[Language], "UDTokenizer"]:
     """The ``[nlp.tokenizer]`` factory.
 
     width (int): width of the character vectors.
     dilations (List[int]): one convolution block per entry, with that dilation.
-    embed_rows (int): rows of the hashed character embedding.
+    embed_rows (int): rows of the hashed piece embedding.
     set_sent_starts (bool): set ``is_sent_start`` from the predicted sentence ends.
     """
     def make(nlp: Language) -> UDTokenizer:
@@ -67,13 +83,14 @@ def create_ud_tokenizer(width: int = 32, dilations: List[int] = [1, 2, 4, 8], em
 class UDTokenizer:
     """Raw text -> Doc of syntactic words (see module docstring)."""
 
-    def __init__(self, vocab: Vocab, *, width: int = 32, dilations: Sequence[int] = (1, 2, 4, 8),
-                 embed_rows: int = 2000, set_sent_starts: bool = True):
+    def __init__(self, vocab: Vocab, *, width: int = DEFAULTS.width, dilations: Sequence[int] = DEFAULTS.dilations,
+                 embed_rows: int = DEFAULTS.embed_rows, set_sent_starts: bool = True):
         self.vocab = vocab
         self.cfg: Dict[str, Any] = {"width": int(width), "dilations": [int(d) for d in dilations],
                                     "embed_rows": int(embed_rows), "set_sent_starts": bool(set_sent_starts)}
         self.model = self._build_model()
         self.lexicon = MultiwordLexicon()
+        self.splits = SplitTable()
         self.trained = False
 
     def _build_model(self) -> Model:
@@ -83,7 +100,7 @@ class UDTokenizer:
 
     @property
     def context(self) -> int:
-        """Characters the model sees on each side of a character."""
+        """Pieces the model sees on each side of a piece."""
         return sum(self.cfg["dilations"])
 
     # ----- tokenizing ----------------------------------------------------------------------------
@@ -113,27 +130,28 @@ class UDTokenizer:
         for text in texts:
             if not isinstance(text, str):
                 raise ValueError(f"the tokenizer reads str, got {type(text).__name__}")
-        probs = self.char_probs(texts)
-        return [_decode(text, p) for text, p in zip(texts, probs)]
+        spans = [piece_spans(text, self.splits) for text in texts]
+        probs = self.piece_probs([piece_features(text, *span) for text, span in zip(texts, spans)])
+        return [_decode(text, starts, ends, p) for text, (starts, ends), p in zip(texts, spans, probs)]
 
-    def char_probs(self, texts: Sequence[str]) -> List[np.ndarray]:
-        """Per text, the model's (n_chars, n_labels) label probabilities. Texts are read in pieces
-        of ``PIECE_CHARS`` characters with ``context`` characters on each side."""
+    def piece_probs(self, features: Sequence[np.ndarray]) -> List[np.ndarray]:
+        """Per text (its ``piece_features``), the model's (n_pieces, n_labels) label probabilities.
+        Long texts are read in stretches of ``PIECE_ROWS`` pieces with ``context`` pieces on each
+        side."""
         margin = self.context
-        feats, lengths, spans = [], [], []  # spans: (text, start, stop, offset of start in piece)
-        for t, text in enumerate(texts):
-            all_feats = char_features(text)
-            for start in range(0, len(text), PIECE_CHARS):
-                stop = min(start + PIECE_CHARS, len(text))
-                lo, hi = max(0, start - margin), min(len(text), stop + margin)
-                feats.append(all_feats[lo:hi])
+        rows, lengths, spans = [], [], []  # spans: (text, start, stop, offset of start in stretch)
+        for t, feats in enumerate(features):
+            for start in range(0, len(feats), PIECE_ROWS):
+                stop = min(start + PIECE_ROWS, len(feats))
+                lo, hi = max(0, start - margin), min(len(feats), stop + margin)
+                rows.append(feats[lo:hi])
                 lengths.append(hi - lo)
                 spans.append((t, start, stop, start - lo))
-        out = [np.zeros((len(text), len(IS_TOKEN_END)), dtype=np.float32) for text in texts]
-        if not feats:
+        out = [np.zeros((len(feats), len(IS_TOKEN_END)), dtype=np.float32) for feats in features]
+        if not rows:
             return out
         ops = self.model.ops
-        X = Ragged(ops.asarray(np.concatenate(feats), dtype="uint64"), ops.asarray1i(lengths))
+        X = Ragged(ops.asarray(np.concatenate(rows), dtype="uint64"), ops.asarray1i(lengths))
         probs = ops.to_numpy(self.model.predict(X))
         at = 0
         for (t, start, stop, offset), n in zip(spans, lengths):
@@ -190,6 +208,7 @@ class UDTokenizer:
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         return srsly.msgpack_dumps({"format": FORMAT, "version": FORMAT_VERSION, "cfg": self.cfg,
                                     "trained": self.trained, "lexicon": self.lexicon.to_dict(),
+                                    "splits": {k: list(v) for k, v in self.splits.cuts.items()},
                                     "model": self.model.to_bytes()})
 
     def from_bytes(self, data: bytes, *, exclude: Iterable[str] = tuple()) -> "UDTokenizer":
@@ -206,6 +225,13 @@ class UDTokenizer:
         if not isinstance(cfg, dict) or set(cfg) != set(self.cfg):
             raise ValueError(f"UDTokenizer data with settings {cfg!r}; expected {sorted(self.cfg)}")
         lexicon = MultiwordLexicon.from_dict(msg.get("lexicon"))
+        splits = msg.get("splits")
+        if not isinstance(splits, dict):
+            raise ValueError("UDTokenizer data without its table of cut runs")
+        try:
+            splits = SplitTable({str(k): tuple(v) for k, v in splits.items()})
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"UDTokenizer data with a bad table of cut runs: {err}") from None
         old_cfg = self.cfg
         self.cfg = dict(cfg)
         try:
@@ -213,7 +239,7 @@ class UDTokenizer:
         except Exception as err:  # noqa: BLE001 (thinc raises several kinds for bad weights)
             self.cfg = old_cfg
             raise ValueError(f"UDTokenizer data with unreadable model weights: {err}") from None
-        self.model, self.lexicon, self.trained = model, lexicon, bool(msg.get("trained"))
+        self.model, self.lexicon, self.splits, self.trained = model, lexicon, splits, bool(msg.get("trained"))
         return self
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
@@ -235,25 +261,25 @@ def use_ud_tokenizer(nlp: Language, tokenizer: UDTokenizer) -> Language:
     return nlp
 
 
-def _decode(text: str, probs: np.ndarray) -> np.ndarray:
-    """Labels from probabilities: the most probable, except that whitespace is ``INSIDE``, a
-    character before whitespace or at the end of the text ends a token, and the token before a
-    blank line or at the end of the text ends a sentence."""
-    labels = probs.argmax(axis=1).astype(np.int32) if len(probs) else np.zeros(0, dtype=np.int32)
-    if not len(text):
+def _decode(text: str, starts: np.ndarray, ends: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """A label per character from the probabilities of the pieces (``starts``, ``ends``): each
+    piece's most probable label on its last character, except that a piece before whitespace or
+    at the end of the text ends a token, and the token before a blank line or at the end of the
+    text ends a sentence; every other character is ``INSIDE``."""
+    labels = np.zeros(len(text), dtype=np.int32)
+    if not len(ends):
         return labels
+    piece_labels = probs.argmax(axis=1).astype(np.int32)
     space = is_space(text)
-    labels[space] = 0
-    forced = np.append(space[1:], True) & ~space
-    if forced.any():
-        at = np.flatnonzero(forced & ~IS_TOKEN_END[labels])
-        labels[at] = probs[at, 1:].argmax(axis=1) + 1
-    ends = np.flatnonzero(IS_TOKEN_END[labels])
-    if len(ends):
-        newlines = np.cumsum(code_points(text) == 10)
-        blank_after = newlines[ends[1:]] - newlines[ends[:-1]] >= 2
-        at = ends[np.append(blank_after, True)]
-        labels[at] = np.where(IS_MWT[labels[at]], 4, 2)
+    forced = np.append(space, True)[ends]  # whitespace or the end of the text follows
+    at = np.flatnonzero(forced & ~IS_TOKEN_END[piece_labels])
+    piece_labels[at] = probs[at, 1:].argmax(axis=1) + 1
+    labels[ends - 1] = piece_labels
+    token_ends = np.flatnonzero(IS_TOKEN_END[labels])
+    newlines = np.cumsum(code_points(text) == 10)
+    blank_after = newlines[token_ends[1:]] - newlines[token_ends[:-1]] >= 2
+    at = token_ends[np.append(blank_after, True)]
+    labels[at] = np.where(IS_MWT[labels[at]], 4, 2)
     return labels
 
 

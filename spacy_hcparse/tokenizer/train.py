@@ -1,7 +1,7 @@
 """Training the UDTokenizer on a treebank, choosing the best epoch on a development treebank.
 
-Each step reads a batch of labelled texts (``data.labelled_texts``, about ``batch_chars``
-characters) and takes an Adam step on the mean per-character cross-entropy. Every
+Each step reads a batch of labelled texts (``data.labelled_texts`` as ``data.piece_examples``,
+about ``batch_pieces`` pieces) and takes an Adam step on the mean cross-entropy per piece. Every
 ``eval_every`` steps (and at the end of each epoch) the tokenizer segments the development
 treebank's raw text twice, with paragraph breaks as blank lines and as spaces, and is scored with
 the CoNLL 2018 evaluation (``tokenizer_scores``); the score it is chosen by is the mean of Words
@@ -11,20 +11,25 @@ or after ``max_epochs``; the best tokenizer is returned.
 import random
 import time
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
+import spacy
+import srsly
 from thinc.api import Adam, fix_random_seed
 from thinc.types import Ragged
 
-from ..evaluation.conll18 import Treebank, evaluate, parse_treebank
+from ..evaluation.conll18 import Treebank, evaluate, parse_treebank, read_treebank
 from ..evaluation.raw_text import raw_documents
 from ..evaluation.system_output import doc_to_conllu
-from .data import LabelledText, labelled_texts, multiword_pairs
-from .features import LABELS, char_features
+from .data import PieceExample, labelled_texts, multiword_pairs, piece_examples, split_table
+from .features import LABELS
 from .lexicon import MultiwordLexicon
 from .tokenizer import UDTokenizer
+
+PathLike = Union[str, Path]
 
 
 @dataclass
@@ -32,7 +37,7 @@ class TrainSettings:
     """How the tokenizer trains.
 
     max_epochs (int): passes over the training texts at most.
-    batch_chars (int): characters per batch, about.
+    batch_pieces (int): pieces per batch, about.
     learn_rate (float): Adam's learning rate.
     eval_every (int): steps between evaluations on the development treebank.
     patience (int): evaluations without a better score before training stops.
@@ -41,7 +46,7 @@ class TrainSettings:
     """
 
     max_epochs: int = 20
-    batch_chars: int = 8000
+    batch_pieces: int = 2000
     learn_rate: float = 0.002
     eval_every: int = 200
     patience: int = 6
@@ -93,6 +98,8 @@ def train_tokenizer(tokenizer: UDTokenizer, train: Treebank, dev: Treebank, sett
     if not texts:
         raise ValueError(f"{train.name}: no text to train the tokenizer on")
     tokenizer.lexicon = MultiwordLexicon.from_pairs(multiword_pairs(train))
+    tokenizer.splits = split_table(texts)
+    examples = piece_examples(texts, tokenizer.splits)
     tokenizer.model = tokenizer._build_model()
     tokenizer.trained = True
     model = tokenizer.model
@@ -121,8 +128,8 @@ def train_tokenizer(tokenizer: UDTokenizer, train: Treebank, dev: Treebank, sett
 
     stop = False
     for epoch in range(settings.max_epochs):
-        rng.shuffle(texts)
-        for batch in _batches(texts, settings.batch_chars):
+        rng.shuffle(examples)
+        for batch in _batches(examples, settings.batch_pieces):
             losses.append(_update(model, batch, optimizer))
             step += 1
             if step % settings.eval_every == 0 and evaluate_now(epoch):
@@ -135,23 +142,23 @@ def train_tokenizer(tokenizer: UDTokenizer, train: Treebank, dev: Treebank, sett
     return result
 
 
-def _batches(texts: Sequence[LabelledText], batch_chars: int):
+def _batches(examples: Sequence[PieceExample], batch_pieces: int):
     batch, size = [], 0
-    for item in texts:
+    for item in examples:
         batch.append(item)
-        size += len(item.text)
-        if size >= batch_chars:
+        size += len(item)
+        if size >= batch_pieces:
             yield batch
             batch, size = [], 0
     if batch:
         yield batch
 
 
-def _update(model, batch: Sequence[LabelledText], optimizer) -> float:
-    """One step on ``batch``: the mean cross-entropy per character, before the step."""
+def _update(model, batch: Sequence[PieceExample], optimizer) -> float:
+    """One step on ``batch``: the mean cross-entropy per piece, before the step."""
     ops = model.ops
-    feats = np.concatenate([char_features(item.text) for item in batch])
-    lengths = [len(item.text) for item in batch]
+    feats = np.concatenate([item.features for item in batch])
+    lengths = [len(item) for item in batch]
     gold = np.concatenate([item.labels for item in batch])
     X = Ragged(ops.asarray(feats, dtype="uint64"), ops.asarray1i(lengths))
     probs, backprop = model.begin_update(X)
@@ -165,7 +172,43 @@ def _update(model, batch: Sequence[LabelledText], optimizer) -> float:
     return loss
 
 
-def label_counts(texts: Sequence[LabelledText]) -> Dict[str, int]:
-    """How many characters carry each label."""
-    counts = Counter(np.concatenate([t.labels for t in texts]).tolist()) if texts else Counter()
-    return {name: counts.get(k, 0) for k, name in enumerate(LABELS)}
+TABLE_HEAD = ("E", "#", "LOSS", "TOKENS", "WORDS", "SENTS", "SENTS_FLAT", "SCORE", "SECS")
+TABLE_WIDTHS = (3, 6, 8, 7, 7, 7, 10, 7, 6)
+
+
+def table_row(ev: Evaluation) -> str:
+    """One line of the training table (F1 and the score in %), as spaCy's training prints."""
+    s = ev.scores
+    cells = (ev.epoch, ev.step, f"{ev.loss:.4f}", f"{100 * s['Tokens']:.2f}", f"{100 * s['Words']:.2f}",
+             f"{100 * s['Sentences']:.2f}", f"{100 * s['Sentences_flat']:.2f}", f"{100 * ev.score:.2f}",
+             f"{ev.seconds:.0f}")
+    return "  ".join(str(c).rjust(w) for c, w in zip(cells, TABLE_WIDTHS))
+
+
+def table_header() -> str:
+    head = "  ".join(h.rjust(w) for h, w in zip(TABLE_HEAD, TABLE_WIDTHS))
+    return head + "\n" + "  ".join("-" * w for w in TABLE_WIDTHS)
+
+
+def train_files(train_path: PathLike, dev_path: PathLike, output: PathLike, *, lang: str = "xx",
+                cfg: Optional[Dict] = None, settings: TrainSettings = TrainSettings(),
+                log: Callable[[str], None] = print) -> TrainResult:
+    """Train a UDTokenizer on the CoNLL-U file ``train_path``, choose on ``dev_path``, and write
+    ``output/tokenizer`` (the best tokenizer, ``UDTokenizer.to_disk``) and ``output/scores.json``
+    (settings, the best evaluation and every evaluation)."""
+    train, dev = read_treebank(train_path), read_treebank(dev_path)
+    tokenizer = UDTokenizer(spacy.blank(lang).vocab, **(cfg or {}))
+    log(f"training the tokenizer on {train_path} ({len(train.sentences)} sentences, {len(train.words)} words), "
+        f"choosing on {dev_path} ({len(dev.sentences)} sentences); F1 in %")
+    log(table_header())
+    result = train_tokenizer(tokenizer, train, dev, settings, on_eval=lambda ev: log(table_row(ev)))
+    out = Path(output)
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer.to_disk(out / "tokenizer")
+    report = {"train": str(train_path), "dev": str(dev_path), "cfg": tokenizer.cfg, "settings": asdict(settings),
+              "multiword_forms": len(tokenizer.lexicon), "cut_runs": len(tokenizer.splits),
+              "best": asdict(result.best) if result.best else None, "history": [asdict(e) for e in result.history]}
+    srsly.write_json(out / "scores.json", report)
+    if result.best is not None:
+        log(f"best: step {result.best.step}, score {100 * result.best.score:.2f}; wrote {out / 'tokenizer'}")
+    return result
