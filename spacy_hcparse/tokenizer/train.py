@@ -2,7 +2,7 @@
 
 Each step reads a batch of labelled texts (``data.labelled_texts`` as ``data.piece_examples``,
 about ``batch_pieces`` pieces) and takes an Adam step on the mean cross-entropy per piece. Every
-``eval_every`` steps (and at the end of each epoch) the tokenizer segments the development
+``eval_every`` steps (and after the last step) the tokenizer segments the development
 treebank's raw text twice, with paragraph breaks as blank lines and as spaces, and is scored with
 the CoNLL 2018 evaluation (``tokenizer_scores``); the score it is chosen by is the mean of Words
 F1 and the two Sentences F1. Training stops after ``patience`` evaluations without a better score
@@ -126,17 +126,19 @@ def train_tokenizer(tokenizer: UDTokenizer, train: Treebank, dev: Treebank, sett
             on_eval(ev)
         return since_best >= settings.patience
 
-    stop = False
+    epoch = 0
     for epoch in range(settings.max_epochs):
         rng.shuffle(examples)
         for batch in _batches(examples, settings.batch_pieces):
             losses.append(_update(model, batch, optimizer))
             step += 1
             if step % settings.eval_every == 0 and evaluate_now(epoch):
-                stop = True
                 break
-        if stop or (step % settings.eval_every and evaluate_now(epoch)):
-            break
+        else:
+            continue
+        break
+    if not result.history or result.history[-1].step != step:
+        evaluate_now(epoch)
     if best_bytes is not None:
         model.from_bytes(best_bytes)
     return result

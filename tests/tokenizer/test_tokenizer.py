@@ -28,7 +28,7 @@ def bank():
 
 @pytest.fixture(scope="module")
 def trained(bank):
-    tokenizer = UDTokenizer(spacy.blank("pt").vocab, **CFG)
+    tokenizer = UDTokenizer(spacy.blank("xx").vocab, **CFG)
     result = train_tokenizer(tokenizer, bank, bank, FAST)
     return tokenizer, result
 
@@ -87,7 +87,7 @@ def test_without_sentence_starts_the_doc_has_none(trained):
 
 def test_bytes_round_trip_tokenizes_identically(trained):
     tokenizer, _ = trained
-    copy = UDTokenizer(spacy.blank("pt").vocab).from_bytes(tokenizer.to_bytes())
+    copy = UDTokenizer(spacy.blank("xx").vocab).from_bytes(tokenizer.to_bytes())
     assert copy.cfg == tokenizer.cfg
     text = "Ele veio do rio. Não sei, Dr. Silva!"
     a, b = tokenizer(text), copy(text)
@@ -98,7 +98,7 @@ def test_bytes_round_trip_tokenizes_identically(trained):
 
 def test_saved_pipeline_loads_and_tokenizes_identically(trained, tmp_path):
     tokenizer, _ = trained
-    nlp = use_ud_tokenizer(spacy.blank("pt"), tokenizer)
+    nlp = use_ud_tokenizer(spacy.blank("xx"), tokenizer)
     nlp.to_disk(tmp_path / "nlp")
     loaded = spacy.load(tmp_path / "nlp")
     assert isinstance(loaded.tokenizer, UDTokenizer)
@@ -116,7 +116,7 @@ def test_corrupt_data_is_rejected(trained, data):
         msg = srsly.msgpack_loads(good)
         msg["model"] = b"garbage"
         data = srsly.msgpack_dumps(msg)
-    target = UDTokenizer(spacy.blank("pt").vocab)
+    target = UDTokenizer(spacy.blank("xx").vocab)
     with pytest.raises(ValueError, match="UDTokenizer"):
         target.from_bytes(data)
     assert not target.trained
@@ -137,9 +137,19 @@ def test_config_builds_the_tokenizer():
 def test_initialize_loads_a_trained_file(trained, tmp_path):
     tokenizer, _ = trained
     tokenizer.to_disk(tmp_path / "tok")
-    fresh = UDTokenizer(spacy.blank("pt").vocab)
+    fresh = UDTokenizer(spacy.blank("xx").vocab)
     fresh.initialize(path=tmp_path / "tok")
     assert fresh.trained and fresh.cfg == tokenizer.cfg
+
+
+def test_nlp_initialize_loads_the_file_the_config_names(trained, tmp_path):
+    tokenizer, _ = trained
+    tokenizer.to_disk(tmp_path / "tok")
+    config = {"nlp": {"tokenizer": {"@tokenizers": "spacy_hcparse.UDTokenizer.v1"}},
+              "initialize": {"tokenizer": {"path": str(tmp_path / "tok")}}}
+    nlp = spacy.blank("pt", config=config)
+    nlp.initialize()
+    assert [t.text for t in nlp("Vamos ao rio?")] == ["Vamos", "a", "o", "rio", "?"]
 
 
 def test_range_lines_take_the_space_after_of_the_last_word():
@@ -154,11 +164,11 @@ def test_range_lines_take_the_space_after_of_the_last_word():
 def test_cli_trains_and_writes_the_tokenizer(tmp_path, capsys):
     train = write(tmp_path / "train.conllu", repeat=2)
     out = tmp_path / "out"
-    code = main(["train-tokenizer", str(train), str(train), str(out), "--lang", "pt", "--width", "8",
+    code = main(["train-tokenizer", str(train), str(train), str(out), "--lang", "xx", "--width", "8",
                  "--dilations", "1", "--embed-rows", "50", "--max-epochs", "2", "--eval-every", "1"])
     assert code == 0
     table = capsys.readouterr().out
     assert "WORDS" in table and "SENTS_FLAT" in table
     report = json.loads((out / "scores.json").read_text())
     assert report["best"] is not None and report["cfg"]["width"] == 8
-    assert UDTokenizer(spacy.blank("pt").vocab).from_disk(out / "tokenizer").trained
+    assert UDTokenizer(spacy.blank("xx").vocab).from_disk(out / "tokenizer").trained
