@@ -24,26 +24,31 @@ def _forward(model: Model, X: Ragged, is_train: bool) -> Tuple[Ragged, Callable]
     ops = model.ops
     data: Floats2d = X.dataXd
     n, width = data.shape
-    # position of each row inside its sequence, and the length of that sequence
     lengths = ops.asarray1i(X.lengths)
-    starts = ops.xp.repeat(ops.xp.cumsum(lengths) - lengths, lengths)
-    pos = ops.xp.arange(n) - starts
-    seq_len = ops.xp.repeat(lengths, lengths)
-    # has_left[j]: row j + d has a left neighbour; has_right[j]: row j has a right one
-    has_left = (pos >= d)[d:] if n > d else ops.xp.zeros((0,), dtype=bool)
-    has_right = (pos + d < seq_len)[:n - d] if n > d else ops.xp.zeros((0,), dtype=bool)
-    Y = ops.alloc2f(n, 3 * width)
+    ends = ops.xp.cumsum(lengths)
+    starts = ends - lengths
+    # rows without a left neighbour (the first d of each sequence) or a right one (the last d)
+    offsets = ops.xp.arange(d)
+    no_left = (starts[:, None] + offsets[None, :])[offsets[None, :] < lengths[:, None]]
+    no_right = (ends[:, None] - 1 - offsets[None, :])[offsets[None, :] < lengths[:, None]]
+    Y = ops.alloc2f(n, 3 * width, zeros=False)
     Y[:, width:2 * width] = data
     if n > d:
-        Y[d:, :width] = data[:n - d] * has_left[:, None]
-        Y[:n - d, 2 * width:] = data[d:] * has_right[:, None]
+        Y[d:, :width] = data[:n - d]
+        Y[:n - d, 2 * width:] = data[d:]
+    Y[:min(d, n), :width] = 0
+    Y[max(n - d, 0):, 2 * width:] = 0
+    Y[no_left, :width] = 0
+    Y[no_right, 2 * width:] = 0
 
     def backprop(dY: Ragged) -> Ragged:
-        g = dY.dataXd
+        g = dY.dataXd.copy()
+        g[no_left, :width] = 0
+        g[no_right, 2 * width:] = 0
         dX = g[:, width:2 * width].copy()
         if n > d:
-            dX[:n - d] += g[d:, :width] * has_left[:, None]
-            dX[d:] += g[:n - d, 2 * width:] * has_right[:, None]
+            dX[:n - d] += g[d:, :width]
+            dX[d:] += g[:n - d, 2 * width:]
         return Ragged(dX, X.lengths)
 
     return Ragged(Y, X.lengths), backprop

@@ -172,3 +172,16 @@ def test_cli_trains_and_writes_the_tokenizer(tmp_path, capsys):
     report = json.loads((out / "scores.json").read_text())
     assert report["best"] is not None and report["cfg"]["width"] == 8
     assert UDTokenizer(spacy.blank("xx").vocab).from_disk(out / "tokenizer").trained
+
+
+def test_cli_parse_writes_multiword_tokens_as_range_lines(trained, tmp_path):
+    tokenizer, _ = trained
+    use_ud_tokenizer(spacy.blank("xx"), tokenizer).to_disk(tmp_path / "nlp")
+    (tmp_path / "in.txt").write_text("Eu gosto do gato. Ele veio da casa!\n", encoding="utf8")
+    assert main(["parse", str(tmp_path / "nlp"), str(tmp_path / "in.txt"), "--output", str(tmp_path / "out.conllu"),
+                 "--quiet"]) == 0
+    out = (tmp_path / "out.conllu").read_text(encoding="utf8")
+    assert "\n3-4\tdo\t" in out and "\n3-4\tda\t" in out
+    system = parse_treebank(out.splitlines(), "out", require_trees=False)
+    assert system.chars == "Eugostodogato.Eleveiodacasa!"
+    assert [w.form for w in system.words[2:4]] == ["de", "o"]
