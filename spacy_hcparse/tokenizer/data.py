@@ -15,7 +15,7 @@ the piece's last character.
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -134,11 +134,14 @@ def split_table(texts: Sequence[LabelledText]) -> SplitTable:
     return SplitTable.learn(counts)
 
 
-def piece_examples(texts: Sequence[LabelledText], splits: SplitTable) -> List[PieceExample]:
-    """The model's rows and a label per piece of every text (pieces cut by ``splits``)."""
+def piece_examples(texts: Sequence[LabelledText], splits: SplitTable,
+                   rule_ends: Optional[Callable[[str], np.ndarray]] = None) -> List[PieceExample]:
+    """The model's rows and a label per piece of every text (pieces cut by ``splits``;
+    ``rule_ends(text)``: where a rule tokenizer ends its tokens, see ``features.piece_features``)."""
     out = []
     for item in texts:
         starts, ends = piece_spans(item.text, splits)
         if len(starts):
-            out.append(PieceExample(piece_features(item.text, starts, ends), item.labels[ends - 1].astype(np.int32)))
+            rules = rule_ends(item.text) if rule_ends is not None else None
+            out.append(PieceExample(piece_features(item.text, starts, ends, rules), item.labels[ends - 1].astype(np.int32)))
     return out

@@ -12,14 +12,15 @@ character at every place a token can end.
 Each piece is one row of ``piece_features`` (uint64 columns): 0 a hash of the lowercased piece,
 1 a hash of its last three lowercased characters, 2 its shape (class of its first character,
 case pattern, length), 3 the whitespace before and after it (none, space, line break, blank line,
-other), 4 a hash of its first three lowercased characters.
+other), 4 a hash of its first three lowercased characters, 5 what a rule tokenizer (spaCy's for
+the language) says of the piece's end: 1 no token ends there, 2 a token ends there (0 unknown).
 
 Labels (``LABELS``): ``INSIDE`` (the piece does not end a token), ``TOKEN_END``, ``SENT_END``
 (ends a sentence's last token), ``MWT_END`` (ends a multiword token) and ``MWT_SENT_END`` (both).
 """
 import re
 import unicodedata
-from typing import Dict, Iterable, Tuple
+from typing import Dict, Iterable, Optional, Tuple
 
 import numpy as np
 
@@ -107,7 +108,10 @@ _HASH_MUL = np.uint64(0x100000001B3)  # odd: invertible modulo 2**64
 _HASH_INV = np.uint64(pow(0x100000001B3, -1, 2 ** 64))
 N_SHAPES = N_CLASSES * 4 * 6
 N_GAPS = 5 * 5
-N_FEATURES = 5
+N_FEATURES = 6
+N_RULE_VALUES = 3
+HASHED_COLUMNS = [0, 1, 4]  # the piece's text, its last and first three characters
+UNKNOWN = np.uint64(0)  # what training puts in a hashed column to hide the text (piece dropout)
 
 
 def piece_spans(text: str, splits: "SplitTable" = None) -> Tuple[np.ndarray, np.ndarray]:
@@ -123,8 +127,9 @@ def piece_spans(text: str, splits: "SplitTable" = None) -> Tuple[np.ndarray, np.
     return starts, ends
 
 
-def piece_features(text: str, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The model's input: (n_pieces, N_FEATURES) uint64 rows (see module docstring)."""
+def piece_features(text: str, starts: np.ndarray, ends: np.ndarray, rule_ends: Optional[np.ndarray] = None) -> np.ndarray:
+    """The model's input: (n_pieces, N_FEATURES) uint64 rows (see module docstring); ``rule_ends``:
+    the character offsets (exclusive) where a rule tokenizer ends its tokens, None if unknown."""
     n = len(starts)
     feats = np.zeros((n, N_FEATURES), dtype=np.uint64)
     if n == 0:
@@ -145,6 +150,8 @@ def piece_features(text: str, starts: np.ndarray, ends: np.ndarray) -> np.ndarra
     feats[:, 2] = ((classes[starts] * 4 + first_upper * 2 + rest_upper) * 6 + length).astype(np.uint64)
     gap = _gap_kinds(codes, np.concatenate(([0], ends)), np.concatenate((starts, [len(text)])))
     feats[:, 3] = (gap[:-1] * 5 + gap[1:]).astype(np.uint64)
+    if rule_ends is not None:
+        feats[:, 5] = np.isin(ends, rule_ends).astype(np.uint64) + np.uint64(1)
     return feats
 
 

@@ -3,7 +3,7 @@ piece.
 
 Input: a ``Ragged`` of ``features.piece_features`` rows (one sequence per text). Each piece is
 embedded (hashed lowercased piece, hashed first and last three characters, shape, surrounding
-whitespace), projected to ``width``, then passes through one residual block per entry of
+whitespace, whether the rule tokenizer ends a token there), projected to ``width``, then passes through one residual block per entry of
 ``dilations`` (a ``dilated_window`` and a normalized Maxout back to ``width``, with ``dropout`` in
 training), so it sees ``sum(dilations)`` pieces on each
 side. Output: a (n_pieces, len(LABELS)) array of label probabilities, rows in the input's order.
@@ -15,10 +15,11 @@ from thinc.api import Embed, HashEmbed, LayerNorm, Maxout, Model, Softmax, chain
 from thinc.types import Floats2d, Ragged
 
 from ..layers.dilated_window import dilated_window
-from .features import LABELS, N_GAPS, N_SHAPES
+from .features import LABELS, N_GAPS, N_RULE_VALUES, N_SHAPES
 
 SHAPE_WIDTH = 16
 GAP_WIDTH = 8
+RULE_WIDTH = 4
 
 
 def build_char_model(width: int = 32, dilations: Sequence[int] = (1, 2, 4, 8), embed_rows: int = 2000,
@@ -40,8 +41,9 @@ def build_char_model(width: int = 32, dilations: Sequence[int] = (1, 2, 4, 8), e
         Embed(SHAPE_WIDTH, N_SHAPES, column=2),
         Embed(GAP_WIDTH, N_GAPS, column=3),
         HashEmbed(width // 2, embed_rows // 2, column=4, seed=seed + 2),
+        Embed(RULE_WIDTH, N_RULE_VALUES, column=5),
     )
-    n_in = width + 2 * (width // 2) + SHAPE_WIDTH + GAP_WIDTH
+    n_in = width + 2 * (width // 2) + SHAPE_WIDTH + GAP_WIDTH + RULE_WIDTH
     project = chain(Maxout(width, n_in, nP=2, normalize=False), LayerNorm(width))
     blocks = [residual(chain(dilated_window(d), with_array(Maxout(width, 3 * width, nP=2, normalize=True, dropout=dropout))))
               for d in dilations]

@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
+import spacy
 import srsly
+from spacy.attrs import IDX, LENGTH
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.util import registry
@@ -52,7 +54,7 @@ PIECE_ROWS = 2048  # pieces the model reads at once (plus context on each side)
 class TokenizerDefaults:
     """The model's default settings (one definition: the factory, the class and the CLI read it)."""
 
-    width: int = 32
+    width: int = 64
     dilations: Tuple[int, ...] = (1, 2, 4, 8)
     embed_rows: int = 5000
 
@@ -65,17 +67,20 @@ if not Doc.has_extension(MWT_ATTR):
 
 @registry.tokenizers(TOKENIZER_NAME)
 def create_ud_tokenizer(width: int = DEFAULTS.width, dilations: List[int] = list(DEFAULTS.dilations),
-                        embed_rows: int = DEFAULTS.embed_rows, set_sent_starts: bool = True) -> Callable[[Language], "UDTokenizer"]:
+                        embed_rows: int = DEFAULTS.embed_rows, set_sent_starts: bool = True,
+                        rule_lang: Optional[str] = None) -> Callable[[Language], "UDTokenizer"]:
     """The ``[nlp.tokenizer]`` factory.
 
     width (int): width of the character vectors.
     dilations (List[int]): one convolution block per entry, with that dilation.
     embed_rows (int): rows of the hashed piece embedding.
     set_sent_starts (bool): set ``is_sent_start`` from the predicted sentence ends.
+    rule_lang (Optional[str]): the language whose spaCy rule tokenizer the model reads as a hint
+        (None: the pipeline's language; "": none). A trained tokenizer keeps its own.
     """
     def make(nlp: Language) -> UDTokenizer:
         return UDTokenizer(nlp.vocab, width=width, dilations=dilations, embed_rows=embed_rows,
-                           set_sent_starts=set_sent_starts)
+                           set_sent_starts=set_sent_starts, rule_lang=rule_lang)
 
     return make
 
@@ -84,14 +89,28 @@ class UDTokenizer:
     """Raw text -> Doc of syntactic words (see module docstring)."""
 
     def __init__(self, vocab: Vocab, *, width: int = DEFAULTS.width, dilations: Sequence[int] = DEFAULTS.dilations,
-                 embed_rows: int = DEFAULTS.embed_rows, set_sent_starts: bool = True):
+                 embed_rows: int = DEFAULTS.embed_rows, set_sent_starts: bool = True,
+                 rule_lang: Optional[str] = None):
         self.vocab = vocab
         self.cfg: Dict[str, Any] = {"width": int(width), "dilations": [int(d) for d in dilations],
-                                    "embed_rows": int(embed_rows), "set_sent_starts": bool(set_sent_starts)}
+                                    "embed_rows": int(embed_rows), "set_sent_starts": bool(set_sent_starts),
+                                    "rule_lang": rule_lang if rule_lang is not None else vocab.lang}
+        self._rules = None  # spaCy's rule tokenizer of cfg["rule_lang"], made when first needed
         self.model = self._build_model()
         self.lexicon = MultiwordLexicon()
         self.splits = SplitTable()
         self.trained = False
+
+    def rule_ends(self, text: str) -> Optional[np.ndarray]:
+        """Where the rule tokenizer of ``cfg["rule_lang"]`` (spaCy's, as ``spacy.blank`` makes it)
+        ends its tokens in ``text`` (character offsets, exclusive); None without a rule language."""
+        lang = self.cfg["rule_lang"]
+        if not lang:
+            return None
+        if self._rules is None or self._rules[0] != lang:
+            self._rules = (lang, spacy.blank(lang).tokenizer)
+        offsets = self._rules[1](text).to_array([IDX, LENGTH]).astype(np.int64)
+        return offsets[:, 0] + offsets[:, 1] if len(offsets) else np.zeros(0, dtype=np.int64)
 
     def _build_model(self) -> Model:
         model = build_char_model(self.cfg["width"], self.cfg["dilations"], self.cfg["embed_rows"])
@@ -131,7 +150,8 @@ class UDTokenizer:
             if not isinstance(text, str):
                 raise ValueError(f"the tokenizer reads str, got {type(text).__name__}")
         spans = [piece_spans(text, self.splits) for text in texts]
-        probs = self.piece_probs([piece_features(text, *span) for text, span in zip(texts, spans)])
+        rules = [self.rule_ends(text) for text in texts]
+        probs = self.piece_probs([piece_features(text, *span, r) for text, span, r in zip(texts, spans, rules)])
         return [_decode(text, starts, ends, p) for text, (starts, ends), p in zip(texts, spans, probs)]
 
     def piece_probs(self, features: Sequence[np.ndarray]) -> List[np.ndarray]:
@@ -233,7 +253,7 @@ class UDTokenizer:
         except (TypeError, ValueError) as err:
             raise ValueError(f"UDTokenizer data with a bad table of cut runs: {err}") from None
         old_cfg = self.cfg
-        self.cfg = dict(cfg)
+        self.cfg = {**cfg, "set_sent_starts": old_cfg["set_sent_starts"]}  # a runtime choice: the config's
         try:
             model = self._build_model().from_bytes(msg["model"])
         except Exception as err:  # noqa: BLE001 (thinc raises several kinds for bad weights)

@@ -25,7 +25,7 @@ from ..evaluation.conll18 import Treebank, evaluate, parse_treebank, read_treeba
 from ..evaluation.raw_text import raw_documents
 from ..evaluation.system_output import doc_to_conllu
 from .data import PieceExample, labelled_texts, multiword_pairs, piece_examples, split_table
-from .features import LABELS
+from .features import HASHED_COLUMNS, LABELS, UNKNOWN
 from .lexicon import MultiwordLexicon
 from .tokenizer import UDTokenizer
 
@@ -42,6 +42,9 @@ class TrainSettings:
     eval_every (int): steps between evaluations on the development treebank.
     patience (int): evaluations without a better score before training stops.
     flat_share (float): share of training documents whose paragraph breaks are spaces.
+    piece_dropout (float): share of pieces whose hashed text (the piece, its first and last three
+        characters) is replaced by an unknown value in training, so that the model learns to read
+        shapes and neighbours, not only pieces it has seen.
     seed (int): the random seed (weights, order, flat documents).
     """
 
@@ -51,6 +54,7 @@ class TrainSettings:
     eval_every: int = 200
     patience: int = 6
     flat_share: float = 0.5
+    piece_dropout: float = 0.2
     seed: int = 0
 
 
@@ -99,12 +103,13 @@ def train_tokenizer(tokenizer: UDTokenizer, train: Treebank, dev: Treebank, sett
         raise ValueError(f"{train.name}: no text to train the tokenizer on")
     tokenizer.lexicon = MultiwordLexicon.from_pairs(multiword_pairs(train))
     tokenizer.splits = split_table(texts)
-    examples = piece_examples(texts, tokenizer.splits)
+    examples = piece_examples(texts, tokenizer.splits, tokenizer.rule_ends)
     tokenizer.model = tokenizer._build_model()
     tokenizer.trained = True
     model = tokenizer.model
     optimizer = Adam(settings.learn_rate)
     rng = random.Random(settings.seed)
+    nprng = np.random.default_rng(settings.seed)
     result = TrainResult(tokenizer, None)
     best_bytes, since_best, step, losses = None, 0, 0, []
     start = time.perf_counter()
@@ -130,7 +135,7 @@ def train_tokenizer(tokenizer: UDTokenizer, train: Treebank, dev: Treebank, sett
     for epoch in range(settings.max_epochs):
         rng.shuffle(examples)
         for batch in _batches(examples, settings.batch_pieces):
-            losses.append(_update(model, batch, optimizer))
+            losses.append(_update(model, batch, optimizer, settings.piece_dropout, nprng))
             step += 1
             if step % settings.eval_every == 0 and evaluate_now(epoch):
                 break
@@ -156,10 +161,13 @@ def _batches(examples: Sequence[PieceExample], batch_pieces: int):
         yield batch
 
 
-def _update(model, batch: Sequence[PieceExample], optimizer) -> float:
+def _update(model, batch: Sequence[PieceExample], optimizer, piece_dropout: float, rng: np.random.Generator) -> float:
     """One step on ``batch``: the mean cross-entropy per piece, before the step."""
     ops = model.ops
     feats = np.concatenate([item.features for item in batch])
+    if piece_dropout > 0:
+        dropped = rng.random(len(feats)) < piece_dropout
+        feats[np.ix_(dropped, HASHED_COLUMNS)] = UNKNOWN
     lengths = [len(item) for item in batch]
     gold = np.concatenate([item.labels for item in batch])
     X = Ragged(ops.asarray(feats, dtype="uint64"), ops.asarray1i(lengths))

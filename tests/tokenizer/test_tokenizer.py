@@ -80,15 +80,14 @@ def test_empty_and_space_only_texts(trained):
 def test_without_sentence_starts_the_doc_has_none(trained):
     tokenizer, _ = trained
     plain = UDTokenizer(tokenizer.vocab, **CFG, set_sent_starts=False).from_bytes(tokenizer.to_bytes())
-    plain.cfg["set_sent_starts"] = False
     doc = plain("Eu gosto do gato. Ele veio da casa!")
     assert not doc.has_annotation("SENT_START")
 
 
 def test_bytes_round_trip_tokenizes_identically(trained):
     tokenizer, _ = trained
-    copy = UDTokenizer(spacy.blank("xx").vocab).from_bytes(tokenizer.to_bytes())
-    assert copy.cfg == tokenizer.cfg
+    copy = UDTokenizer(spacy.blank("en").vocab).from_bytes(tokenizer.to_bytes())
+    assert copy.cfg == tokenizer.cfg  # the trained one's, rule language included
     text = "Ele veio do rio. Não sei, Dr. Silva!"
     a, b = tokenizer(text), copy(text)
     assert [t.text for t in a] == [t.text for t in b]
