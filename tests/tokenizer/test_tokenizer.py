@@ -1,8 +1,9 @@
 """The UDTokenizer: training on a tiny treebank, segmenting, multiword tokens, saving and loading."""
 import json
 
-import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 import spacy
 from spacy.tokens import Doc
 
@@ -184,3 +185,24 @@ def test_cli_parse_writes_multiword_tokens_as_range_lines(trained, tmp_path):
     system = parse_treebank(out.splitlines(), "out", require_trees=False)
     assert system.chars == "Eugostodogato.Eleveiodacasa!"
     assert [w.form for w in system.words[2:4]] == ["de", "o"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60)
+       | st.text(alphabet="ab.-' \n\u00a0\tÉ😀1,", max_size=60))
+def test_any_text_keeps_its_characters(trained, text):
+    """Every character of the text is in the Doc: whitespace as spaCy keeps it, and the surface
+    tokens (multiword tokens by their ranges) spell the rest."""
+    tokenizer, _ = trained
+    doc = tokenizer(text)
+    ranges = {start: (end, form) for start, end, form in doc._.get(MULTIWORD_TOKENS)}
+    out, i = [], 0
+    while i < len(doc):
+        if i in ranges:
+            end, form = ranges[i]
+            out.append(form + doc[end - 1].whitespace_)
+            i = end
+        else:
+            out.append(doc[i].text_with_ws)
+            i += 1
+    assert "".join(out) == text
