@@ -14,7 +14,11 @@ ratio to the peer the median of the per-round ratios. Set ``OMP_NUM_THREADS=1`` 
 speeds.
 
 A pipeline is a path to a saved spaCy pipeline, or ``blank:LANG``: ``spacy.blank(LANG)`` with a
-``sentencizer`` (tokens and sentences only, no parse: every word attaches to the sentence's first).
+``sentencizer`` (tokens and sentences only, no parse: every word attaches to the sentence's first),
+or ``ud:FILE``: ``spacy.blank("xx")`` with the trained ``UDTokenizer`` at FILE (what
+``python -m spacy_hcparse train-tokenizer`` writes; its own sentences, no parse), or
+``PIPELINE@FILE``: the saved pipeline with that tokenizer in place of its own. ``--flat``: paragraph
+breaks become spaces (text without line breaks) instead of blank lines.
 
     OMP_NUM_THREADS=1 python benchmarks/raw_text.py --gold ../shared/treebanks/UD_English-EWT/en_ewt-ud-test.conllu \\
         --group 10 --peer training/spacy/model-best --model blank=blank:en --model fast=training/fast/model-best
@@ -33,11 +37,19 @@ from spacy.language import Language
 from spacy_hcparse.evaluation.conll18 import read_treebank
 from spacy_hcparse.evaluation.harness import evaluate_raw, interleaved_raw_speeds, speed_ratio
 from spacy_hcparse.evaluation.raw_text import raw_documents, sentence_texts
+from spacy_hcparse.tokenizer import UDTokenizer, use_ud_tokenizer
 
 TABLE = ("Tokens", "Sentences", "Words", "UPOS", "UAS", "LAS")
 
 
 def load_pipeline(spec: str) -> Language:
+    if spec.startswith("ud:"):
+        nlp = spacy.blank("xx")
+        return use_ud_tokenizer(nlp, UDTokenizer(nlp.vocab).from_disk(spec[3:]))
+    if "@" in spec:
+        path, tokenizer = spec.rsplit("@", 1)
+        nlp = spacy.load(path)
+        return use_ud_tokenizer(nlp, UDTokenizer(nlp.vocab).from_disk(tokenizer))
     if spec.startswith("blank:"):
         nlp = spacy.blank(spec.split(":", 1)[1])
         nlp.add_pipe("sentencizer")
@@ -62,6 +74,7 @@ def main() -> None:
     parser.add_argument("--group", type=int, default=10, help="sentences per document (0: per gold document)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--flat", action="store_true", help="paragraph breaks as spaces, not blank lines")
     parser.add_argument("--limit", type=int, default=0, help="only the first N gold sentences (development)")
     parser.add_argument("--out-dir", type=Path, default=None, help="where system CoNLL-U files go (default: a temp dir)")
     parser.add_argument("--json", type=Path, default=None)
@@ -74,7 +87,7 @@ def main() -> None:
     gold = read_treebank(args.gold)
     if args.limit:
         gold = gold.first_sentences(args.limit)
-    docs = raw_documents(gold, args.group)
+    docs = raw_documents(gold, args.group, paragraphs=not args.flat)
     rebuilt = sentence_texts(gold)[1]
     n_words = sum(d.n_words for d in docs)
     specs = [("peer", args.peer)] + [tuple(m.split("=", 1)) for m in args.model]
@@ -88,7 +101,8 @@ def main() -> None:
 
     print(f"{args.gold.name}: {len(gold.sentences)} sentences, {len(gold.tokens)} tokens, {n_words} words; "
           f"raw text in {len(docs)} documents of {args.group or 'a gold document'} sentences"
-          + (f" ({rebuilt} sentence texts rebuilt from tokens)" if rebuilt else ""))
+          + (f" ({rebuilt} sentence texts rebuilt from tokens)" if rebuilt else "")
+          + ("; paragraph breaks as spaces" if args.flat else "; paragraph breaks as blank lines"))
     print(f"CoNLL 2018 F1 (%); words/s: gold words per second of nlp.pipe, median of {args.repeats} rounds "
           f"taken in turns; x peer: median of the per-round ratios")
     header = f"{'pipeline':<12}" + "".join(f"{m:>10}" for m in TABLE) + f"{'words/s':>10}{'x peer':>8}"
@@ -98,7 +112,7 @@ def main() -> None:
         print(f"{row['pipeline']:<12}{cells}{row['wps']:10.0f}{row['ratio']:8.2f}")
     print(f"system files: {args.out_dir}")
     if args.json:
-        meta = {"gold": str(args.gold), "group": args.group, "sentences": len(gold.sentences), "words": n_words,
+        meta = {"gold": str(args.gold), "group": args.group, "flat": args.flat, "sentences": len(gold.sentences), "words": n_words,
                 "documents": len(docs), "repeats": args.repeats, "batch_size": args.batch_size,
                 "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}
         args.json.write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))

@@ -1,10 +1,11 @@
-"""Command line: ``python -m spacy_hcparse parse|evaluate|warmup``.
+"""Command line: ``python -m spacy_hcparse parse|evaluate|warmup|train-tokenizer``.
 
     python -m spacy_hcparse parse MODEL INPUT [--format conllu|json] [--output FILE] [--keep-columns]
     python -m spacy_hcparse parse MODEL INPUTS... --output-dir DIR [--pattern GLOB] [--n-process N]
         [--overwrite] [--strict] [--scheduler ADDRESS]
     python -m spacy_hcparse evaluate GOLD SYSTEM [--json FILE] [--per-label]
     python -m spacy_hcparse warmup [MODEL]      (compile its numba kernels ahead: ``spacy_hcparse.warmup``)
+    python -m spacy_hcparse train-tokenizer TRAIN DEV OUTPUT [--lang LANG] [--width N] ...
 
 ``parse`` reads plain text (one sentence or paragraph per line; the pipeline tokenizes and the
 parser splits) or CoNLL-U (its words and sentences are kept: one Doc per sentence with its start
@@ -17,6 +18,9 @@ for ``--pattern``) are parsed to one output file each at the mirrored path, resu
 parallel (see ``spacy_hcparse.corpus`` and docs/corpus.md). ``evaluate`` prints the CoNLL 2018
 shared task scores (``spacy_hcparse.evaluation.conll18``: any tokenization, character alignment)
 and, when both files hold the same words, the UD-style details of ``spacy_hcparse.evaluation.ud``.
+``train-tokenizer`` trains the ``UDTokenizer`` (``spacy_hcparse.tokenizer``) on a treebank's raw
+text and writes ``OUTPUT/tokenizer`` (load it with ``[initialize.tokenizer] path``) and
+``OUTPUT/scores.json``; its table goes to stdout.
 
 Messages go to stderr, each starting ``error:``, ``warning:`` or ``done:``; progress bars too (when
 stderr is a terminal, unless ``--quiet``). The output of ``parse`` without ``--output`` and the
@@ -37,6 +41,8 @@ from .conllu import ConlluError, iter_lines
 from .corpus import ParseOptions, Progress, Summary, atomic_output, parse_corpus, parse_stream, plan_files
 from .evaluation import score_conllu
 from .warmup import warmup
+from .tokenizer.tokenizer import TokenizerDefaults
+from .tokenizer.train import TrainSettings, train_files
 
 EXIT_SOME_FAILED = 3
 DESCRIPTION = "Parse text or CoNLL-U with a trained spaCy pipeline, and score CoNLL-U output against gold."
@@ -56,6 +62,12 @@ exit status:
   0  done (a warning on stderr for each input that held no words)
   1  error: bad arguments, model or input, or a failing file with --strict
   3  done, but some files failed (each named in an 'error:' line; see docs/corpus.md)"""
+TRAIN_TOKENIZER_DESCRIPTION = """Train the UD tokenizer (tokens, multiword tokens, sentence ends from raw text) on a
+treebank, choosing the best weights on a development treebank by the CoNLL 2018 evaluation.
+
+example:
+  python -m spacy_hcparse train-tokenizer train.conllu dev.conllu training/tokenizer --lang en
+  python -m spacy train config.cfg --paths.train ... --initialize.tokenizer.path training/tokenizer/tokenizer"""
 EVALUATE_DESCRIPTION = """CoNLL 2018 shared task scores of a system CoNLL-U file against a gold one (any tokenization);
 when both hold the same words, also UD-style scores (punctuation counted, label subtypes dropped)."""
 
@@ -67,7 +79,7 @@ job does not wait for them."""
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m spacy_hcparse``."""
     parser = argparse.ArgumentParser(prog="python -m spacy_hcparse", description=DESCRIPTION)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{parse,evaluate,warmup}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{parse,evaluate,warmup,train-tokenizer}")
     raw = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser("parse", help="parse text or CoNLL-U with a trained pipeline",
                        description=PARSE_DESCRIPTION, formatter_class=raw)
@@ -109,6 +121,24 @@ def build_parser() -> argparse.ArgumentParser:
                        description=WARMUP_DESCRIPTION)
     w.add_argument("model", nargs="?", default=None,
                    help="pipeline directory or package name (default: an untrained default hc_parser)")
+    t = sub.add_parser("train-tokenizer", help="train the UD tokenizer (tokens, multiword tokens, sentences)",
+                       description=TRAIN_TOKENIZER_DESCRIPTION, formatter_class=raw)
+    t.add_argument("train", type=Path, help="CoNLL-U file to train on (its # text lines and SpaceAfter=No)")
+    t.add_argument("dev", type=Path, help="CoNLL-U file to choose the best weights on")
+    t.add_argument("output", type=Path, help="directory for the tokenizer and scores.json")
+    t.add_argument("--lang", default="xx", help="spaCy language code of the vocab (default: xx)")
+    defaults, settings = TokenizerDefaults(), TrainSettings()
+    t.add_argument("--width", type=int, default=defaults.width, help=f"width of the piece vectors (default: {defaults.width})")
+    t.add_argument("--dilations", default=",".join(map(str, defaults.dilations)),
+                   help="dilation of each convolution block, comma-separated (default: %(default)s)")
+    t.add_argument("--embed-rows", type=int, default=defaults.embed_rows,
+                   help=f"rows of the hashed piece embedding (default: {defaults.embed_rows})")
+    t.add_argument("--max-epochs", type=int, default=settings.max_epochs, help="default: %(default)s")
+    t.add_argument("--eval-every", type=int, default=settings.eval_every, help="steps between evaluations (default: %(default)s)")
+    t.add_argument("--patience", type=int, default=settings.patience,
+                   help="evaluations without a better score before stopping (default: %(default)s)")
+    t.add_argument("--learn-rate", type=float, default=settings.learn_rate, help="default: %(default)s")
+    t.add_argument("--seed", type=int, default=settings.seed, help="default: %(default)s")
     return parser
 
 
@@ -120,6 +150,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         if args.command == "warmup":
             warmup(args.model, say=lambda message: print(message, file=sys.stderr, flush=True))
             return 0
+        if args.command == "train-tokenizer":
+            return _train_tokenizer(args)
         return _evaluate(args)
     except BrokenPipeError:  # stdout closed early (`... | head`): stop quietly, as other tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
@@ -235,6 +267,20 @@ def _evaluate(args) -> int:
                 print(f"  {label:<12} {s['gold']:>6} {_pct(s['p']):>7} {_pct(s['r']):>7} {_pct(s['f']):>7}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+def _train_tokenizer(args) -> int:
+    dilations = [int(d) for d in args.dilations.split(",") if d.strip()]
+    cfg = {"width": args.width, "dilations": dilations, "embed_rows": args.embed_rows}
+    settings = TrainSettings(max_epochs=args.max_epochs, eval_every=args.eval_every, patience=args.patience,
+                             learn_rate=args.learn_rate, seed=args.seed)
+    result = train_files(args.train, args.dev, args.output, lang=args.lang, cfg=cfg, settings=settings,
+                         log=lambda line: print(line, flush=True))
+    if result.best is None:
+        _say("warning", "no evaluation ran: the tokenizer was not trained")
+        return 1
+    _say("done", f"{args.output / 'tokenizer'}")
     return 0
 
 

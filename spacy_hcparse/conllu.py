@@ -13,7 +13,9 @@ first line and ``sent_id``, unless ``skip_invalid=True``, which skips it and rec
 ``skipped`` so a caller can report it; ``check_trees=False`` (system output) accepts it.
 
 ``parsed_conllu`` writes one parsed sentence (a spaCy Doc or Span, read by duck typing: this module
-imports no spaCy) with the pipeline's own tags, and with the multiword-token lines of its source.
+imports no spaCy) with the pipeline's own tags, and with the multiword-token lines of its source;
+``with_range_lines`` adds range lines for the multiword tokens a tokenizer kept on the Doc
+(``doc._.hc_multiword_tokens``, read by ``multiword_ranges``).
 """
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,7 @@ from typing import Dict, Iterator, List, Optional, TextIO, Tuple, Union
 import numpy as np
 
 from .decoders._checks import tree_problem
+from .names import MULTIWORD_TOKENS
 
 
 class ConlluError(ValueError):
@@ -281,6 +284,8 @@ def parsed_conllu(sent, source: Optional[Sentence] = None, *, keep_columns: bool
             if i in source.multiword:
                 rows.append(source.multiword[i])
         rows.append("\t".join([str(i), token.text, *tags, str(head), label, "_", misc]))
+    if source is None:
+        rows = with_range_lines(rows, [t.i for t in tokens], multiword_ranges(sent.doc if tokens else None))
     if not any(_comment_key(line) == "text" for line in lines):
         lines.append(f"# text = {text_of(rows)}")
     return "\n".join(lines + rows) + "\n\n"
@@ -301,3 +306,46 @@ def text_of(rows: List[str]) -> str:
             continue
         pieces.append(cols[1] + ("" if "SpaceAfter=No" in cols[9].split("|") else " "))
     return "".join(pieces).rstrip(" ")
+
+
+def multiword_ranges(doc) -> List[Tuple[int, int, str]]:
+    """The multiword tokens a tokenizer kept on ``doc`` (``doc._.hc_multiword_tokens``: (start,
+    end, form), Doc token indices, end exclusive); none where the extension is not set."""
+    if doc is None:
+        return []
+    try:
+        return list(doc._.get(MULTIWORD_TOKENS) or [])
+    except AttributeError:  # the extension is not registered: no tokenizer of ours made the Doc
+        return []
+
+
+def with_range_lines(rows: List[str], token_ids: List[int], ranges: List[Tuple[int, int, str]]) -> List[str]:
+    """Word ``rows`` (CoNLL-U lines; ``rows[k]`` is the Doc token ``token_ids[k]``, word id k + 1)
+    with a range line ``a-b FORM _ ... MISC`` before the words of each multiword token in
+    ``ranges`` whose words are all written, consecutively: its MISC takes the last word's
+    ``SpaceAfter=No``, which leaves the words' MISC (UD keeps it on the surface token)."""
+    if not ranges or not rows:
+        return rows
+    row_of = {t: k for k, t in enumerate(token_ids)}
+    before: Dict[int, str] = {}
+    rows = list(rows)
+    for start, end, form in ranges:
+        ks = [row_of.get(t) for t in range(start, end)]
+        if end - start < 2 or None in ks or ks != list(range(ks[0], ks[0] + len(ks))):
+            continue
+        first, last = ks[0], ks[-1]
+        space_after = "_"
+        for k in range(first, last + 1):
+            cols = rows[k].split("\t")
+            misc = [m for m in cols[9].split("|") if m not in ("_", "SpaceAfter=No")]
+            if k == last and "SpaceAfter=No" in cols[9].split("|"):
+                space_after = "SpaceAfter=No"
+            cols[9] = "|".join(misc) or "_"
+            rows[k] = "\t".join(cols)
+        before[first] = "\t".join([f"{first + 1}-{last + 1}", form.replace("\t", " ")] + ["_"] * 7 + [space_after])
+    out = []
+    for k, row in enumerate(rows):
+        if k in before:
+            out.append(before[k])
+        out.append(row)
+    return out

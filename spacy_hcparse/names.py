@@ -2,8 +2,11 @@
 
 ``Span``: a half-open token range ``(start, end)`` of a Doc, parsed as one tree.
 ``ROOT_LABEL``: the label of the root's dependent, and of nothing else.
+``MULTIWORD_TOKENS``: the Doc extension (``doc._.hc_multiword_tokens``) listing the surface tokens
+that are several words, ``(start, end, form)``: Doc token indices, end exclusive, surface text.
 """
 from typing import Tuple
 
 Span = Tuple[int, int]
 ROOT_LABEL = "ROOT"
+MULTIWORD_TOKENS = "hc_multiword_tokens"

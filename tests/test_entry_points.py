@@ -4,10 +4,11 @@ from pathlib import Path
 
 import pytest
 import spacy_hcparse  # noqa: F401  (registers everything)
+import spacy_hcparse.tokenizer  # noqa: F401  (its registry decorator, also where no installed entry point names it yet)
 from spacy.util import registry
 
 SETUP = Path(__file__).parent.parent / "setup.cfg"
-GROUPS = ["architectures", "misc", "readers", "scorers", "loggers"]
+GROUPS = ["architectures", "misc", "readers", "scorers", "loggers", "tokenizers"]
 
 
 def declared(group: str) -> dict:

@@ -31,6 +31,7 @@ LEVELS = {
     "models": 4,
     "evaluation": 4,
     "components": 5,
+    "tokenizer": 5,  # the UD tokenizer: reads treebanks (evaluation) to train
     "corpus": 5,
     "distributed": 6,
     "warmup": 6,  # compiling a pipeline's kernels ahead (`python -m spacy_hcparse warmup`)

@@ -6,6 +6,9 @@ word ids are 1-based; FORM is the token text; LEMMA, UPOS (``pos_``), XPOS (``ta
 HEAD is 0 for the root; DEPREL is the token's label with spaCy's ``ROOT`` written ``root``; MISC
 has ``SpaceAfter=No`` where a non-space character follows the token directly.
 
+A multiword token a tokenizer kept on the Doc (``doc._.hc_multiword_tokens``) is written as a
+range line before its words (``conllu.with_range_lines``), so the evaluation sees its surface form.
+
 Whitespace tokens (spaCy makes one for every run of spaces beyond the first, and for newlines)
 are not written: they hold no non-space character, so they are not words to the evaluation. A word
 whose head is a dropped whitespace token takes that token's head (up the chain of whitespace
@@ -31,6 +34,8 @@ from typing import Iterable, List, Optional, Tuple, Union
 
 from spacy.tokens import Doc, Span, Token
 
+from ..conllu import multiword_ranges, with_range_lines
+
 REPAIRS = ("heads_outside_sentence", "roots_attached", "cycles_broken")
 
 
@@ -53,7 +58,8 @@ def doc_to_conllu(doc: Doc, *, doc_id: Optional[str] = None, first_sent: int = 1
             comments.append(f"# newdoc id = {doc_id}")
         comments.append(f"# sent_id = {k if doc_id is None else f'{doc_id}-{k}'}")
         comments.append(f"# text = {_one_line(doc.text[words[0].idx:words[-1].idx + len(words[-1])])}")
-        blocks.append("\n".join(comments + sentence_rows(sent, words, stats)) + "\n")
+        rows = with_range_lines(sentence_rows(sent, words, stats), [t.i for t in words], multiword_ranges(doc))
+        blocks.append("\n".join(comments + rows) + "\n")
         stats["sentences"] += 1
         stats["words"] += len(words)
         k += 1

@@ -1,0 +1,6 @@
+"""A trained tokenizer that segments raw text as a UD treebank does: tokens, multiword tokens and
+sentences (``UDTokenizer``, registered as ``spacy_hcparse.UDTokenizer.v1``)."""
+from .lexicon import MultiwordLexicon
+from .tokenizer import UDTokenizer, create_ud_tokenizer, use_ud_tokenizer
+
+__all__ = ["MultiwordLexicon", "UDTokenizer", "create_ud_tokenizer", "use_ud_tokenizer"]

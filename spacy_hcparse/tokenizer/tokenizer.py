@@ -1,0 +1,318 @@
+"""``UDTokenizer``: a trained tokenizer for spaCy that segments raw text as a UD treebank does.
+
+Registered as ``[nlp.tokenizer] @tokenizers = "spacy_hcparse.UDTokenizer.v1"``. The text is
+cut into pieces (``features.piece_spans``: letter runs, digit runs, single other characters,
+runs cut by the learned ``SplitTable``) and the model (``model.build_char_model``) labels the last
+character of every piece (``features.LABELS``); a token ends at every token-end label and wherever
+whitespace follows. A token the model marks as multiword is expanded by the ``MultiwordLexicon``
+(kept whole where it has no entry or rule).
+
+The Doc holds both levels: its tokens are the syntactic words (``do`` -> ``de``, ``o``; only the
+last word of a multiword token keeps its trailing space) and ``doc._.hc_multiword_tokens`` lists
+the surface tokens that are several words as ``(start, end, form)``: Doc token indices, end
+exclusive, and the surface text. Whitespace follows spaCy's tokenizer: a single space after a
+token is its ``whitespace_``, any other run of whitespace is a token of its own.
+
+Sentences: with ``set_sent_starts`` (default), the first word after each predicted sentence end,
+after each blank line and at the start of the text has ``is_sent_start = True``, the inner words
+of a multiword token ``False``, every other token None (unknown). The Doc then has sentence
+boundaries, so ``hc_parser`` parses those sentences as given; without it the Doc has none and a
+parser that segments (``hc_parser``'s sentence-start scorer, spaCy's parser) decides.
+
+A tokenizer made from the config is untrained: it gets its weights from ``from_disk`` (a saved
+pipeline loads it so), from ``initialize(path=...)`` (``[initialize.tokenizer] path = ...``, the
+file ``python -m spacy_hcparse train-tokenizer`` writes), or from ``tokenizer.train``.
+"""
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import spacy
+import srsly
+from spacy.attrs import IDX, LENGTH
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.util import registry
+from spacy.vocab import Vocab
+from thinc.api import Model
+from thinc.types import Ragged
+
+from ..names import MULTIWORD_TOKENS as MWT_ATTR
+from .features import IS_MWT, IS_SENT_END, IS_TOKEN_END, SplitTable, code_points, is_space, piece_features, piece_spans
+from .lexicon import MultiwordLexicon
+from .model import build_char_model
+
+FORMAT = "spacy_hcparse.UDTokenizer"
+FORMAT_VERSION = 1
+TOKENIZER_NAME = "spacy_hcparse.UDTokenizer.v1"
+PIECE_ROWS = 2048  # pieces the model reads at once (plus context on each side)
+
+
+
+@dataclass(frozen=True)
+class TokenizerDefaults:
+    """The model's default settings (one definition: the factory, the class and the CLI read it)."""
+
+    width: int = 64
+    dilations: Tuple[int, ...] = (1, 2, 4, 8)
+    embed_rows: int = 5000
+
+
+DEFAULTS = TokenizerDefaults()
+
+if not Doc.has_extension(MWT_ATTR):
+    Doc.set_extension(MWT_ATTR, default=None)
+
+
+@registry.tokenizers(TOKENIZER_NAME)
+def create_ud_tokenizer(width: int = DEFAULTS.width, dilations: List[int] = list(DEFAULTS.dilations),
+                        embed_rows: int = DEFAULTS.embed_rows, set_sent_starts: bool = True,
+                        rule_lang: Optional[str] = None) -> Callable[[Language], "UDTokenizer"]:
+    """The ``[nlp.tokenizer]`` factory.
+
+    width (int): width of the character vectors.
+    dilations (List[int]): one convolution block per entry, with that dilation.
+    embed_rows (int): rows of the hashed piece embedding.
+    set_sent_starts (bool): set ``is_sent_start`` from the predicted sentence ends.
+    rule_lang (Optional[str]): the language whose spaCy rule tokenizer the model reads as a hint
+        (None: the pipeline's language; "": none). A trained tokenizer keeps its own.
+    """
+    def make(nlp: Language) -> UDTokenizer:
+        return UDTokenizer(nlp.vocab, width=width, dilations=dilations, embed_rows=embed_rows,
+                           set_sent_starts=set_sent_starts, rule_lang=rule_lang)
+
+    return make
+
+
+class UDTokenizer:
+    """Raw text -> Doc of syntactic words (see module docstring)."""
+
+    def __init__(self, vocab: Vocab, *, width: int = DEFAULTS.width, dilations: Sequence[int] = DEFAULTS.dilations,
+                 embed_rows: int = DEFAULTS.embed_rows, set_sent_starts: bool = True,
+                 rule_lang: Optional[str] = None):
+        self.vocab = vocab
+        self.cfg: Dict[str, Any] = {"width": int(width), "dilations": [int(d) for d in dilations],
+                                    "embed_rows": int(embed_rows), "set_sent_starts": bool(set_sent_starts),
+                                    "rule_lang": rule_lang if rule_lang is not None else vocab.lang}
+        self._rules = None  # spaCy's rule tokenizer of cfg["rule_lang"], made when first needed
+        self.model = self._build_model()
+        self.lexicon = MultiwordLexicon()
+        self.splits = SplitTable()
+        self.trained = False
+
+    def rule_ends(self, text: str) -> Optional[np.ndarray]:
+        """Where the rule tokenizer of ``cfg["rule_lang"]`` (spaCy's, as ``spacy.blank`` makes it)
+        ends its tokens in ``text`` (character offsets, exclusive); None without a rule language."""
+        lang = self.cfg["rule_lang"]
+        if not lang:
+            return None
+        if self._rules is None or self._rules[0] != lang:
+            self._rules = (lang, spacy.blank(lang).tokenizer)
+        offsets = self._rules[1](text).to_array([IDX, LENGTH]).astype(np.int64)
+        return offsets[:, 0] + offsets[:, 1] if len(offsets) else np.zeros(0, dtype=np.int64)
+
+    def _build_model(self) -> Model:
+        model = build_char_model(self.cfg["width"], self.cfg["dilations"], self.cfg["embed_rows"])
+        model.initialize()
+        return model
+
+    @property
+    def context(self) -> int:
+        """Pieces the model sees on each side of a piece."""
+        return sum(self.cfg["dilations"])
+
+    # ----- tokenizing ----------------------------------------------------------------------------
+    def __call__(self, text: str) -> Doc:
+        return next(iter(self.pipe([text])))
+
+    def pipe(self, texts: Iterable[str], batch_size: int = 64) -> Iterator[Doc]:
+        """Docs of ``texts``, ``batch_size`` texts per model call."""
+        batch: List[str] = []
+        for text in texts:
+            batch.append(text)
+            if len(batch) >= batch_size:
+                yield from self._docs(batch)
+                batch = []
+        if batch:
+            yield from self._docs(batch)
+
+    def _docs(self, texts: List[str]) -> List[Doc]:
+        return [self.make_doc(text, labels) for text, labels in zip(texts, self.predict(texts))]
+
+    def predict(self, texts: Sequence[str]) -> List[np.ndarray]:
+        """Per text, a label per character (``features.LABELS``), with the token and sentence ends
+        the text forces (before whitespace, at blank lines and at the end of the text)."""
+        if not self.trained:
+            raise ValueError("the UDTokenizer is not trained: train it with `python -m spacy_hcparse "
+                             "train-tokenizer` and load it (from_disk, or [initialize.tokenizer] path)")
+        for text in texts:
+            if not isinstance(text, str):
+                raise ValueError(f"the tokenizer reads str, got {type(text).__name__}")
+        spans = [piece_spans(text, self.splits) for text in texts]
+        rules = [self.rule_ends(text) for text in texts]
+        probs = self.piece_probs([piece_features(text, *span, r) for text, span, r in zip(texts, spans, rules)])
+        return [_decode(text, starts, ends, p) for text, (starts, ends), p in zip(texts, spans, probs)]
+
+    def piece_probs(self, features: Sequence[np.ndarray]) -> List[np.ndarray]:
+        """Per text (its ``piece_features``), the model's (n_pieces, n_labels) label probabilities.
+        Long texts are read in stretches of ``PIECE_ROWS`` pieces with ``context`` pieces on each
+        side."""
+        margin = self.context
+        rows, lengths, spans = [], [], []  # spans: (text, start, stop, offset of start in stretch)
+        for t, feats in enumerate(features):
+            for start in range(0, len(feats), PIECE_ROWS):
+                stop = min(start + PIECE_ROWS, len(feats))
+                lo, hi = max(0, start - margin), min(len(feats), stop + margin)
+                rows.append(feats[lo:hi])
+                lengths.append(hi - lo)
+                spans.append((t, start, stop, start - lo))
+        out = [np.zeros((len(feats), len(IS_TOKEN_END)), dtype=np.float32) for feats in features]
+        if not rows:
+            return out
+        ops = self.model.ops
+        X = Ragged(ops.asarray(np.concatenate(rows), dtype="uint64"), ops.asarray1i(lengths))
+        probs = ops.to_numpy(self.model.predict(X))
+        at = 0
+        for (t, start, stop, offset), n in zip(spans, lengths):
+            out[t][start:stop] = probs[at + offset:at + offset + stop - start]
+            at += n
+        return out
+
+    def make_doc(self, text: str, labels: np.ndarray) -> Doc:
+        """The Doc of ``text`` cut where ``labels`` (one per character, as ``predict`` returns) say."""
+        ends = np.flatnonzero(IS_TOKEN_END[labels])
+        nonspace = ~is_space(text)
+        # first non-space character at or after each position (len(text) where none)
+        index = np.where(nonspace, np.arange(len(text)), len(text))
+        next_char = np.minimum.accumulate(np.append(index, len(text))[::-1])[::-1]
+        starts = next_char[np.concatenate(([0], ends[:-1] + 1))] if len(ends) else ends
+        sent_end, mwt = IS_SENT_END[labels[ends]], IS_MWT[labels[ends]]
+        words: List[str] = []
+        spaces: List[bool] = []
+        sent_starts: List[Optional[bool]] = []
+        ranges: List[Tuple[int, int, str]] = []
+        new_sentence = True
+        prev = 0
+        for start, end, is_end, is_mwt in zip(starts.tolist(), (ends + 1).tolist(), sent_end.tolist(), mwt.tolist()):
+            _whitespace(text[prev:start], words, spaces, sent_starts)
+            form = text[start:end]
+            parts = self.lexicon.expand(form) if is_mwt else None
+            if parts is None:
+                words.append(form)
+                spaces.append(False)
+                sent_starts.append(True if new_sentence else None)
+            else:
+                ranges.append((len(words), len(words) + len(parts), form))
+                words.extend(parts)
+                spaces.extend([False] * len(parts))
+                sent_starts.extend([True if new_sentence else None] + [False] * (len(parts) - 1))
+            new_sentence = is_end
+            prev = end
+        _whitespace(text[prev:], words, spaces, sent_starts)
+        if not self.cfg["set_sent_starts"] or not words:
+            doc = Doc(self.vocab, words=words, spaces=spaces)
+        else:
+            doc = Doc(self.vocab, words=words, spaces=spaces, sent_starts=sent_starts)
+        doc._.set(MWT_ATTR, ranges)
+        return doc
+
+    # ----- training and loading ------------------------------------------------------------------
+    def initialize(self, get_examples: Optional[Callable] = None, *, nlp: Optional[Language] = None,
+                   path: Optional[Union[str, Path]] = None) -> None:
+        """``[initialize.tokenizer]``: load the trained tokenizer at ``path`` (a file that
+        ``to_disk`` or ``train-tokenizer`` wrote); without a path, keep what is loaded."""
+        if path is not None:
+            self.from_disk(path)
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        return srsly.msgpack_dumps({"format": FORMAT, "version": FORMAT_VERSION, "cfg": self.cfg,
+                                    "trained": self.trained, "lexicon": self.lexicon.to_dict(),
+                                    "splits": {k: list(v) for k, v in self.splits.cuts.items()},
+                                    "model": self.model.to_bytes()})
+
+    def from_bytes(self, data: bytes, *, exclude: Iterable[str] = tuple()) -> "UDTokenizer":
+        """Load what ``to_bytes`` wrote; ValueError (the model is left as it was) for other data."""
+        try:
+            msg = srsly.msgpack_loads(data)
+        except Exception as err:  # noqa: BLE001 (msgpack raises several kinds)
+            raise ValueError(f"not UDTokenizer data (unreadable: {err})") from None
+        if not isinstance(msg, dict) or msg.get("format") != FORMAT:
+            raise ValueError("not UDTokenizer data (no UDTokenizer header)")
+        if msg.get("version") != FORMAT_VERSION:
+            raise ValueError(f"UDTokenizer data of version {msg.get('version')!r}; this version reads {FORMAT_VERSION}")
+        cfg = msg.get("cfg")
+        if not isinstance(cfg, dict) or set(cfg) != set(self.cfg):
+            raise ValueError(f"UDTokenizer data with settings {cfg!r}; expected {sorted(self.cfg)}")
+        lexicon = MultiwordLexicon.from_dict(msg.get("lexicon"))
+        splits = msg.get("splits")
+        if not isinstance(splits, dict):
+            raise ValueError("UDTokenizer data without its table of cut runs")
+        try:
+            splits = SplitTable({str(k): tuple(v) for k, v in splits.items()})
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"UDTokenizer data with a bad table of cut runs: {err}") from None
+        old_cfg = self.cfg
+        self.cfg = {**cfg, "set_sent_starts": old_cfg["set_sent_starts"]}  # a runtime choice: the config's
+        try:
+            model = self._build_model().from_bytes(msg["model"])
+        except Exception as err:  # noqa: BLE001 (thinc raises several kinds for bad weights)
+            self.cfg = old_cfg
+            raise ValueError(f"UDTokenizer data with unreadable model weights: {err}") from None
+        self.model, self.lexicon, self.splits, self.trained = model, lexicon, splits, bool(msg.get("trained"))
+        return self
+
+    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
+        Path(path).write_bytes(self.to_bytes())
+
+    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "UDTokenizer":
+        path = Path(path)
+        try:
+            return self.from_bytes(path.read_bytes())
+        except ValueError as err:
+            raise ValueError(f"{path}: {err}") from None
+
+
+def use_ud_tokenizer(nlp: Language, tokenizer: UDTokenizer) -> Language:
+    """Make ``tokenizer`` the pipeline's, in its config too (so that ``nlp.to_disk`` saves a
+    pipeline that ``spacy.load`` builds with it)."""
+    nlp.tokenizer = tokenizer
+    nlp._config["nlp"]["tokenizer"] = {"@tokenizers": TOKENIZER_NAME, **tokenizer.cfg}
+    return nlp
+
+
+def _decode(text: str, starts: np.ndarray, ends: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """A label per character from the probabilities of the pieces (``starts``, ``ends``): each
+    piece's most probable label on its last character, except that a piece before whitespace or
+    at the end of the text ends a token, and the token before a blank line or at the end of the
+    text ends a sentence; every other character is ``INSIDE``."""
+    labels = np.zeros(len(text), dtype=np.int32)
+    if not len(ends):
+        return labels
+    piece_labels = probs.argmax(axis=1).astype(np.int32)
+    space = is_space(text)
+    forced = np.append(space, True)[ends]  # whitespace or the end of the text follows
+    at = np.flatnonzero(forced & ~IS_TOKEN_END[piece_labels])
+    piece_labels[at] = probs[at, 1:].argmax(axis=1) + 1
+    labels[ends - 1] = piece_labels
+    token_ends = np.flatnonzero(IS_TOKEN_END[labels])
+    newlines = np.cumsum(code_points(text) == 10)
+    blank_after = newlines[token_ends[1:]] - newlines[token_ends[:-1]] >= 2
+    at = token_ends[np.append(blank_after, True)]
+    labels[at] = np.where(IS_MWT[labels[at]], 4, 2)
+    return labels
+
+
+def _whitespace(gap: str, words: List[str], spaces: List[bool], sent_starts: List[Optional[bool]]) -> None:
+    """Whitespace between tokens, as spaCy's tokenizer writes it: one space after a token is its
+    trailing space, the rest (or a gap at the start) a whitespace token."""
+    if not gap:
+        return
+    if words and gap[0] == " ":
+        spaces[-1] = True
+        gap = gap[1:]
+        if not gap:
+            return
+    words.append(gap)
+    spaces.append(False)
+    sent_starts.append(None)

@@ -1,0 +1,208 @@
+"""The UDTokenizer: training on a tiny treebank, segmenting, multiword tokens, saving and loading."""
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+import spacy
+from spacy.tokens import Doc
+
+from spacy_hcparse.cli import main
+from spacy_hcparse.conllu import with_range_lines
+from spacy_hcparse.evaluation.conll18 import evaluate, parse_treebank
+from spacy_hcparse.evaluation.raw_text import raw_documents
+from spacy_hcparse.evaluation.system_output import doc_to_conllu
+from spacy_hcparse.names import MULTIWORD_TOKENS
+from spacy_hcparse.tokenizer import UDTokenizer, use_ud_tokenizer
+from spacy_hcparse.tokenizer.train import TrainSettings, tokenizer_scores, train_tokenizer
+
+from .tiny import conllu, write
+
+FAST = TrainSettings(max_epochs=40, batch_pieces=200, eval_every=1000, patience=100, learn_rate=0.01)
+CFG = {"width": 16, "dilations": [1, 2], "embed_rows": 200}
+
+
+@pytest.fixture(scope="module")
+def bank():
+    return parse_treebank(conllu(4).splitlines(), "tiny")
+
+
+@pytest.fixture(scope="module")
+def trained(bank):
+    tokenizer = UDTokenizer(spacy.blank("xx").vocab, **CFG)
+    result = train_tokenizer(tokenizer, bank, bank, FAST)
+    return tokenizer, result
+
+
+def test_overfits_the_tiny_treebank(trained, bank):
+    tokenizer, result = trained
+    scores = tokenizer_scores(tokenizer, bank, paragraphs=True)
+    assert scores["Words"] == 1.0 and scores["Tokens"] == 1.0
+    assert scores["Sentences"] == 1.0
+    assert result.best is not None and result.best.score == pytest.approx(1.0)
+
+
+def test_multiword_tokens_are_words_with_their_surface_range(trained):
+    tokenizer, _ = trained
+    doc = tokenizer("Eu gosto do gato. Do alto vê-se tudo.")
+    assert [t.text for t in doc] == ["Eu", "gosto", "de", "o", "gato", ".", "De", "o", "alto", "vê-se", "tudo", "."]
+    assert doc._.get(MULTIWORD_TOKENS) == [(2, 4, "do"), (6, 8, "Do")]
+    assert [t.whitespace_ for t in doc[2:4]] == ["", " "]
+    assert [t.i for t in doc if t.is_sent_start] == [0, 6]
+    assert doc[3].is_sent_start is False  # inside a multiword token
+
+
+def test_conllu_output_has_range_lines_the_evaluation_accepts(trained, bank):
+    tokenizer, _ = trained
+    docs = raw_documents(bank, group=0, paragraphs=False)
+    text = "".join(doc_to_conllu(d) for d in tokenizer.pipe(x.text for x in docs))
+    assert "\n3-4\tdo\t" in text
+    scores = evaluate(bank, parse_treebank(text.splitlines(), "system"))
+    assert scores["Words"].f1 == 1.0
+
+
+def test_whitespace_is_kept_as_spacy_keeps_it(trained):
+    tokenizer, _ = trained
+    text = "  Eu gosto  da casa!\n\nEle veio. \n"
+    doc = tokenizer(text)
+    assert doc.text == text.replace("da", "dea")  # the words of a multiword token: no space between
+    assert [t.text for t in doc if t.is_space] == ["  ", " ", "\n\n", "\n"]
+    starts = [t.text for t in doc if t.is_sent_start]
+    assert "Ele" in starts  # after a blank line
+
+
+def test_empty_and_space_only_texts(trained):
+    tokenizer, _ = trained
+    assert len(tokenizer("")) == 0
+    doc = tokenizer(" \n ")
+    assert doc.text == " \n " and all(t.is_space for t in doc)
+
+
+def test_without_sentence_starts_the_doc_has_none(trained):
+    tokenizer, _ = trained
+    plain = UDTokenizer(tokenizer.vocab, **CFG, set_sent_starts=False).from_bytes(tokenizer.to_bytes())
+    doc = plain("Eu gosto do gato. Ele veio da casa!")
+    assert not doc.has_annotation("SENT_START")
+
+
+def test_bytes_round_trip_tokenizes_identically(trained):
+    tokenizer, _ = trained
+    copy = UDTokenizer(spacy.blank("en").vocab).from_bytes(tokenizer.to_bytes())
+    assert copy.cfg == tokenizer.cfg  # the trained one's, rule language included
+    text = "Ele veio do rio. Não sei, Dr. Silva!"
+    a, b = tokenizer(text), copy(text)
+    assert [t.text for t in a] == [t.text for t in b]
+    assert [t.is_sent_start for t in a] == [t.is_sent_start for t in b]
+    assert a._.get(MULTIWORD_TOKENS) == b._.get(MULTIWORD_TOKENS)
+
+
+def test_saved_pipeline_loads_and_tokenizes_identically(trained, tmp_path):
+    tokenizer, _ = trained
+    nlp = use_ud_tokenizer(spacy.blank("xx"), tokenizer)
+    nlp.to_disk(tmp_path / "nlp")
+    loaded = spacy.load(tmp_path / "nlp")
+    assert isinstance(loaded.tokenizer, UDTokenizer)
+    text = "Vamos ao rio? Do alto vê-se tudo."
+    assert [t.text for t in loaded(text)] == [t.text for t in nlp(text)]
+
+
+@pytest.mark.parametrize("data", [b"", b"not msgpack at all \xff", b"\x80", None])
+def test_corrupt_data_is_rejected(trained, data):
+    tokenizer, _ = trained
+    if data is None:  # a valid header with broken weights
+        good = tokenizer.to_bytes()
+        import srsly
+
+        msg = srsly.msgpack_loads(good)
+        msg["model"] = b"garbage"
+        data = srsly.msgpack_dumps(msg)
+    target = UDTokenizer(spacy.blank("xx").vocab)
+    with pytest.raises(ValueError, match="UDTokenizer"):
+        target.from_bytes(data)
+    assert not target.trained
+
+
+def test_an_untrained_tokenizer_says_so():
+    tokenizer = UDTokenizer(spacy.blank("en").vocab)
+    with pytest.raises(ValueError, match="not trained"):
+        tokenizer("Hello.")
+
+
+def test_config_builds_the_tokenizer():
+    config = {"nlp": {"tokenizer": {"@tokenizers": "spacy_hcparse.UDTokenizer.v1", "width": 8, "dilations": [1]}}}
+    nlp = spacy.blank("en", config=config)
+    assert isinstance(nlp.tokenizer, UDTokenizer) and nlp.tokenizer.cfg["width"] == 8
+
+
+def test_initialize_loads_a_trained_file(trained, tmp_path):
+    tokenizer, _ = trained
+    tokenizer.to_disk(tmp_path / "tok")
+    fresh = UDTokenizer(spacy.blank("xx").vocab)
+    fresh.initialize(path=tmp_path / "tok")
+    assert fresh.trained and fresh.cfg == tokenizer.cfg
+
+
+def test_nlp_initialize_loads_the_file_the_config_names(trained, tmp_path):
+    tokenizer, _ = trained
+    tokenizer.to_disk(tmp_path / "tok")
+    config = {"nlp": {"tokenizer": {"@tokenizers": "spacy_hcparse.UDTokenizer.v1"}},
+              "initialize": {"tokenizer": {"path": str(tmp_path / "tok")}}}
+    nlp = spacy.blank("pt", config=config)
+    nlp.initialize()
+    assert [t.text for t in nlp("Vamos ao rio?")] == ["Vamos", "a", "o", "rio", "?"]
+
+
+def test_range_lines_take_the_space_after_of_the_last_word():
+    rows = [f"{i}\tw{i}\t_\t_\t_\t_\t0\troot\t_\t{misc}" for i, misc in
+            [(1, "_"), (2, "_"), (3, "SpaceAfter=No"), (4, "_")]]
+    out = with_range_lines(rows, [10, 11, 12, 13], [(11, 13, "ab")])
+    assert out[1] == "2-3\tab\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No"
+    assert out[3].endswith("\t_") and len(out) == 5
+    assert with_range_lines(rows, [10, 11, 12, 13], [(11, 15, "x")]) == rows  # not all written
+
+
+def test_cli_trains_and_writes_the_tokenizer(tmp_path, capsys):
+    train = write(tmp_path / "train.conllu", repeat=2)
+    out = tmp_path / "out"
+    code = main(["train-tokenizer", str(train), str(train), str(out), "--lang", "xx", "--width", "8",
+                 "--dilations", "1", "--embed-rows", "50", "--max-epochs", "2", "--eval-every", "1"])
+    assert code == 0
+    table = capsys.readouterr().out
+    assert "WORDS" in table and "SENTS_FLAT" in table
+    report = json.loads((out / "scores.json").read_text())
+    assert report["best"] is not None and report["cfg"]["width"] == 8
+    assert UDTokenizer(spacy.blank("xx").vocab).from_disk(out / "tokenizer").trained
+
+
+def test_cli_parse_writes_multiword_tokens_as_range_lines(trained, tmp_path):
+    tokenizer, _ = trained
+    use_ud_tokenizer(spacy.blank("xx"), tokenizer).to_disk(tmp_path / "nlp")
+    (tmp_path / "in.txt").write_text("Eu gosto do gato. Ele veio da casa!\n", encoding="utf8")
+    assert main(["parse", str(tmp_path / "nlp"), str(tmp_path / "in.txt"), "--output", str(tmp_path / "out.conllu"),
+                 "--quiet"]) == 0
+    out = (tmp_path / "out.conllu").read_text(encoding="utf8")
+    assert "\n3-4\tdo\t" in out and "\n3-4\tda\t" in out
+    system = parse_treebank(out.splitlines(), "out", require_trees=False)
+    assert system.chars == "Eugostodogato.Eleveiodacasa!"
+    assert [w.form for w in system.words[2:4]] == ["de", "o"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60)
+       | st.text(alphabet="ab.-' \n\u00a0\tÉ😀1,", max_size=60))
+def test_any_text_keeps_its_characters(trained, text):
+    """Every character of the text is in the Doc: whitespace as spaCy keeps it, and the surface
+    tokens (multiword tokens by their ranges) spell the rest."""
+    tokenizer, _ = trained
+    doc = tokenizer(text)
+    ranges = {start: (end, form) for start, end, form in doc._.get(MULTIWORD_TOKENS)}
+    out, i = [], 0
+    while i < len(doc):
+        if i in ranges:
+            end, form = ranges[i]
+            out.append(form + doc[end - 1].whitespace_)
+            i = end
+        else:
+            out.append(doc[i].text_with_ws)
+            i += 1
+    assert "".join(out) == text
