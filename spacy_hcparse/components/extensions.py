@@ -96,7 +96,7 @@ def kbest_parses(pipe, span: Span, k: int) -> List[Tuple[List[int], List[str], f
     arc = decoder_arcs(scores.pruned_arc(i), space, None, 0.0)
     trees, values = decoder_kbest(pipe.decoder, arc, scores.cubes(i, factors)[0], k)
     rows = tree_label_scores(pipe.model, scores, list(trees), [i] * len(trees))
-    labels = pipe.labeler.label_trees(list(trees), rows, pipe.label_set(), [None] * len(trees), [space] * len(trees))
+    labels, _ = pipe.label_trees(list(trees), rows, [space] * len(trees))
     names = pipe.labels
     words = np.arange(len(space))
     out = []
