@@ -9,6 +9,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import srsly
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
+from thinc.api import Model
 
 from .. import __version__
 from ..learning.gold import gold_problem
@@ -54,6 +55,34 @@ class ParserPipe(TrainablePipe):
         self.cfg["labels"].append(label)
         self.vocab.strings.add(label)
         return 1
+
+    @property
+    def _rehearsal_model(self) -> Optional[Model]:
+        """The teacher of ``rehearse``: a frozen copy of the model (spaCy's
+        ``Language.resume_training`` sets it on every component that has this attribute)."""
+        return self.__dict__.get("_teacher_model")
+
+    @_rehearsal_model.setter
+    def _rehearsal_model(self, model: Optional[Model]) -> None:
+        self._teacher_model = model
+        self._teacher_changed(model)
+
+    def _teacher_changed(self, model: Optional[Model]) -> None:
+        """What a subclass keeps of a new teacher model (None: no teacher)."""
+
+    def _teacher(self) -> Model:
+        """The teacher model; without one, a copy of the model as it is now (logged: the teacher
+        should be the trained model, taken by ``nlp.resume_training()`` before any update)."""
+        if self._rehearsal_model is None:
+            logger.warning("[%s] rehearse: no teacher yet, the model as it is now becomes it (call "
+                           "nlp.resume_training() before updating, so that the teacher is the trained model)",
+                           self.name)
+            self._rehearsal_model = self._model_copy()
+        return self._rehearsal_model
+
+    def _model_copy(self) -> Model:
+        """A copy of the model as it is now (the teacher ``_teacher`` takes without one)."""
+        return copy.deepcopy(self.model)
 
     def _grow_labels(self, label: str) -> None:
         """Make room in the initialized model for ``label``, about to be appended to the labels

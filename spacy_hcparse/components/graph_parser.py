@@ -32,6 +32,7 @@ from ..graph.valency import label_classes
 from ..learning.gold import aligned_tags
 from ..learning.graph_gold import GoldBatch, batch_gold
 from ..learning.graph_loss import GraphGold, GraphLoss
+from ..learning.rehearsal import rehearsal_loss, teacher_heads
 from ..models.graph_parser import resize_labels, tree_label_scores
 from ..names import ROOT_LABEL, Span
 from ..segment import continues, sentence_spans, span_whitespace
@@ -39,10 +40,9 @@ from .annotate import JOIN_LABEL, SPACE_TAGS, CodeTable, write_parse
 from .base import ParserPipe
 from .extensions import register_extensions, register_parser, write_values
 from .graph_batch import decode_eisner_spans, span_arcs, span_blocks, span_parses
-from .graph_rehearsal import Rehearsal
 
 
-class GraphParser(Rehearsal, ParserPipe):
+class GraphParser(ParserPipe):
     """Graph-based parser with arc, sibling and grandparent factors and a configurable decoder.
 
     decoder: a decoder object (``graph.decoding``: ``Eisner.v1``, ``MST.v1``, ``MBR.v1``,
@@ -352,6 +352,43 @@ class GraphParser(Rehearsal, ParserPipe):
             self.finish_update(sgd)
         losses[self.name] += loss
         return losses
+
+    def rehearse(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None,
+                 losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+        """An update toward the teacher's predictions on the examples' predicted docs (no gold
+        read), so that fine-tuning forgets less: heads, labels and sentence starts, soft targets
+        (``learning.rehearsal``). The teacher is the copy of the model ``nlp.resume_training()``
+        keeps; without one, the model as it is now (logged: take it before the first update).
+        The loss goes under the component's name in ``losses``."""
+        losses = {} if losses is None else losses
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, "GraphParser.rehearse")
+        docs = [eg.predicted for eg in examples]
+        if not any(len(doc) for doc in docs):
+            return losses
+        teacher_model = self._teacher()
+        spans = [sentence_spans(doc, self.max_length) if doc.has_annotation("SENT_START") else None for doc in docs]
+        with self.model_threads():
+            teacher = teacher_model.predict(GraphInput(docs, spans, factors=frozenset(), starts=True))
+            teacher = teacher.to_numpy(teacher_model.ops)
+            heads = teacher_heads(teacher)
+            targets = tree_label_scores(teacher_model, teacher, heads)
+            set_dropout_rate(self.model, drop)
+            scores, backprop = self.model.begin_update(GraphInput(docs, teacher.spans, heads, frozenset()))
+            loss, d_scores = rehearsal_loss(scores.to_numpy(self.model.ops), teacher, heads, targets,
+                                            self._teacher_labels)
+            backprop(d_scores)
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def _teacher_changed(self, model: Optional[Model]) -> None:
+        """The labels the teacher knows (those not unseen when it was taken)."""
+        unseen = set(self.cfg.get("unseen_labels", ()))
+        self._teacher_labels = np.array([i for i, label in enumerate(self.labels) if label not in unseen],
+                                        dtype=np.int64)
 
     def get_loss(self, examples: Iterable[Example], scores: GraphScores,
                  gold: Optional[GraphGold] = None) -> Tuple[float, GraphScores]:

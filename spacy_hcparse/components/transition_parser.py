@@ -36,7 +36,7 @@ from ..names import ROOT_LABEL, Span
 from ..segment import continues, sentence_spans, span_whitespace
 from ..transition.moves import n_classes
 from .annotate import JOIN_LABEL, codes, write_trees
-from .base import ParserPipe, logger
+from .base import ParserPipe
 from .projective_gold import DECORATION, example_gold, lifted_labels
 
 FALLBACK_LABEL = "dep"  # words need a label other than ROOT to attach to each other
@@ -251,28 +251,20 @@ class TransitionParser(ParserPipe):
         docs = [eg.predicted for eg in examples]
         if not any(len(doc) for doc in docs):
             return losses
-        if self._rehearsal_model is None:
-            logger.warning("[%s] rehearse: no teacher yet, the model as it is now becomes it (call "
-                           "nlp.resume_training() before updating, so that the teacher is the trained model)",
-                           self.name)
-            self.learner.before_save()
-            self._rehearsal_model = deepcopy(self.model)
-        parses = self._teacher.parse(docs, self._given_spans(docs))
+        self._teacher()
+        parses = self._teacher_learner.parse(docs, self._given_spans(docs))
         golds, starts = teacher_gold(docs, parses)
         losses[self.name] += self.learner.update(docs, parses.spans, golds, starts, drop, sgd)
         return losses
 
-    @property
-    def _rehearsal_model(self) -> Optional[Model]:
-        """The teacher of ``rehearse``: a frozen copy of the model (spaCy's
-        ``Language.resume_training`` sets it on every component that has this attribute)."""
-        return self.__dict__.get("_teacher_model")
+    def _teacher_changed(self, model: Optional[Model]) -> None:
+        """Keep the teacher's learner (``rehearse`` parses with it)."""
+        self._teacher_learner = None if model is None else model.attrs["learner"](model, self.cfg, self.vocab)
 
-    @_rehearsal_model.setter
-    def _rehearsal_model(self, model: Optional[Model]) -> None:
-        """Keep the teacher model and its learner (``rehearse`` parses with it)."""
-        self._teacher_model = model
-        self._teacher = None if model is None else model.attrs["learner"](model, self.cfg, self.vocab)
+    def _model_copy(self) -> Model:
+        """A copy of the model with the learner's averaged weights in it."""
+        self.learner.before_save()
+        return deepcopy(self.model)
 
     def get_loss(self, examples: Iterable[Example], scores) -> Tuple[float, object]:
         """Not used: the learner walks the oracle's configurations inside ``update`` (the neural
