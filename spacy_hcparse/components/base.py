@@ -4,11 +4,12 @@ gold itself is prepared in ``learning.gold``)."""
 import copy
 import logging
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import srsly
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
+from spacy.training import Example, validate_examples
 from thinc.api import Model
 
 from .. import __version__
@@ -66,6 +67,16 @@ class ParserPipe(TrainablePipe):
     def _rehearsal_model(self, model: Optional[Model]) -> None:
         self._teacher_model = model
         self._teacher_changed(model)
+
+    def _training_step(self, examples: Iterable[Example], losses: Optional[Dict[str, float]], method: str
+                       ) -> Tuple[List[Example], Dict[str, float]]:
+        """The examples of an ``update`` or ``rehearse`` (``method``) as a list, validated, and
+        ``losses`` (a new dict for None) with this component's entry."""
+        losses = {} if losses is None else losses
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, f"{type(self).__name__}.{method}")
+        return examples, losses
 
     def _teacher_changed(self, model: Optional[Model]) -> None:
         """What a subclass keeps of a new teacher model (None: no teacher)."""
@@ -125,14 +136,8 @@ class ParserPipe(TrainablePipe):
         except Exception as err:
             raise ValueError(f"[{self.name}] could not read the serialized component: {err}") from err
         self._check_format(cfg, "bytes")
-        settings = self._settings()
-        try:
-            super().from_bytes(bytes_data, exclude=exclude)
-        except Exception as err:
-            raise ValueError(f"[{self.name}] could not load the model from bytes: {err}") from err
-        self.cfg.update(settings)
-        self._after_load("bytes")
-        return self
+        return self._load(lambda: super(ParserPipe, self).from_bytes(bytes_data, exclude=exclude), "bytes",
+                          "the model from bytes")
 
     def from_disk(self, path, *, exclude=tuple()):
         path = Path(path)
@@ -147,13 +152,19 @@ class ParserPipe(TrainablePipe):
             if not isinstance(cfg, dict) or not isinstance(cfg.get("labels"), list):
                 raise ValueError(f"[{self.name}] corrupt file {path / 'cfg'}: expected an object with a 'labels' list")
             self._check_format(cfg, str(path / "cfg"))
+        return self._load(lambda: super(ParserPipe, self).from_disk(path, exclude=exclude), str(path),
+                          f"the weights in {path / 'model'}")
+
+    def _load(self, load: Callable[[], object], where: str, what: str) -> "ParserPipe":
+        """``load()`` (TrainablePipe's loading), its failure a ``ValueError`` naming ``what``; the
+        settings (``SETTINGS``) stay the component's, then ``_after_load(where)``."""
         settings = self._settings()
         try:
-            super().from_disk(path, exclude=exclude)
+            load()
         except Exception as err:
-            raise ValueError(f"[{self.name}] could not load the weights in {path / 'model'}: {err}") from err
+            raise ValueError(f"[{self.name}] could not load {what}: {err}") from err
         self.cfg.update(settings)
-        self._after_load(str(path))
+        self._after_load(where)
         return self
 
     def _settings(self) -> Dict:

@@ -17,7 +17,7 @@ import numpy as np
 from spacy.language import Language
 from spacy.scorer import Scorer
 from spacy.tokens import Doc
-from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Model, set_dropout_rate
 
@@ -333,10 +333,7 @@ class GraphParser(ParserPipe):
     # ----- training -----------------------------------------------------------------------
     def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None,
                losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
-        losses = {} if losses is None else losses
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_examples(examples, "GraphParser.update")
+        examples, losses = self._training_step(examples, losses, "update")
         batch = self.batch_gold(examples)
         if not any(g is not None for g in batch.gold.spans):
             return losses
@@ -360,10 +357,7 @@ class GraphParser(ParserPipe):
         (``learning.rehearsal``). The teacher is the copy of the model ``nlp.resume_training()``
         keeps; without one, the model as it is now (logged: take it before the first update).
         The loss goes under the component's name in ``losses``."""
-        losses = {} if losses is None else losses
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_examples(examples, "GraphParser.rehearse")
+        examples, losses = self._training_step(examples, losses, "rehearse")
         docs = [eg.predicted for eg in examples]
         if not any(len(doc) for doc in docs):
             return losses

@@ -27,7 +27,7 @@ import numpy as np
 from spacy.language import Language
 from spacy.pipeline._parser_internals import nonproj
 from spacy.tokens import Doc
-from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
@@ -208,20 +208,11 @@ class TransitionParser(ParserPipe):
             nonproj.deprojectivize(doc)
 
     # ----- training -----------------------------------------------------------------------
-    def update(
-        self,
-        examples: Iterable[Example],
-        *,
-        drop: float = 0.0,
-        sgd=None,
-        losses: Optional[Dict[str, float]] = None,
-    ) -> Dict[str, float]:
+    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None,
+               losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
         """One training step on the examples' gold (``_gold``); the loss goes under the
         component's name in ``losses``."""
-        losses = {} if losses is None else losses
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_examples(examples, "TransitionParser.update")
+        examples, losses = self._training_step(examples, losses, "update")
         if ROOT_LABEL not in self.labels:
             raise ValueError(f"[{self.name}] update() before initialize(): the component has no labels yet")
         docs, spans, golds, starts = self._gold(examples)
@@ -229,23 +220,14 @@ class TransitionParser(ParserPipe):
             losses[self.name] += self.learner.update(docs, spans, golds, starts, drop, sgd)
         return losses
 
-    def rehearse(
-        self,
-        examples: Iterable[Example],
-        *,
-        drop: float = 0.0,
-        sgd=None,
-        losses: Optional[Dict[str, float]] = None,
-    ) -> Dict[str, float]:
+    def rehearse(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None,
+                 losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
         """An update toward the teacher's predictions on the examples' predicted docs (no gold
         read), so that fine-tuning forgets less: the teacher's trees are trained on as gold, and
         where it segmented a doc, its sentence starts. The teacher is the copy of the model
         ``nlp.resume_training()`` keeps; without one, the model as it is now (logged: take it
         before the first update). The loss goes under the component's name in ``losses``."""
-        losses = {} if losses is None else losses
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_examples(examples, "TransitionParser.rehearse")
+        examples, losses = self._training_step(examples, losses, "rehearse")
         if ROOT_LABEL not in self.labels:
             raise ValueError(f"[{self.name}] rehearse() before initialize(): the component has no labels yet")
         docs = [eg.predicted for eg in examples]
