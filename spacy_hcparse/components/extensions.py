@@ -38,7 +38,7 @@ from spacy.tokens import Doc, Span, Token
 
 from ..decoders import kbest_eisner, kbest_mst, mbr_gain
 from ..graph.decoding import MBR, Eisner
-from ..graph.reparse import decoder_arcs
+from ..graph.reparse import whitespace_leaves
 from ..models.graph_parser import tree_label_scores
 from ..segment import sentence_spans, span_whitespace
 
@@ -95,7 +95,7 @@ def kbest_parses(pipe, span: Span, k: int) -> List[Tuple[List[int], List[str], f
     factors = pipe.decoder.factors
     scores = pipe.score_spans([doc], [spans], factors=factors)
     space = span_whitespace([doc], scores.spans)[i]
-    arc = decoder_arcs(scores.pruned_arc(i), space, None, 0.0)
+    arc = whitespace_leaves(scores.pruned_arc(i), space)
     trees, values = decoder_kbest(pipe.decoder, arc, scores.cubes(i, factors)[0], k)
     rows = tree_label_scores(pipe.model, scores, list(trees), [i] * len(trees))
     labels, _ = pipe.label_trees(list(trees), rows, [space] * len(trees))
