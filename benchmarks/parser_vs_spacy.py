@@ -10,9 +10,7 @@ the search statistics. ``--gpu-id N`` runs every pipeline on that GPU (thinc's `
 before any is loaded, so the peer and ``hc_parser`` share the device); without it, the CPU.
 ``--override NAME:SECTION.KEY=VALUE`` loads pipeline NAME with that config value changed (JSON
 values), e.g. another decoder or LSTM kernel for the same weights; a pipeline may be listed twice
-under two names (``--model fast=PATH --model fast_torch=PATH``). ``--per-span NAME`` runs pipeline
-NAME's host work span by span, as before it was batched (``GraphParser.batched``), to measure
-the batching against the same weights in the same run. ``--numpy-blas NAME`` makes every model of
+under two names (``--model fast=PATH --model fast_torch=PATH``). ``--numpy-blas NAME`` makes every model of
 pipeline NAME multiply with numpy's BLAS instead of thinc's blis (``spacy_hcparse.blas``; what
 ``hc_parser``'s ``cpu_blas = "numpy"`` does for its own model), e.g. spaCy's parser listed a second
 time, to see what the same switch gives it; run with ``OMP_NUM_THREADS=1`` for one thread.
@@ -47,7 +45,6 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="first N sentences only")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--gpu-id", type=int, default=-1, help="run every pipeline on this GPU (-1: CPU)")
-    parser.add_argument("--per-span", action="append", default=[], help="NAME: its host work span by span")
     parser.add_argument("--numpy-blas", action="append", default=[],
                         help="NAME: every model of it multiplies with numpy's BLAS, not blis")
     parser.add_argument("--override", action="append", default=[],
@@ -62,8 +59,6 @@ def main() -> None:
     rows, decoders, pipelines = [], {}, {}
     for name, path in specs:
         nlp = pipelines[name] = spacy.load(path, config=overrides.get(name, {}))
-        if name in args.per_span:
-            per_span(nlp)
         if name in args.numpy_blas:
             for _, component in nlp.pipeline:
                 if hasattr(component, "model"):
@@ -98,12 +93,6 @@ def main() -> None:
                   f"({s['words_per_sec'] / peer_wps:.2f}x), certified {100 * d['certified_share']:.2f}%{exact}")
     if args.json:
         args.json.write_text(json.dumps({"device": device, "rows": rows, "decoders": decoders}, indent=2))
-
-
-def per_span(nlp) -> None:
-    """``nlp``'s ``hc_parser`` decodes, labels and scores its spans one by one (the path that
-    ``components.graph_batch`` replaced: ``GraphParser.batched``)."""
-    nlp.get_pipe("hc_parser").batched = False
 
 
 def config_overrides(specs: List[str]) -> Dict[str, Dict[str, Any]]:

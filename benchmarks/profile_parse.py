@@ -2,7 +2,7 @@
 
     OMP_NUM_THREADS=1 python benchmarks/profile_parse.py training/RUN/hc_parser/model-best \\
         --gold corpus/RUN/test.conllu [--gpu-id 0] [--repeats 3] [--batch-size 256] [--limit N] \\
-        [--train corpus/RUN/train.spacy --train-steps 50] [--cprofile 25] [--json out.json] [--per-span]
+        [--train corpus/RUN/train.spacy --train-steps 50] [--cprofile 25] [--json out.json]
         [--threads N] [--override SECTION.KEY=VALUE ...]
 
 Parsing: ``nlp.pipe`` over the gold file's words, one Doc per gold sentence with its start preset
@@ -44,31 +44,23 @@ import spacy
 from spacy.tokens import Doc, DocBin
 from thinc.api import require_gpu
 
-# (module, attribute, group): functions called by their global name in that module. The batched path
-# (components.graph_batch) and the per-span one (graph.parses, the labeler, the decoder) both.
+# (module, attribute, group): functions called by their global name in that module.
 GB, GP = "spacy_hcparse.components.graph_batch", "spacy_hcparse.components.graph_parser"
-PARSES = "spacy_hcparse.graph.parses"
 FUNCTIONS = [
     ("spacy_hcparse.models.graph_parser", "prune_batch", "pruning"),
     (GP, "decode_eisner_spans", "decoding"),
-    (GP, "label_trees", "labels"),
-    (GP, "masked_label_scores", "labels"),
+    (GP, "span_arcs", "decoding"),
     (GP, "span_parses", "parses (other)"),
-    (GP, "calibrated_probabilities", "head probabilities"),
-    (GP, "label_probs", "label probabilities"),
-    (GP, "span_parse", "parses (other)"),
     (GB, "decode_eisner_batch", "decoding"),
-    (GB, "_pruned_arcs", "decoding"),
     (GB, "head_margins_batch", "margins"),
-    (GB, "_tree_probabilities", "head probabilities"),
-    (GB, "calibrated_probabilities", "head probabilities"),
+    (GB, "head_probabilities", "head probabilities"),
     (GB, "apply_knots", "head probabilities"),
     (GB, "chosen_label_probs", "label probabilities"),
-    (PARSES, "margins", "margins"),
 ]
 # (method of the hc_parser component, group).
 METHODS = [
-    ("_decode_span", "decoding"), ("label_scores", "label scores"), ("label_spans", "parses (other)"),
+    ("decode_spans", "decoding"), ("label_trees", "labels"), ("label_scores", "label scores"),
+    ("label_spans", "parses (other)"),
     ("set_annotations", "writing Docs"), ("finish_update", "optimizer"), ("batch_gold", "gold (training)"),
 ]
 # Groups printed first, in this order (others follow by time).
@@ -157,9 +149,6 @@ def instrument(nlp, timers: Timers) -> List[str]:
     for method, group in METHODS:
         if hasattr(pipe, method):
             setattr(pipe, method, timers.wrap(group, getattr(pipe, method)))
-    labeler = getattr(pipe, "labeler", None)
-    if labeler is not None:  # the per-span path's labels
-        labeler.label_trees = timers.wrap("labels", labeler.label_trees)
     loss = getattr(pipe, "loss", None)
     if loss is not None:
         pipe.loss = _TimedCall(loss, timers.wrap("loss", loss))
@@ -268,8 +257,7 @@ def main() -> None:
     parser.add_argument("--cprofile", type=int, default=0, help="also print cProfile's top N functions (parse, and training)")
     parser.add_argument("--callers", default="", help="with --cprofile: also who calls the functions this regex matches")
     parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--per-span", action="store_true", help="the host work span by span (GraphParser.batched)")
-    parser.add_argument("--threads", type=int, default=1, help="numba threads of the batched host work")
+    parser.add_argument("--threads", type=int, default=1, help="numba threads of the host work")
     parser.add_argument("--override", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="load the pipeline with this config value changed (repeatable)")
     args = parser.parse_args()
@@ -277,10 +265,10 @@ def main() -> None:
         require_gpu(args.gpu_id)
     nlp = spacy.load(args.model, config=config_overrides(args.override))
     pipe = nlp.get_pipe("hc_parser")
-    pipe.batched, pipe.threads = not args.per_span, args.threads
+    pipe.threads = args.threads
     device = "GPU %d" % args.gpu_id if args.gpu_id >= 0 else "CPU"
     print(f"{args.model} on {device} ({type(pipe.model.ops).__name__}); pipeline {nlp.pipe_names}; host work "
-          f"{'span by span' if args.per_span else f'batched, {args.threads} thread(s)'}")
+          f"on {args.threads} thread(s)")
     if args.override:
         print("config overrides: " + ", ".join(args.override))
     timers = Timers(device_sync(args.gpu_id >= 0))

@@ -29,7 +29,7 @@ from spacy.language import Language
 from spacy.training import Example
 from wasabi import msg
 
-from spacy_hcparse.calibration import examples_calibration_data, fit_calibration, reliability
+from spacy_hcparse.calibration import fit_calibration, reliability
 from spacy_hcparse.conllu import read_conllu
 from spacy_hcparse.evaluation.ud import gold_doc, input_doc
 
@@ -66,7 +66,7 @@ def main() -> None:
                          f"{result[split]['by_genre']['uncalibrated'][name]['ece']:.4f} at T = 1 without the map "
                          f"({row['words']} words)")
     if args.write:
-        fitted = fit_calibration(*examples_calibration_data(raw.get_pipe("hc_parser"), parsed_examples(raw, args.dev)))
+        fitted = fit_calibration(raw.get_pipe("hc_parser").calibration_data(parsed_examples(raw, args.dev)))
         result["refitted"] = fitted
         store(args.model, fitted)
         msg.good(f"{args.model}: calibration refitted on {args.dev} (T = {fitted['temperature']:.3f}, "

@@ -1,9 +1,8 @@
 """Which BLAS a model's matrix products use on a CPU, and how many threads that BLAS may take.
 
 thinc's ``NumpyOps`` multiplies matrices with blis, single-threaded. blis's kernels are several
-times slower than numpy's own BLAS (OpenBLAS, in numpy's wheels) on some CPUs: on the development
-VM's AMD EPYC, ``(3000, 128) @ (128, 512)`` in float32 takes 12 ms with blis and 4 ms with OpenBLAS,
-one thread each (docs/speed.md). ``use_blas(model, "numpy")`` gives the model's CPU nodes thinc's
+times slower than numpy's own BLAS (OpenBLAS, in numpy's wheels) on some CPUs (figures in
+docs/speed.md). ``use_blas(model, "numpy")`` gives the model's CPU nodes thinc's
 ``NumpyOps(use_blis=False)``, whose ``gemm`` is numpy's (and ``layers.lstm`` then runs its array
 code, whose products are numpy's too); ``"blis"`` gives them thinc's default back. Ops of other
 kinds (a GPU's ``CupyOps``, ``AppleOps``) are never touched.

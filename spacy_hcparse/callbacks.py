@@ -18,8 +18,7 @@ def make_initialize_frozen(components: List[str], cache_outputs: bool = False) -
     cache_outputs: also remember, for this training process only, what each named component
         writes for a doc (``doc._.trf_data`` for a ``transformer``), keyed by the doc's text and
         token boundaries: a frozen component gives the same output for the same doc every epoch,
-        so the training and dev docs go through it once (a 6-layer transformer parses ~1,000
-        words/s on one CPU thread). The saved pipeline is unchanged: the cache lives on the
+        so the training and dev docs go through it once. The saved pipeline is unchanged: the cache lives on the
         component object of the training process, never on disk.
     """
 

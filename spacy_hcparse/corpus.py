@@ -367,8 +367,8 @@ def parse_corpus(
     """Run ``tasks`` on this machine. With ``n_process > 1``, ``parallel="files"`` gives each of
     ``n_process`` worker processes (spawned; each loads ``model`` once and writes its outputs)
     whole files; ``parallel="docs"`` parses one file at a time with ``nlp.pipe(n_process=...)``,
-    which sends every parsed Doc back to this process as bytes (measured: 2.6 times the CPU time
-    of one process with the EWT ``hc_parser``, see docs/corpus.md), so ``"auto"`` takes files
+    which sends every parsed Doc back to this process as bytes (its cost: docs/corpus.md), so
+    ``"auto"`` takes files
     when there are at least 2 files to parse and otherwise parses in this process alone.
     ``strict`` stops at the first failing file (files under way still finish). ``progress``:
     bars on stderr (None: when it is a terminal). ``nlp``: the pipeline already loaded from

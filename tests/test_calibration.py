@@ -1,15 +1,15 @@
-"""Temperature scaling recovers the sharpening of overconfident scores; reliability and ECE; the
-isotonic map of the default calibration; calibrated tree probabilities."""
+"""The calibration fitted on held-out spans: the ECE-fitted temperature undoes sharpened scores;
+reliability and ECE; the isotonic map; head and tree probabilities against brute force, first
+order and with siblings; the tree temperature."""
 import json
 
 import numpy as np
 import pytest
 
-from spacy_hcparse.calibration import (apply_knots, calibrated_probabilities, chosen_confidence, fit_calibration,
-                                       fit_temperature, fit_temperature_ece, head_confidence, head_nll, isotonic_knots,
-                                       reliability)
-from spacy_hcparse.decoders import arc_marginals, decode_eisner, decode_mst, tree_probabilities
-from tests.decoders.brute import all_trees, reference_score
+from spacy_hcparse.calibration import (MIN_TREE_SPANS, apply_knots, chosen_confidence, fit_calibration,
+                                       head_probabilities, held_out, isotonic_knots, reliability)
+from spacy_hcparse.decoders import decode_eisner, decode_mst
+from tests.decoders.brute import all_trees, is_projective, reference_score
 
 
 def sampled_trees(logits, count, rng):
@@ -33,11 +33,39 @@ def sharpened_data(seed):
     return arcs, golds
 
 
+def correctness(golds, chosen):
+    """Per tree (n,) 1 where the chosen head is the gold one, else 0."""
+    return [(c[1:] == g[1:]).astype(np.int64) for g, c in zip(golds, chosen)]
+
+
+def factors(cubes):
+    """Dense sibling cubes (None: a span without) as ``HeldOut.sib``: counts, triples, values."""
+    triples = [np.argwhere(c != 0) if c is not None else np.zeros((0, 3), np.int64) for c in cubes]
+    counts = np.array([len(t) if c is not None else -1 for t, c in zip(triples, cubes)], dtype=np.int64)
+    values = [c[tuple(t.T)] if c is not None else np.zeros(0) for t, c in zip(triples, cubes)]
+    return counts, np.concatenate(triples).astype(np.int64), np.concatenate(values)
+
+
+def brute(heads, arc, temperature, sib=None):
+    """Per word P(heads[m] -> m) and log P(heads) by enumeration: projective trees with ``sib``
+    where given and ``heads`` is projective, else every tree with the arc scores alone."""
+    n = len(heads) - 1
+    projective = sib is not None and is_projective(heads)
+    trees = [t for t in all_trees(n) if is_projective(t)] if projective else list(all_trees(n))
+    scores = np.array([reference_score(t, arc, sib if projective else None) for t in trees]) / temperature
+    log_z = np.logaddexp.reduce(scores)
+    probs = np.exp(scores - log_z)
+    marginals = [sum(p for t, p in zip(trees, probs) if t[m] == heads[m]) for m in range(1, n + 1)]
+    return np.array(marginals), float(scores[[list(t) for t in trees].index(list(heads))] - log_z)
+
+
 def test_fitted_temperature_undoes_sharpened_scores():
-    arcs, golds = sharpened_data(0)
-    fitted = fit_temperature(arcs, golds)
-    assert fitted == pytest.approx(2.5, rel=0.2)
-    assert head_nll(arcs, golds, fitted) < head_nll(arcs, golds, 1.0)
+    arcs, golds = sharpened_data(1)
+    chosen = [decode_mst(arc) for arc in arcs]
+    data = held_out(arcs, chosen, correctness(golds, chosen))
+    fitted = fit_calibration(data)
+    assert fitted["temperature"] > 1.0
+    assert reliability(*chosen_confidence(data, fitted["temperature"]))[1] < reliability(*chosen_confidence(data, 1.0))[1]
 
 
 def test_reliability_table_and_ece():
@@ -46,20 +74,6 @@ def test_reliability_table_and_ece():
     filled = [r for r in rows if r["words"]]
     assert [(r["low"], r["words"], r["accuracy"]) for r in filled] == [(0.5, 2, 0.5), (0.9, 2, 0.5)]
     assert reliability([1.0, 0.0], [True, False])[1] == 0.0
-
-
-def test_ece_fit_lowers_the_chosen_heads_calibration_error():
-    arcs, golds = sharpened_data(1)
-    chosen = [decode_mst(arc) for arc in arcs]
-    fitted = fit_temperature_ece(arcs, golds, chosen)
-    before = reliability(*head_confidence(arcs, golds, chosen, 1.0))[1]
-    after = reliability(*head_confidence(arcs, golds, chosen, fitted))[1]
-    assert fitted > 1.0 and after < before
-
-
-def correctness(golds, chosen):
-    """Per tree (n,) 1 where the chosen head is the gold one, else 0."""
-    return [(c[1:] == g[1:]).astype(np.int64) for g, c in zip(golds, chosen)]
 
 
 def test_isotonic_knots_pool_violators():
@@ -78,91 +92,86 @@ def test_fit_calibration_beats_temperature_alone_on_a_miscalibrated_decoder():
     arcs, golds = arcs * 6, golds * 6
     chosen = [g.copy() if rng.random() < 0.6 else decode_mst(a) for a, g in zip(arcs, golds)]
     correct = correctness(golds, chosen)
-    fitted = fit_calibration(arcs, chosen, correct, min_map_words=100)
+    data = held_out(arcs, chosen, correct)
+    fitted = fit_calibration(data, min_map_words=100)
     assert fitted["knots"] is not None and fitted["words"] == sum(len(c) for c in correct)
-    conf, flags = chosen_confidence(arcs, chosen, correct, fitted["temperature"])
+    conf, flags = chosen_confidence(data, fitted["temperature"])
     assert reliability(apply_knots(conf, fitted["knots"]), flags)[1] == pytest.approx(fitted["ece"])
     assert fitted["ece"] < reliability(conf, flags)[1]
     assert fitted["ece"] < 0.02
     json.dumps(fitted)  # stored in the component's cfg
-    few = fit_calibration(arcs[:10], chosen[:10], correct[:10])
+    few = fit_calibration(held_out(arcs[:10], chosen[:10], correct[:10]))
     assert few["knots"] is None  # too few words for a map: the temperature alone
 
 
 def test_chosen_confidence_skips_unknown_words():
     arc = np.zeros((4, 4))
     heads = np.array([-1, 0, 1, 1])
-    conf, flags = chosen_confidence([arc], [heads], [np.array([1, -1, 0])], 1.0)
+    conf, flags = chosen_confidence(held_out([arc], [heads], [np.array([1, -1, 0])]), 1.0)
     assert len(conf) == 2 and flags.tolist() == [True, False]
-    probs = arc_marginals(arc)
-    assert conf == pytest.approx([probs[0, 1], probs[1, 3]])
+    probs, _ = brute(heads, arc, 1.0)
+    assert conf == pytest.approx([probs[0], probs[2]])
 
 
-def test_calibrated_tree_probability_never_exceeds_a_head_probability():
-    rng = np.random.default_rng(4)
-    knots = [[0.0, 0.5, 1.0], [0.0, 0.3, 0.6]]  # an overconfident model: the map lowers probabilities
-    for _ in range(50):
-        n = int(rng.integers(1, 6))
-        arc = rng.normal(scale=3.0, size=(n + 1, n + 1))
-        heads = decode_mst(arc)
-        for calibration in ({"temperature": 1.5, "knots": None}, {"temperature": 0.7, "knots": knots}):
-            probs, log_prob = calibrated_probabilities(heads, arc, calibration)
-            raw, raw_log = tree_probabilities(heads, arc / calibration["temperature"])
-            assert probs == pytest.approx(apply_knots(raw, calibration["knots"]))
-            assert np.exp(log_prob) <= probs.min() + 1e-12
-            assert log_prob <= raw_log + 1e-12
-            if calibration["knots"] is None:
-                assert log_prob == pytest.approx(raw_log)
+@pytest.mark.parametrize("temperature", [0.7, 2.0])
+def test_head_probabilities_are_the_tree_distributions(temperature):
+    """First order for spans without siblings or with a crossing tree, projective with siblings
+    otherwise; the tree's log probability at its own temperature where given."""
+    rng = np.random.default_rng(6)
+    arcs, cubes, chosen = [], [], []
+    for k in range(30):
+        n = int(rng.integers(0, 5))
+        arc, sib = rng.normal(size=(n + 1, n + 1)), rng.normal(size=(n + 1,) * 3)
+        arcs.append(arc)
+        cubes.append(None if k % 3 == 0 else sib)
+        chosen.append(decode_mst(arc) if k % 2 else decode_eisner(arc, sib))
+    data = held_out(arcs, chosen, [np.ones(len(c) - 1, np.int64) for c in chosen], factors(cubes))
+    assert any(c is not None and not is_projective(h) for c, h in zip(cubes, chosen))
+    probs, log_probs = head_probabilities(data, temperature)
+    trees, tree_logs = head_probabilities(data, temperature, 3.0)
+    start = 0
+    for arc, sib, heads, log_prob, tree_log in zip(arcs, cubes, chosen, log_probs, tree_logs):
+        n = len(heads) - 1
+        expected, expected_log = brute(heads, arc, temperature, sib)
+        assert probs[start: start + n] == pytest.approx(expected, abs=1e-9)
+        assert trees[start: start + n] == pytest.approx(expected, abs=1e-9)
+        assert log_prob == pytest.approx(expected_log, abs=1e-9)
+        with_sib = sib is not None and is_projective(heads) and n > 0
+        assert tree_log == pytest.approx(brute(heads, arc, 3.0, sib)[1] if with_sib else expected_log, abs=1e-9)
+        start += n
 
 
-def test_sibling_calibration_uses_the_second_order_distribution():
-    from tests.decoders.brute import all_trees as trees_of, is_projective, reference_score
-
+def test_sibling_calibration_reads_the_siblings():
     rng = np.random.default_rng(6)
     arcs, sibs, chosen, correct = [], [], [], []
     for _ in range(40):
         n = int(rng.integers(2, 5))
         arc, sib = rng.normal(size=(n + 1, n + 1)), rng.normal(size=(n + 1,) * 3)
-        heads = decode_eisner(arc, sib)
         arcs.append(arc)
         sibs.append(sib)
-        chosen.append(heads)
+        chosen.append(decode_eisner(arc, sib))
         correct.append((rng.random(n) < 0.7).astype(np.int64))
-    fitted = fit_calibration(arcs, chosen, correct, sibs, min_map_words=10)
-    assert fitted["siblings"] and fit_calibration(arcs, chosen, correct)["siblings"] is False
-    arc, sib, heads = arcs[0], sibs[0], chosen[0]
-    n = len(heads) - 1
-    calibration = {"temperature": 2.0, "knots": None, "siblings": True}
-    probs, log_prob = calibrated_probabilities(heads, arc, calibration, sib)
-    scores = {tuple(t): reference_score(t, arc, sib) / 2.0 for t in trees_of(n) if is_projective(t)}
-    log_z = np.logaddexp.reduce(list(scores.values()))
-    assert log_prob == pytest.approx(min(scores[tuple(heads)] - log_z, np.log(probs.min())), abs=1e-9)
-    expected = sum(np.exp(s - log_z) for t, s in scores.items() if t[1] == heads[1])
-    assert probs[0] == pytest.approx(expected, abs=1e-9)
-    first = calibrated_probabilities(heads, arc, {**calibration, "siblings": False}, sib)
-    assert first[0] == pytest.approx(tree_probabilities(heads, arc / 2.0)[0])
+    fitted = fit_calibration(held_out(arcs, chosen, correct, factors(sibs)), min_map_words=10)
+    assert fitted["siblings"] and fit_calibration(held_out(arcs, chosen, correct))["siblings"] is False
+    first = fit_calibration(held_out(arcs, chosen, correct, factors([None] * len(sibs))), min_map_words=10)
+    assert first["siblings"] is False
 
 
-def test_tree_temperature_is_fitted_with_siblings_and_used_for_the_tree_probability():
-    from spacy_hcparse.calibration import MIN_TREE_SPANS, tree_log_prob_at
-
+def test_tree_temperature_is_fitted_with_siblings():
     rng = np.random.default_rng(8)
     arcs, sibs, chosen, correct = [], [], [], []
     for _ in range(MIN_TREE_SPANS + 20):
         n = int(rng.integers(2, 5))
         arc, sib = 3.0 * rng.normal(size=(n + 1, n + 1)), rng.normal(size=(n + 1,) * 3)
-        heads = decode_eisner(arc, sib)
         arcs.append(arc)
         sibs.append(sib)
-        chosen.append(heads)
+        chosen.append(decode_eisner(arc, sib))
         correct.append((rng.random(n) < 0.8).astype(np.int64))
-    fitted = fit_calibration(arcs, chosen, correct, sibs, min_map_words=10)
+    fitted = fit_calibration(held_out(arcs, chosen, correct, factors(sibs)), min_map_words=10)
     assert fitted["tree_temperature"] > 0
-    probs, log_prob = calibrated_probabilities(chosen[0], arcs[0], fitted, sibs[0])
-    expected = tree_log_prob_at(chosen[0], arcs[0], fitted["tree_temperature"], sibs[0])
-    assert log_prob == pytest.approx(min(expected, np.log(probs.min())))
-    assert "tree_temperature" not in fit_calibration(arcs[:50], chosen[:50], correct[:50], sibs[:50])
-    assert "tree_temperature" not in fit_calibration(arcs, chosen, correct)  # first order: none
+    few = held_out(arcs[:50], chosen[:50], correct[:50], factors(sibs[:50]))
+    assert "tree_temperature" not in fit_calibration(few)
+    assert "tree_temperature" not in fit_calibration(held_out(arcs, chosen, correct))  # first order: none
 
 
 def test_calibrate_script_reports_ece_per_sent_id_genre(tmp_path):

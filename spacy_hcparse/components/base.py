@@ -4,11 +4,13 @@ gold itself is prepared in ``learning.gold``)."""
 import copy
 import logging
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import srsly
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
+from spacy.training import Example, validate_examples
+from thinc.api import Model
 
 from .. import __version__
 from ..learning.gold import gold_problem
@@ -55,6 +57,44 @@ class ParserPipe(TrainablePipe):
         self.vocab.strings.add(label)
         return 1
 
+    @property
+    def _rehearsal_model(self) -> Optional[Model]:
+        """The teacher of ``rehearse``: a frozen copy of the model (spaCy's
+        ``Language.resume_training`` sets it on every component that has this attribute)."""
+        return self.__dict__.get("_teacher_model")
+
+    @_rehearsal_model.setter
+    def _rehearsal_model(self, model: Optional[Model]) -> None:
+        self._teacher_model = model
+        self._teacher_changed(model)
+
+    def _training_step(self, examples: Iterable[Example], losses: Optional[Dict[str, float]], method: str
+                       ) -> Tuple[List[Example], Dict[str, float]]:
+        """The examples of an ``update`` or ``rehearse`` (``method``) as a list, validated, and
+        ``losses`` (a new dict for None) with this component's entry."""
+        losses = {} if losses is None else losses
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, f"{type(self).__name__}.{method}")
+        return examples, losses
+
+    def _teacher_changed(self, model: Optional[Model]) -> None:
+        """What a subclass keeps of a new teacher model (None: no teacher)."""
+
+    def _teacher(self) -> Model:
+        """The teacher model; without one, a copy of the model as it is now (logged: the teacher
+        should be the trained model, taken by ``nlp.resume_training()`` before any update)."""
+        if self._rehearsal_model is None:
+            logger.warning("[%s] rehearse: no teacher yet, the model as it is now becomes it (call "
+                           "nlp.resume_training() before updating, so that the teacher is the trained model)",
+                           self.name)
+            self._rehearsal_model = self._model_copy()
+        return self._rehearsal_model
+
+    def _model_copy(self) -> Model:
+        """A copy of the model as it is now (the teacher ``_teacher`` takes without one)."""
+        return copy.deepcopy(self.model)
+
     def _grow_labels(self, label: str) -> None:
         """Make room in the initialized model for ``label``, about to be appended to the labels
         (subclasses whose model can grow override it)."""
@@ -96,14 +136,8 @@ class ParserPipe(TrainablePipe):
         except Exception as err:
             raise ValueError(f"[{self.name}] could not read the serialized component: {err}") from err
         self._check_format(cfg, "bytes")
-        settings = self._settings()
-        try:
-            super().from_bytes(bytes_data, exclude=exclude)
-        except Exception as err:
-            raise ValueError(f"[{self.name}] could not load the model from bytes: {err}") from err
-        self.cfg.update(settings)
-        self._after_load("bytes")
-        return self
+        return self._load(lambda: super(ParserPipe, self).from_bytes(bytes_data, exclude=exclude), "bytes",
+                          "the model from bytes")
 
     def from_disk(self, path, *, exclude=tuple()):
         path = Path(path)
@@ -118,13 +152,19 @@ class ParserPipe(TrainablePipe):
             if not isinstance(cfg, dict) or not isinstance(cfg.get("labels"), list):
                 raise ValueError(f"[{self.name}] corrupt file {path / 'cfg'}: expected an object with a 'labels' list")
             self._check_format(cfg, str(path / "cfg"))
+        return self._load(lambda: super(ParserPipe, self).from_disk(path, exclude=exclude), str(path),
+                          f"the weights in {path / 'model'}")
+
+    def _load(self, load: Callable[[], object], where: str, what: str) -> "ParserPipe":
+        """``load()`` (TrainablePipe's loading), its failure a ``ValueError`` naming ``what``; the
+        settings (``SETTINGS``) stay the component's, then ``_after_load(where)``."""
         settings = self._settings()
         try:
-            super().from_disk(path, exclude=exclude)
+            load()
         except Exception as err:
-            raise ValueError(f"[{self.name}] could not load the weights in {path / 'model'}: {err}") from err
+            raise ValueError(f"[{self.name}] could not load {what}: {err}") from err
         self.cfg.update(settings)
-        self._after_load(str(path))
+        self._after_load(where)
         return self
 
     def _settings(self) -> Dict:

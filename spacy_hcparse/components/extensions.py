@@ -36,6 +36,12 @@ import numpy as np
 from spacy.attrs import IDX, LENGTH
 from spacy.tokens import Doc, Span, Token
 
+from ..decoders import kbest_eisner, kbest_mst, mbr_gain
+from ..graph.decoding import MBR, Eisner
+from ..graph.reparse import whitespace_leaves
+from ..models.graph_parser import tree_label_scores
+from ..segment import sentence_spans, span_whitespace
+
 DOC_ATTRS = ("hc_parse_score",)
 SPAN_ATTRS = ("hc_score", "hc_certified", "hc_upper_bound", "hc_gap", "hc_parse_prob")
 TOKEN_ATTRS = ("hc_head_margin", "hc_head_prob", "hc_dep_prob")
@@ -80,10 +86,6 @@ def span_kbest(span: Span, k: int) -> List[Tuple[List[int], List[str], float]]:
 def kbest_parses(pipe, span: Span, k: int) -> List[Tuple[List[int], List[str], float]]:
     """The k best trees of ``span`` under ``pipe``'s scores and decoder, labelled by its labeler:
     ``(heads, labels, score)`` with Doc token indices (the root heading itself)."""
-    from ..graph.reparse import decoder_arcs
-    from ..models.graph_parser import tree_label_scores
-    from ..segment import sentence_spans, span_whitespace
-
     doc = span.doc
     spans = sentence_spans(doc, pipe.max_length)
     if (span.start, span.end) not in spans:
@@ -93,10 +95,10 @@ def kbest_parses(pipe, span: Span, k: int) -> List[Tuple[List[int], List[str], f
     factors = pipe.decoder.factors
     scores = pipe.score_spans([doc], [spans], factors=factors)
     space = span_whitespace([doc], scores.spans)[i]
-    arc = decoder_arcs(scores.pruned_arc(i), space, None, 0.0)
+    arc = whitespace_leaves(scores.pruned_arc(i), space)
     trees, values = decoder_kbest(pipe.decoder, arc, scores.cubes(i, factors)[0], k)
     rows = tree_label_scores(pipe.model, scores, list(trees), [i] * len(trees))
-    labels = pipe.labeler.label_trees(list(trees), rows, pipe.label_set(), [None] * len(trees), [space] * len(trees))
+    labels, _ = pipe.label_trees(list(trees), rows, [space] * len(trees))
     names = pipe.labels
     words = np.arange(len(space))
     out = []
@@ -110,9 +112,6 @@ def decoder_kbest(decoder, arc: np.ndarray, sib, k: int) -> Tuple[np.ndarray, np
     """The k best trees of one span for ``decoder`` (a ``graph.decoding`` object) and their scores
     (see the module docstring): ``arc`` (n+1, n+1) as the decoder reads it, ``sib`` its sibling
     cube or None."""
-    from ..decoders import kbest_eisner, kbest_mst, mbr_gain
-    from ..graph.decoding import MBR, Eisner
-
     if isinstance(decoder, MBR):
         gain = mbr_gain(arc, decoder.projective, decoder.temperature, sib if decoder.projective else None)
         if gain is None:  # no tree avoids the pruned arcs: the decoder's tree alone

@@ -1,130 +1,100 @@
-"""``hc_parser``'s host work per batch: decoding, labels, margins and head probabilities of every
-span in a few compiled calls (``decoders.batch``, ``decoders.batch_marginals``) instead of a
-Python loop over spans.
-
-Each function gives what the per-span path gives, to the bit: the Eisner decoder's
-``DecodeResult`` per span (``graph.decoding.Eisner`` on ``graph.reparse.decoder_arcs``' arcs),
-the labeler's label ids (``graph.labeling.Labeler.label_trees``) and the parses of
-``graph.parses.span_parse`` (first-order margins, calibrated head probabilities and tree log
-probabilities as ``calibration.calibrated_probabilities``, label probabilities as
-``graph.parses.label_probs``). What they do not cover (another decoder, reparsing with a doc's own
-tree) is left to the per-span path: ``eisner_batchable`` and ``labels_batchable`` say when.
-``threads`` > 1 spreads the spans over numba's threads.
+"""``hc_parser``'s host work per batch: the arcs its decoder reads, Eisner's trees, and each
+span's margins, head probabilities and label probabilities, for every span of a batch in a few
+compiled calls (``decoders.batch``, ``decoders.batch_marginals``). One sentence is a batch of one.
 
 Layout of a batch (``decoders.batch``): spans end to end, square arc blocks, heads with
-``heads[0] == -1`` per span, per-word rows.
+``heads[0] == -1`` per span, per-word rows. ``threads`` > 1 spreads the spans over numba's threads.
 """
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..calibration import apply_knots, calibrated_probabilities, span_siblings
+from ..calibration import apply_knots
 from ..decoders import MAX_WORDS
-from ..decoders.batch import cut, decode_eisner_batch, labels_batch, split_words
+from ..decoders.batch import cut, decode_eisner_batch, layout, split_words
 from ..decoders.batch_marginals import head_margins_batch, sibling_probabilities_batch, tree_probabilities_batch
 from ..decoders.label_probs import chosen_label_probs
-from ..graph.decoding import DecodeResult, Eisner
-from ..graph.labeling import Labeler, LabelSet
+from ..graph.decoding import DecodeResult
 from ..graph.parses import SpanParse
-from ..graph.reparse import whitespace_leaves
+from ..graph.reparse import whitespace_leaves, with_bonus
 from ..graph.scores import PRUNED, GraphScores
 
 
-def eisner_batchable(decoder, existing: Sequence) -> bool:
-    """Whether ``decode_eisner_spans`` gives the decoder's trees: the Eisner decoder, and no doc's
-    own tree (reparsing's bonus and start go through the per-span path)."""
-    return isinstance(decoder, Eisner) and all(e is None for e in existing)
-
-
-def labels_batchable(labeler: Labeler, existing: Sequence) -> bool:
-    """Whether ``label_trees`` gives the labeler's labels (no doc labels to keep)."""
-    return not (labeler.keep_doc_labels and any(e is not None for e in existing))
-
-
-def decode_eisner_spans(scores: GraphScores, spaces: Sequence[np.ndarray], threads: int = 1) -> List[DecodeResult]:
-    """Eisner's tree of every span of ``scores`` with sibling factors where the span has them
-    (``scores.cubes``), whitespace tokens ``spaces[i]`` kept leaves, in one compiled call."""
+def span_arcs(scores: GraphScores, spaces: Sequence[np.ndarray], existing: Sequence, bonus: float
+              ) -> Tuple[np.ndarray, np.ndarray]:
+    """``(arcs, sizes)``: the arc scores every span's decoder reads, end to end (float64): the
+    pruned scores (pruned arcs ``-inf``), whitespace tokens ``spaces[i]`` kept leaves
+    (``graph.reparse.whitespace_leaves``) and, where ``existing[i]`` is the doc's own tree and
+    ``bonus`` is not 0, that tree's arcs raised by ``bonus`` (reparsing)."""
     sizes = np.array([len(m) for m in scores.masks], dtype=np.int64)
     if len(sizes) and sizes.max() > MAX_WORDS + 1:  # cannot happen with sentence_spans; guards direct calls
         raise ValueError(f"[hc_parser] span of {sizes.max() - 1} words exceeds {MAX_WORDS}")
-    arcs = _pruned_arcs(scores, spaces)
-    # As ``scores.cubes``: a span with higher-order factors gets a cube (zeros where none were scored)
+    if not len(sizes):
+        return np.zeros(0), sizes
+    flat = np.concatenate([np.asarray(a).ravel() for a in scores.arcs]).astype(np.float64)
+    flat[~np.concatenate([m.ravel() for m in scores.masks])] = PRUNED
+    for i, (start, size) in enumerate(zip(layout(sizes).squares.tolist(), sizes.tolist())):
+        space, tree = spaces[i], existing[i]
+        if (space.any() and not space.all()) or (tree is not None and bonus):
+            block = flat[start: start + size * size].reshape(size, size)
+            arc = whitespace_leaves(block, space)
+            block[:] = with_bonus(arc, tree[0], bonus) if tree is not None and bonus else arc
+    return flat, sizes
+
+
+def span_blocks(arcs: np.ndarray, sizes: np.ndarray) -> List[np.ndarray]:
+    """Per span its (size, size) block of ``span_arcs``' arcs (views)."""
+    return [block.reshape(size, size) for block, size in zip(cut(arcs, sizes * sizes), sizes.tolist())]
+
+
+def decode_eisner_spans(scores: GraphScores, arcs: np.ndarray, sizes: np.ndarray, threads: int = 1
+                        ) -> List[DecodeResult]:
+    """Eisner's tree of every span (``arcs``, ``sizes``: ``span_arcs``) with sibling factors where
+    the span has them, and its score, in one compiled call (``graph.decoding.Eisner``'s result)."""
     sib = scores.factors_of("sib")
     heads, tree_scores = decode_eisner_batch(arcs, sizes, sib.counts, sib.triples, sib.values, threads=threads)
     return [DecodeResult(tree, float(score), False, float("nan"), 0, False)
             for tree, score in zip(cut(heads, sizes), tree_scores)]
 
 
-def _pruned_arcs(scores: GraphScores, spaces: Sequence[np.ndarray]) -> np.ndarray:
-    """Every span's ``pruned_arc`` (float64, pruned arcs ``-inf``) end to end, whitespace tokens
-    kept leaves (``whitespace_leaves``) in the spans that have them."""
-    if not len(scores):
-        return np.zeros(0)
-    flat = np.concatenate([np.asarray(a).ravel() for a in scores.arcs]).astype(np.float64)
-    flat[~np.concatenate([m.ravel() for m in scores.masks])] = PRUNED
-    start = 0
-    for i, space in enumerate(spaces):
-        size = len(scores.masks[i])
-        if space.any() and not space.all():
-            block = flat[start: start + size * size].reshape(size, size)
-            block[:] = whitespace_leaves(block, space)
-        start += size * size
-    return flat
-
-
-def masked_label_scores(trees: Sequence[np.ndarray], rows: Sequence[np.ndarray], labels: LabelSet) -> np.ndarray:
-    """Every tree's label scores stacked ((N, L) float64), under the labeler's rules: unseen labels
-    ``-inf``, ``ROOT`` on the root's child only (its other labels ``-inf``)."""
-    if not rows:
-        return np.zeros((0, len(labels.names)))
-    stacked = np.concatenate([np.asarray(r, dtype=np.float64) for r in rows]).reshape(-1, len(labels.names))
-    stacked[:, labels.unseen] = -np.inf
-    if labels.root >= 0:
-        is_root = np.concatenate([t[1:] for t in trees]) == 0
-        stacked[~is_root, labels.root] = -np.inf
-        stacked[is_root, :] = -np.inf
-        stacked[is_root, labels.root] = 0.0
-    return stacked
-
-
-def label_trees(labeler: Labeler, trees: Sequence[np.ndarray], masked: np.ndarray, labels: LabelSet,
-                spaces: Sequence[np.ndarray], threads: int = 1) -> List[np.ndarray]:
-    """``Labeler.label_trees`` of every tree in one call (``masked``: ``masked_label_scores``;
-    no doc labels kept): with ``valency`` the best labels under the label classes, else each
-    word's best, whitespace tokens given ``LabelSet.join`` where the parser knows it."""
-    sizes = np.array([len(t) for t in trees], dtype=np.int64)
-    heads = np.concatenate(list(trees)) if len(trees) else np.zeros(0, np.int64)
-    classes = labels.classes if labeler.valency else None
-    out = labels_batch(heads, sizes, masked, classes, labels.root, threads=threads)
-    if labels.join >= 0 and len(spaces):
-        out[np.concatenate(list(spaces)).astype(bool)] = labels.join
-    return split_words(out, sizes)
-
-
-def _tree_probabilities(scores: GraphScores, heads: np.ndarray, sizes: np.ndarray, arcs: np.ndarray,
-                        calibration: Dict, threads: int):
-    """``(probs, log_probs, done)`` before the isotonic map: the batch kernels' head probabilities
-    and tree log probabilities as ``calibrated_probabilities`` computes them, for the spans
-    ``done`` marks (with siblings: the spans that have sibling scores and a projective tree;
-    first order: every span)."""
+def head_probabilities(scores: GraphScores, heads: np.ndarray, sizes: np.ndarray, arcs: np.ndarray,
+                       calibration: Dict, threads: int = 1) -> Tuple[np.ndarray, np.ndarray]:
+    """``(probs, log_probs)`` before the isotonic map: per word the marginal probability of its
+    head in ``heads`` and per span its tree's log probability under the scores divided by the
+    calibration's temperature (``arcs``: the spans' unpruned arc scores end to end): with
+    siblings (a calibration fitted with them; the span has sibling scores and a projective tree)
+    the projective distribution of the arc and sibling scores, the tree at ``tree_temperature``
+    where the calibration has one; else the first-order (matrix-tree) distribution."""
     temperature = calibration["temperature"]
+    probs, log_probs = np.zeros(int((sizes - 1).sum())), np.zeros(len(sizes))
+    done = np.zeros(len(sizes), dtype=bool)
     if calibration.get("siblings") and "sib" in scores.factors:
         sib = scores.factors_of("sib")
-        return sibling_probabilities_batch(heads, sizes, arcs, sib.counts, sib.triples, sib.values, temperature,
-                                           calibration.get("tree_temperature"), threads=threads)
-    if calibration.get("siblings"):  # fitted with siblings, none scored: span by span, as ever
-        return np.zeros(int((sizes - 1).sum())), np.zeros(len(sizes)), np.zeros(len(sizes), dtype=bool)
-    probs, logs = tree_probabilities_batch(heads, sizes, arcs / temperature, threads=threads)
-    return probs, logs, np.ones(len(sizes), dtype=bool)
+        probs, log_probs, done = sibling_probabilities_batch(heads, sizes, arcs, sib.counts, sib.triples, sib.values,
+                                                             temperature, calibration.get("tree_temperature"),
+                                                             threads=threads)
+    rest = np.flatnonzero(~done)
+    if len(rest):
+        where = layout(sizes)
+        part = sizes[rest]
+        part_arcs = np.concatenate([arcs[where.squares[i]: where.squares[i] + sizes[i] ** 2] for i in rest])
+        part_heads = np.concatenate([heads[where.rows[i]: where.rows[i] + sizes[i]] for i in rest])
+        part_probs, part_logs = tree_probabilities_batch(part_heads, part, part_arcs / temperature, threads=threads)
+        for i, row in zip(rest.tolist(), split_words(part_probs, part)):
+            probs[where.words[i]: where.words[i] + sizes[i] - 1] = row
+        log_probs[rest] = part_logs
+    return probs, log_probs
 
 
 def span_parses(scores: GraphScores, results: Sequence[DecodeResult], labels: Sequence[np.ndarray],
                 calibration: Optional[Dict], masked: np.ndarray, spaces: Sequence[np.ndarray],
                 threads: int = 1) -> List[SpanParse]:
-    """``graph.parses.span_parse`` of every span: first-order margins on the full arc scores,
-    with ``calibration`` (None: none) the calibrated head probabilities and tree log
-    probabilities (``calibration.calibrated_probabilities``), and the written labels'
-    probabilities (``graph.parses.label_probs``: ``masked`` as ``masked_label_scores``)."""
+    """Every span's ``SpanParse``: first-order margins on the full arc scores, with
+    ``calibration`` (None: none) the calibrated head probabilities (``head_probabilities``
+    through the isotonic map) and the tree's log probability (capped at the log of its lowest
+    head probability: a tree is never more probable than one of its arcs), and the written
+    labels' probabilities given their heads (the softmax of ``masked``, ``LabelSet.masked``'s
+    scores; 1 for whitespace tokens, whose label is set)."""
     sizes = np.array([len(r.heads) for r in results], dtype=np.int64)
     if not len(sizes):
         return []
@@ -137,16 +107,10 @@ def span_parses(scores: GraphScores, results: Sequence[DecodeResult], labels: Se
     dep_probs = split_words(dep_probs, sizes)
     head_probs, log_probs = [None] * len(sizes), [None] * len(sizes)
     if calibration is not None:
-        probs, logs, done = _tree_probabilities(scores, heads, sizes, arcs, calibration, threads)
+        probs, logs = head_probabilities(scores, heads, sizes, arcs, calibration, threads)
         probs = split_words(apply_knots(probs, calibration.get("knots")), sizes)
-        for i in range(len(sizes)):
-            if sizes[i] < 2:
-                continue
-            if done[i]:
-                head_probs[i] = probs[i]
-                log_probs[i] = min(float(logs[i]), float(np.log(max(probs[i].min(), 1e-300))))
-            else:  # a span the batch does not cover (not projective, no sibling scores): as ever
-                head_probs[i], log_probs[i] = calibrated_probabilities(
-                    results[i].heads, scores.arc(i), calibration, span_siblings(scores, i, calibration))
+        for i in np.flatnonzero(sizes >= 2).tolist():
+            head_probs[i] = probs[i]
+            log_probs[i] = min(float(logs[i]), float(np.log(max(probs[i].min(), 1e-300))))
     return [SpanParse(r.heads, labels[i], r, margins[i], head_probs[i], log_probs[i], dep_probs[i])
             for i, r in enumerate(results)]

@@ -10,7 +10,6 @@ them. Training: the batch's gold (``learning.graph_gold``) -> the model's scores
 (``GraphLoss``) -> their gradients -> the model's backprop.
 """
 from contextlib import contextmanager
-from functools import partial
 from itertools import islice
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
@@ -18,36 +17,32 @@ import numpy as np
 from spacy.language import Language
 from spacy.scorer import Scorer
 from spacy.tokens import Doc
-from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Model, set_dropout_rate
 
 from ..blas import blas_threads, use_blas
-from ..calibration import (calibrated_probabilities, examples_calibration_data, fit_calibration, span_siblings,
-                           written_head_ece)
-from ..decoders import MAX_WORDS
-from ..graph.decoding import DecodeResult
+from ..calibration import HeldOut, fit_calibration, held_out, span_heads, written_head_ece
+from ..graph.decoding import MBR, DecodeResult, Eisner
 from ..graph.labeling import Labeler, LabelSet
-from ..graph.parses import (DocParses, SpanParse, doc_sentence_starts, extension_values, joined_values, label_probs,
-                             span_parse)
-from ..graph.reparse import decoder_arcs, doc_parses
+from ..graph.parses import DocParses, SpanParse, doc_sentence_starts, extension_values, joined_values
+from ..graph.reparse import doc_parses
 from ..graph.scores import FACTORS, GraphInput, GraphScores, flatten, regroup
 from ..graph.valency import label_classes
 from ..learning.gold import aligned_tags
 from ..learning.graph_gold import GoldBatch, batch_gold
 from ..learning.graph_loss import GraphGold, GraphLoss
+from ..learning.rehearsal import rehearsal_loss, teacher_heads
 from ..models.graph_parser import resize_labels, tree_label_scores
 from ..names import ROOT_LABEL, Span
 from ..segment import continues, sentence_spans, span_whitespace
 from .annotate import JOIN_LABEL, SPACE_TAGS, CodeTable, write_parse
 from .base import ParserPipe
 from .extensions import register_extensions, register_parser, write_values
-from .graph_batch import (decode_eisner_spans, eisner_batchable, label_trees, labels_batchable, masked_label_scores,
-                          span_parses)
-from .graph_rehearsal import Rehearsal
+from .graph_batch import decode_eisner_spans, span_arcs, span_blocks, span_parses
 
 
-class GraphParser(Rehearsal, ParserPipe):
+class GraphParser(ParserPipe):
     """Graph-based parser with arc, sibling and grandparent factors and a configurable decoder.
 
     decoder: a decoder object (``graph.decoding``: ``Eisner.v1``, ``MST.v1``, ``MBR.v1``,
@@ -87,10 +82,6 @@ class GraphParser(Rehearsal, ParserPipe):
     label is never predicted until training has seen it: ``cfg["unseen_labels"]``). Training
     reads partial gold: what the reference leaves missing is left out of the loss.
     """
-
-    # The host work (decoding, labels, margins, probabilities) over all of a batch's spans in a few
-    # compiled calls (``graph_batch``; False: span by span, as before, for comparisons).
-    batched: bool = True
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "hc_parser", *, decoder: Callable, loss: GraphLoss,
                  labeler: Labeler, init_from_doc: bool, doc_arc_bonus: float, head_probs: bool,
@@ -215,39 +206,35 @@ class GraphParser(Rehearsal, ParserPipe):
 
     def decode_spans(self, scores: GraphScores, existing: List, spaces: List[np.ndarray]) -> List[DecodeResult]:
         """The decoder's tree of every span of ``scores`` (whitespace tokens ``spaces[i]`` kept
-        leaves; ``existing[i]``: the doc's own tree when reparsing, else None): Eisner's in one
-        compiled call for the whole batch (``graph_batch``), other decoders span by span."""
-        if self.batched and eisner_batchable(self.decoder, existing):
-            return decode_eisner_spans(scores, spaces, self.threads)
-        return [self._decode_span(scores, i, existing[i], spaces[i]) for i in range(len(scores))]
-
-    def _decode_span(self, scores: GraphScores, i: int, existing, space: np.ndarray) -> DecodeResult:
-        arc = decoder_arcs(scores.pruned_arc(i), space, existing, self.doc_arc_bonus)
-        if len(arc) > MAX_WORDS + 1:  # cannot happen with sentence_spans; guards direct calls
-            raise ValueError(f"[hc_parser] span of {len(arc) - 1} words exceeds {MAX_WORDS}")
-        sib, grand = scores.cubes(i, self.decoder.factors)
-        start = existing[0] if existing is not None and self.init_from_doc else None
-        return self.decoder(arc, sib, grand, start=start)
+        leaves; ``existing[i]``: the doc's own tree when reparsing, else None: its arcs raised by
+        ``doc_arc_bonus``, its tree a search's first start with ``init_from_doc``): Eisner's in one
+        compiled call for the whole batch (``graph_batch``); a search decoder takes one span at a
+        time."""
+        arcs, sizes = span_arcs(scores, spaces, existing, self.doc_arc_bonus)
+        if isinstance(self.decoder, Eisner):
+            return decode_eisner_spans(scores, arcs, sizes, self.threads)
+        factors = self.decoder.factors
+        return [self.decoder(arc, *scores.cubes(i, factors),
+                             start=existing[i][0] if existing[i] is not None and self.init_from_doc else None)
+                for i, arc in enumerate(span_blocks(arcs, sizes))]
 
     def label_spans(self, scores: GraphScores, results: List[DecodeResult], existing: List,
                     spaces: List[np.ndarray]) -> List[SpanParse]:
         """Every span's parse: its tree's label scores (one model call for all trees), the
-        labeler's labels, margins and head probabilities; in a few calls per batch where the
-        labeler allows (``graph_batch``), else span by span."""
-        trees, label_set = [r.heads for r in results], self.label_set()
-        rows = self.label_scores(scores, trees)
+        labeler's labels, margins and head probabilities, each in one call for the batch."""
+        trees = [r.heads for r in results]
+        labels, masked = self.label_trees(trees, self.label_scores(scores, trees), spaces, existing)
         calibration = self.calibration if self.head_probs else None
-        if self.batched and labels_batchable(self.labeler, existing):
-            masked = masked_label_scores(trees, rows, label_set)
-            labels = label_trees(self.labeler, trees, masked, label_set, spaces, self.threads)
-            return span_parses(scores, results, labels, calibration, masked, spaces, self.threads)
-        labels = self.labeler.label_trees(trees, rows, label_set, existing, spaces)
-        head_probs = [None if calibration is None else partial(
-            calibrated_probabilities, calibration=calibration, sib=span_siblings(scores, i, calibration))
-            for i in range(len(results))]
-        return [span_parse(scores.arc(i), result, labels[i], head_probs[i],
-                           label_probs(result.heads, rows[i], labels[i], label_set, spaces[i]))
-                for i, result in enumerate(results)]
+        return span_parses(scores, results, labels, calibration, masked, spaces, self.threads)
+
+    def label_trees(self, trees: List[np.ndarray], rows: List[np.ndarray], spaces: List[np.ndarray],
+                    existing: Optional[List] = None) -> Tuple[List[np.ndarray], np.ndarray]:
+        """The labeler's label ids of every tree (``rows[k]``: tree ``k``'s (n, L) label scores;
+        ``spaces[k]``: its whitespace tokens; ``existing[k]``: the doc's own tree, or None), and
+        their scores under the labeler's rules (``LabelSet.masked``)."""
+        label_set = self.label_set()
+        masked = label_set.masked(trees, rows)
+        return self.labeler.label_trees(trees, masked, label_set, existing, spaces, self.threads), masked
 
     def label_scores(self, scores: GraphScores, trees: List[np.ndarray]) -> List[np.ndarray]:
         """Per tree ((n+1,) heads of span 0, 1, ... of ``scores``) its (n, L) label scores."""
@@ -257,9 +244,10 @@ class GraphParser(Rehearsal, ParserPipe):
         """The labels as the labeler reads them (classes, unseen labels, whitespace's label)."""
         return LabelSet.of(self.labels, self.cfg.get("label_classes"), self.cfg.get("unseen_labels", ()), JOIN_LABEL)
 
-    def best_labels(self, heads: np.ndarray, scores: np.ndarray, doc_parse=None) -> np.ndarray:
-        """The labeler's label ids (n,) of one tree ``heads`` from its (n, L) ``scores``."""
-        return self.labeler(heads, scores, self.label_set(), doc_parse)
+    def best_labels(self, heads: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """The labeler's label ids (n,) of one tree ``heads`` from its (n, L) ``scores`` (a batch
+        of one, no whitespace tokens, no doc labels)."""
+        return self.label_trees([heads], [scores], [np.zeros(len(heads) - 1, dtype=bool)])[0][0]
 
     def _doc_parses(self, docs: List[Doc], scores: GraphScores, parses) -> List[DocParses]:
         """``parses`` (one per span of ``scores``) grouped per doc, with where its sentences begin:
@@ -286,11 +274,43 @@ class GraphParser(Rehearsal, ParserPipe):
         scores["hc_head_ece"] = written_head_ece(examples)
         if self._calibrate_at_score and self.head_probs:
             self._calibrate_at_score = False
-            fitted = fit_calibration(*examples_calibration_data(self, examples))
+            fitted = fit_calibration(self.calibration_data(examples))
             if fitted["words"]:
                 self.cfg["calibration"] = fitted
                 scores["hc_prob_temperature"] = fitted["temperature"]
         return scores
+
+    def calibration_data(self, examples: Iterable[Example], batch_size: int = 256) -> HeldOut:
+        """The held-out spans ``fit_calibration`` reads, from parsed ``examples``: per sentence
+        span of each predicted doc (``segment.sentence_spans``, as the parser split it) the
+        first-order arc scores the model gives it now, the written heads and per word whether its
+        head is the aligned gold one (``calibration.span_heads``), and the sibling factors where
+        the decoder maximizes a projective model with siblings (``Eisner.v1``, projective
+        ``MBR.v1``); ``batch_size`` docs per model call."""
+        decoder = self.decoder
+        siblings = "sib" in decoder.factors and (isinstance(decoder, Eisner) or
+                                                 (isinstance(decoder, MBR) and decoder.projective))
+        factors = frozenset({"sib"}) if siblings else frozenset()
+        examples = [eg for eg in examples if len(eg.predicted)]
+        arcs, chosen, correct, sib = [], [], [], []
+        for lo in range(0, len(examples), batch_size):
+            batch = examples[lo: lo + batch_size]
+            spans = [sentence_spans(eg.predicted, self.max_length) for eg in batch]
+            scores = self.score_spans([eg.predicted for eg in batch], spans, factors=factors)
+            arcs.extend(scores.arc(i) for i in range(len(scores)))
+            if siblings:
+                sib.append(scores.factors_of("sib"))
+            for eg, doc_spans in zip(batch, spans):
+                gold, _ = eg.get_aligned_parse(projectivize=False)
+                written = [tok.head.i for tok in eg.predicted]
+                for start, end in doc_spans:
+                    heads, right = span_heads(written, gold, start, end)
+                    chosen.append(heads)
+                    correct.append(right)
+        factors_of = None
+        if sib:
+            factors_of = tuple(np.concatenate([getattr(f, name) for f in sib]) for name in ("counts", "triples", "values"))
+        return held_out(arcs, chosen, correct, factors_of)
 
     @property
     def calibration(self) -> Dict:
@@ -324,10 +344,7 @@ class GraphParser(Rehearsal, ParserPipe):
     # ----- training -----------------------------------------------------------------------
     def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None,
                losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
-        losses = {} if losses is None else losses
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_examples(examples, "GraphParser.update")
+        examples, losses = self._training_step(examples, losses, "update")
         batch = self.batch_gold(examples)
         if not any(g is not None for g in batch.gold.spans):
             return losses
@@ -343,6 +360,40 @@ class GraphParser(Rehearsal, ParserPipe):
             self.finish_update(sgd)
         losses[self.name] += loss
         return losses
+
+    def rehearse(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None,
+                 losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+        """An update toward the teacher's predictions on the examples' predicted docs (no gold
+        read), so that fine-tuning forgets less: heads, labels and sentence starts, soft targets
+        (``learning.rehearsal``). The teacher is the copy of the model ``nlp.resume_training()``
+        keeps; without one, the model as it is now (logged: take it before the first update).
+        The loss goes under the component's name in ``losses``."""
+        examples, losses = self._training_step(examples, losses, "rehearse")
+        docs = [eg.predicted for eg in examples]
+        if not any(len(doc) for doc in docs):
+            return losses
+        teacher_model = self._teacher()
+        spans = [sentence_spans(doc, self.max_length) if doc.has_annotation("SENT_START") else None for doc in docs]
+        with self.model_threads():
+            teacher = teacher_model.predict(GraphInput(docs, spans, factors=frozenset(), starts=True))
+            teacher = teacher.to_numpy(teacher_model.ops)
+            heads = teacher_heads(teacher)
+            targets = tree_label_scores(teacher_model, teacher, heads)
+            set_dropout_rate(self.model, drop)
+            scores, backprop = self.model.begin_update(GraphInput(docs, teacher.spans, heads, frozenset()))
+            loss, d_scores = rehearsal_loss(scores.to_numpy(self.model.ops), teacher, heads, targets,
+                                            self._teacher_labels)
+            backprop(d_scores)
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def _teacher_changed(self, model: Optional[Model]) -> None:
+        """The labels the teacher knows (those not unseen when it was taken)."""
+        unseen = set(self.cfg.get("unseen_labels", ()))
+        self._teacher_labels = np.array([i for i, label in enumerate(self.labels) if label not in unseen],
+                                        dtype=np.int64)
 
     def get_loss(self, examples: Iterable[Example], scores: GraphScores,
                  gold: Optional[GraphGold] = None) -> Tuple[float, GraphScores]:

@@ -27,7 +27,7 @@ import numpy as np
 from spacy.language import Language
 from spacy.pipeline._parser_internals import nonproj
 from spacy.tokens import Doc
-from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
@@ -37,7 +37,7 @@ from ..names import ROOT_LABEL, Span
 from ..segment import continues, sentence_spans, span_whitespace
 from ..transition.moves import n_classes
 from .annotate import JOIN_LABEL, codes, write_trees
-from .base import ParserPipe, logger
+from .base import ParserPipe
 from .projective_gold import DECORATION, example_gold, lifted_labels
 
 FALLBACK_LABEL = "dep"  # words need a label other than ROOT to attach to each other
@@ -210,20 +210,11 @@ class TransitionParser(ParserPipe):
             nonproj.deprojectivize(doc)
 
     # ----- training -----------------------------------------------------------------------
-    def update(
-        self,
-        examples: Iterable[Example],
-        *,
-        drop: float = 0.0,
-        sgd=None,
-        losses: Optional[Dict[str, float]] = None,
-    ) -> Dict[str, float]:
+    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None,
+               losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
         """One training step on the examples' gold (``_gold``); the loss goes under the
         component's name in ``losses``."""
-        losses = {} if losses is None else losses
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_examples(examples, "TransitionParser.update")
+        examples, losses = self._training_step(examples, losses, "update")
         if ROOT_LABEL not in self.labels:
             raise ValueError(f"[{self.name}] update() before initialize(): the component has no labels yet")
         docs, spans, golds, starts = self._gold(examples)
@@ -231,50 +222,33 @@ class TransitionParser(ParserPipe):
             losses[self.name] += self.learner.update(docs, spans, golds, starts, drop, sgd)
         return losses
 
-    def rehearse(
-        self,
-        examples: Iterable[Example],
-        *,
-        drop: float = 0.0,
-        sgd=None,
-        losses: Optional[Dict[str, float]] = None,
-    ) -> Dict[str, float]:
+    def rehearse(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None,
+                 losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
         """An update toward the teacher's predictions on the examples' predicted docs (no gold
         read), so that fine-tuning forgets less: the teacher's trees are trained on as gold, and
         where it segmented a doc, its sentence starts. The teacher is the copy of the model
         ``nlp.resume_training()`` keeps; without one, the model as it is now (logged: take it
         before the first update). The loss goes under the component's name in ``losses``."""
-        losses = {} if losses is None else losses
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_examples(examples, "TransitionParser.rehearse")
+        examples, losses = self._training_step(examples, losses, "rehearse")
         if ROOT_LABEL not in self.labels:
             raise ValueError(f"[{self.name}] rehearse() before initialize(): the component has no labels yet")
         docs = [eg.predicted for eg in examples]
         if not any(len(doc) for doc in docs):
             return losses
-        if self._rehearsal_model is None:
-            logger.warning("[%s] rehearse: no teacher yet, the model as it is now becomes it (call "
-                           "nlp.resume_training() before updating, so that the teacher is the trained model)",
-                           self.name)
-            self.learner.before_save()
-            self._rehearsal_model = deepcopy(self.model)
-        parses = self._teacher.parse(docs, self._given_spans(docs))
+        self._teacher()
+        parses = self._teacher_learner.parse(docs, self._given_spans(docs))
         golds, starts = teacher_gold(docs, parses)
         losses[self.name] += self.learner.update(docs, parses.spans, golds, starts, drop, sgd)
         return losses
 
-    @property
-    def _rehearsal_model(self) -> Optional[Model]:
-        """The teacher of ``rehearse``: a frozen copy of the model (spaCy's
-        ``Language.resume_training`` sets it on every component that has this attribute)."""
-        return self.__dict__.get("_teacher_model")
+    def _teacher_changed(self, model: Optional[Model]) -> None:
+        """Keep the teacher's learner (``rehearse`` parses with it)."""
+        self._teacher_learner = None if model is None else model.attrs["learner"](model, self.cfg, self.vocab)
 
-    @_rehearsal_model.setter
-    def _rehearsal_model(self, model: Optional[Model]) -> None:
-        """Keep the teacher model and its learner (``rehearse`` parses with it)."""
-        self._teacher_model = model
-        self._teacher = None if model is None else model.attrs["learner"](model, self.cfg, self.vocab)
+    def _model_copy(self) -> Model:
+        """A copy of the model with the learner's averaged weights in it."""
+        self.learner.before_save()
+        return deepcopy(self.model)
 
     def get_loss(self, examples: Iterable[Example], scores) -> Tuple[float, object]:
         """Not used: the learner walks the oracle's configurations inside ``update`` (the neural

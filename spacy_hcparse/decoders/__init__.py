@@ -11,7 +11,7 @@ from .dual import DualResult, decode_dual
 from .eisner import decode_eisner
 from .hill_climb import HillClimbResult, decode_hill_climb
 from .kbest import kbest_eisner, kbest_mst
-from .label_probs import chosen_label_probs, label_probabilities, written_label_probs
+from .label_probs import chosen_label_probs, label_probabilities
 from .labels import constrained_labels
 from .local_optima import count_local_optima
 from .marginals import arc_marginals, log_partition, tree_log_prob, tree_probabilities
@@ -44,5 +44,4 @@ __all__ = [
     "tree_probabilities",
     "tree_problem",
     "tree_score",
-    "written_label_probs",
 ]

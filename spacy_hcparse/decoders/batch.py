@@ -3,8 +3,7 @@
 The per-span functions (``decode_eisner`` with ``tree_score``, ``constrained_labels`` or the
 argmax, ``tree_probabilities``, first-order head margins) run here over all the spans of a batch
 at once, with results identical to theirs: each span goes through the same compiled kernels, so
-what goes away is the Python loop around them (its checks, copies and calls, a third of parse time
-on EWT). With ``threads > 1`` the spans are spread over numba's threads (``prange``, one span at a
+what goes away is the Python loop around them (its checks, copies and calls). With ``threads > 1`` the spans are spread over numba's threads (``prange``, one span at a
 time per thread); ``threads=1`` runs a serial loop.
 
 Layout (B spans; span ``i`` has ``n_i`` words and ``size_i = n_i + 1`` rows, index 0 the root):

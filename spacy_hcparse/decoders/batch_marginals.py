@@ -3,9 +3,9 @@
 Layout, threads and checks as in ``batch.py`` (square arc scores end to end, ``heads`` end to end
 with ``heads[0] == -1`` per span, per-word outputs end to end). Results are identical to the
 per-span functions: ``marginals.tree_probabilities`` (the same kernels; the tree's score summed in
-numpy's pairwise order), with sibling factors too (``sibling_probabilities_batch``: the steps of
-``calibration.calibrated_probabilities`` before its isotonic map), and the first-order margin of
-each word's head (``hc_parser``'s ``hc_head_margin``).
+numpy's pairwise order), with sibling factors too (``sibling_probabilities_batch``: what
+``hc_parser``'s calibration reads before its isotonic map), and the first-order margin of each
+word's head (``hc_parser``'s ``hc_head_margin``).
 """
 from typing import Optional
 
@@ -48,7 +48,8 @@ def sibling_probabilities_batch(heads, sizes, arcs, sib_counts, sib_triples, sib
     - per word ``P(heads[m] -> m)`` (float64 (N,)), as ``tree_probabilities(heads, arc / T, True,
       cube / T)`` (``cube``: the span's dense sibling cube, 0 where no factor was scored);
     - per span ``log P(heads)`` at ``T``, or with ``tree_temperature`` at that temperature as
-      ``calibration.tree_log_prob_at`` gives it.
+      ``tree_score(heads, a', cube / T') - log_partition(arc / T', True, cube / T')`` with ``T'``
+      the tree temperature and ``a'`` the scores ``arc / T'`` with ``-inf`` as ``-1e300``.
 
     Identical to those per-span functions (the same kernels, the same sums). Raises
     ``ValueError`` naming the first span where no tree avoids the absent arcs."""
@@ -208,7 +209,7 @@ def _probabilities_parallel(heads, sizes, arcs, squares, rows, words, projective
 def _sibling_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
                   temperature, tree_temperature, probs, log_probs, done, failed):
     """Span ``i``: ``tree_probabilities(heads, arc / T, True, cube / T)``'s steps, then
-    ``tree_log_prob_at``'s at ``tree_temperature`` (NaN: none)."""
+    the tree's log probability at ``tree_temperature`` (NaN: none)."""
     size = sizes[i]
     tree = heads[rows[i]: rows[i] + size]
     if counts[i] < 0 or size < 2 or not _is_projective(tree):

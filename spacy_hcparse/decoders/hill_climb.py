@@ -31,7 +31,7 @@ the same result whether or not a time limit splits the work (unless the limit ac
 
 Kernels that never allocate are compiled with numba's internal ``_nrt=False`` option (no reference
 counting) when this numba version accepts it (probed at import; otherwise they compile without
-it, about 1.7x slower): the loops call small helpers with array arguments and row views, and the
+it, slower): the loops call small helpers with array arguments and row views, and the
 reference-count updates around each call otherwise cost more than the arithmetic.
 """
 import time

@@ -34,22 +34,3 @@ def chosen_label_probs(scores, labels, temperature: float = 1.0) -> np.ndarray:
     if labels.shape != (probs.shape[0],) or (len(labels) and (labels.min() < 0 or labels.max() >= probs.shape[1])):
         raise ValueError(f"labels must be {probs.shape[0]} ids in 0..{probs.shape[1] - 1}")
     return probs[np.arange(len(labels)), labels]
-
-
-def written_label_probs(scores, heads, labels, root: int = -1, hidden=None) -> np.ndarray:
-    """``P(labels[m - 1] | heads[m] -> m)`` per word (float64 (n,)) under the rules a labeler
-    applies to the tree ``heads`` ((n+1,), root at 0): label ``root`` (``-1``: none) on the root's
-    child only, where it has probability 1, and never a label of ``hidden`` (bool (L,)); the other
-    labels by the softmax of their scores (``scores`` (n, L), the tree's arcs)."""
-    scores = np.array(scores, dtype=np.float64)
-    heads = np.asarray(heads, dtype=np.int64)
-    if scores.ndim != 2 or heads.shape != (scores.shape[0] + 1,):
-        raise ValueError(f"scores must be (n, L) and heads (n+1,), got {scores.shape} and {heads.shape}")
-    if hidden is not None:
-        scores[:, np.asarray(hidden, dtype=bool)] = -np.inf
-    if root >= 0:
-        is_root = heads[1:] == 0
-        scores[~is_root, root] = -np.inf
-        scores[is_root, :] = -np.inf
-        scores[is_root, root] = 0.0
-    return chosen_label_probs(scores, labels)

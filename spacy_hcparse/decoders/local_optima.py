@@ -33,17 +33,16 @@ so only the closing arc can be unused.) Contract each cycle into a node whose en
 top, whose head scores are the entry's (``arc[u, top]``) and which points to the best word outside
 it; repeat until a single node is left; its entry is the root child. Every sequence of entry
 choices yields a distinct local optimum and every local optimum arises once, so the count is the
-number of leaves of this branching, which the kernel walks depth first (about 10^6 optima per
-second; the work is O(n^3) per optimum at worst, and a final cycle's leaves are counted at once).
+number of leaves of this branching, which the kernel walks depth first (the work is O(n^3) per
+optimum at worst, and a final cycle's leaves are counted at once).
 
 Size of the answer: under the single-root move set the count grows exponentially with n, also for
-peaked ("trained-like") scores, because the root child is frozen and nobody may join the root:
-medians measured on random Gaussian scores are ~2*10^2 at n = 10, ~4*10^4 at n = 20, and more than
-10^7 at n = 40 (the same with a +3..+5 bonus on a random gold tree). Under Zhang et al.'s
+peaked ("trained-like") scores, because the root child is frozen and nobody may join the root
+(counts in docs/decoders.md). Under Zhang et al.'s
 definition (``single_root=False``) a word whose best head is the root settles at once, so trained
 scores give far fewer optima (``benchmarks/decoders_real.py`` reports both on real scores). No exact method enumerating
 optima (or supernode states, which also grow exponentially) reaches n = 40-60, so the count is
-capped: ``max_count`` (default 10^6, about one second) turns the result into ``min(count,
+capped: ``max_count`` (default 10^6) turns the result into ``min(count,
 max_count)``; report capped values as lower bounds.
 
 Ties: with equal scores a node may point to any of its best heads; to count each tree once the

@@ -73,12 +73,6 @@ def tree_probabilities(heads, arc, projective: bool = False, sib: Optional[np.nd
     return probs, score if score == -np.inf else score - log_z
 
 
-def is_projective(heads) -> bool:
-    """Whether the single-root tree ``heads`` ((n+1,), root at 0, ``heads[0] == -1``) has no
-    crossing arcs."""
-    return bool(_is_projective(np.ascontiguousarray(heads, dtype=np.int64)))
-
-
 def _partition(clean, mask, projective: bool, sib: Optional[np.ndarray] = None,
                marginals: bool = True) -> Tuple[float, Optional[np.ndarray]]:
     """``(log Z, marginals)`` of checked scores (``_checked``, ``_checked_sib``); ``(-inf,

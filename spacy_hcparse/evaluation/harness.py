@@ -19,6 +19,7 @@ user would), not by editing a loaded component.
 """
 import statistics
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -31,6 +32,8 @@ from spacy.training import Example
 
 from ..conllu import read_conllu
 from ..graph.scores import FACTORS
+from .conll18 import METRICS, evaluate, read_treebank
+from .system_output import REPAIRS, write_conllu
 from .ud import gold_doc, input_doc, score_conllu, sentence_conllu
 
 PathLike = Union[str, Path]
@@ -206,24 +209,6 @@ def parser_inputs(nlp: Language, docs: List[Doc]) -> List[Doc]:
     return docs
 
 
-def head_scores(nlp: Language, gold_path: PathLike, *, limit: int = 0, batch_size: int = 256):
-    """For the gold file's sentences that ``hc_parser`` parses as one span (gold words, one Doc
-    per sentence): the (n+1, n+1) first-order arc scores, the gold heads and the heads the
-    parser chose, each (n+1,) with ``-1`` at index 0 (what ``calibration`` reads)."""
-    pipe = nlp.get_pipe("hc_parser")
-    gold = [s for s in list(read_conllu(gold_path))[: limit or None] if len(s.words) <= pipe.max_length]
-    arcs, golds, chosen = [], [], []
-    for start in range(0, len(gold), batch_size):
-        batch = gold[start: start + batch_size]
-        docs = parser_inputs(nlp, [input_doc(nlp, s) for s in batch])
-        scores = pipe.score_spans(docs, [[(0, len(doc))] for doc in docs], factors=frozenset())
-        arcs.extend(scores.arc(i) for i in range(len(scores)))
-        golds.extend(np.array([-1] + [w.head for w in s.words], dtype=np.int64) for s in batch)
-        for doc_parses in pipe.predict(docs):
-            chosen.extend(parse.heads for parse in doc_parses.parses)
-    return arcs, golds, chosen
-
-
 def label_accuracy(nlp: Language, gold_path: PathLike, *, limit: int = 0, batch_size: int = 256,
                    ignore: Sequence[str] = ("punct", "p")) -> Dict:
     """How often ``hc_parser``'s labeler picks the gold label given the gold heads (gold words, one
@@ -232,8 +217,6 @@ def label_accuracy(nlp: Language, gold_path: PathLike, *, limit: int = 0, batch_
     ``hc_parser`` (a transformer it listens to) have run; labels compared whole
     (``nmod:poss`` is not ``nmod``); the root's child always gets ``ROOT``. Also the most
     confused (gold, predicted) pairs."""
-    from collections import Counter
-
     pipe = nlp.get_pipe("hc_parser")
     gold = [s for s in list(read_conllu(gold_path))[: limit or None] if len(s.words) <= pipe.max_length]
     labels = pipe.labels
@@ -269,9 +252,6 @@ def evaluate_raw(nlp: Language, gold, documents, system_path: PathLike, *, repea
     to ``system_path`` (``system_output.write_conllu``) and scored. Returns every CoNLL 2018
     metric (precision, recall, F1, aligned accuracy), the speeds, and the repairs made to write
     one tree per sentence."""
-    from .conll18 import METRICS, evaluate, read_treebank
-    from .system_output import REPAIRS, write_conllu
-
     texts = [d.text for d in documents]
     n_words = sum(d.n_words for d in documents)
     if texts:

@@ -5,13 +5,14 @@ A tree's label scores are (n, L), row ``m - 1`` for word ``m`` on the arc the de
 other word ``ROOT``, never picks a label training has not seen (``LabelSet.unseen``), with
 ``valency`` picks the best labels under at most one child per head from each label class
 (``graph.valency``, ``decoders.constrained_labels``), and with ``keep_doc_labels`` keeps an earlier
-parser's label where the decoded head is that parser's.
+parser's label where the decoded head is that parser's. Every tree of a batch is labelled in one
+compiled call (``decoders.batch.labels_batch``); one tree is a batch of one.
 """
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..decoders import constrained_labels
+from ..decoders.batch import labels_batch, split_words
 from ..names import ROOT_LABEL
 
 
@@ -40,6 +41,21 @@ class LabelSet(NamedTuple):
         hidden[[index[name] for name in unseen if name in index]] = True
         return cls(names, index.get(ROOT_LABEL, -1), class_ids, hidden, index.get(join_label, -1))
 
+    def masked(self, trees: Sequence[np.ndarray], rows: Sequence[np.ndarray]) -> np.ndarray:
+        """Every tree's label scores (``rows[k]``: tree ``k``'s (n, L)) stacked ((N, L) float64)
+        under the labeler's rules: unseen labels ``-inf``, ``ROOT`` on the root's child only (its
+        other labels ``-inf``)."""
+        if not len(rows):
+            return np.zeros((0, len(self.names)))
+        stacked = np.concatenate([np.asarray(r, dtype=np.float64) for r in rows]).reshape(-1, len(self.names))
+        stacked[:, self.unseen] = -np.inf
+        if self.root >= 0:
+            is_root = np.concatenate([t[1:] for t in trees]) == 0
+            stacked[~is_root, self.root] = -np.inf
+            stacked[is_root, :] = -np.inf
+            stacked[is_root, self.root] = 0.0
+        return stacked
+
 
 class Labeler:
     """Labels a parser's decoded trees (see the module docstring).
@@ -54,35 +70,25 @@ class Labeler:
         self.valency = valency
         self.keep_doc_labels = keep_doc_labels
 
-    def __call__(self, heads: np.ndarray, scores: np.ndarray, labels: LabelSet,
-                 doc_parse: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> np.ndarray:
-        """Label ids (n,) of the tree ``heads`` ((n+1,), root at 0) from ``scores`` ((n, L));
-        ``doc_parse``: the doc's own span-local heads and label ids (-1 unknown), or None."""
-        scores = np.array(scores, dtype=np.float64)
-        scores[:, labels.unseen] = -np.inf
-        root = labels.root
-        if root >= 0:
-            is_root = heads[1:] == 0
-            scores[~is_root, root] = -np.inf
-            scores[is_root, :] = -np.inf
-            scores[is_root, root] = 0.0
-        use_classes = self.valency and labels.classes is not None
-        best = constrained_labels(heads, scores, labels.classes) if use_classes else scores.argmax(axis=1)
-        if doc_parse is not None and self.keep_doc_labels:
-            doc_heads, doc_labels = doc_parse
-            keep = (doc_heads[1:] == heads[1:]) & (doc_labels >= 0) & ((doc_labels == root) == (heads[1:] == 0))
-            best[keep] = doc_labels[keep]
-        return best
-
-    def label_trees(self, trees: Sequence[np.ndarray], scores: Sequence[np.ndarray], labels: LabelSet,
-                    doc_parses: Sequence[Optional[Tuple[np.ndarray, np.ndarray]]],
-                    spaces: Sequence[np.ndarray]) -> List[np.ndarray]:
-        """Label ids of every tree of a batch (``scores[k]``: tree ``k``'s (n, L)), whitespace
-        tokens (``spaces[k]``, bool per word) given ``LabelSet.join`` where the parser knows it."""
-        out = []
-        for heads, rows, doc_parse, space in zip(trees, scores, doc_parses, spaces):
-            best = self(heads, rows, labels, doc_parse)
-            if space.any() and labels.join >= 0:
-                best[space] = labels.join
-            out.append(best)
+    def label_trees(self, trees: Sequence[np.ndarray], masked: np.ndarray, labels: LabelSet,
+                    doc_parses: Optional[Sequence[Optional[Tuple[np.ndarray, np.ndarray]]]] = None,
+                    spaces: Optional[Sequence[np.ndarray]] = None, threads: int = 1) -> List[np.ndarray]:
+        """Label ids (n,) of every tree ``trees[k]`` ((n+1,), root at 0) of a batch, in one call:
+        ``masked`` their stacked label scores (``LabelSet.masked``); ``doc_parses[k]``: the doc's
+        own span-local heads and label ids (-1 unknown) where ``keep_doc_labels`` reads them, or
+        None; whitespace tokens (``spaces[k]``, bool per word) get ``LabelSet.join`` where the
+        parser knows it. ``threads`` > 1 spreads the trees over numba's threads."""
+        sizes = np.array([len(t) for t in trees], dtype=np.int64)
+        heads = np.concatenate(list(trees)) if len(trees) else np.zeros(0, np.int64)
+        classes = labels.classes if self.valency else None
+        flat = labels_batch(heads, sizes, masked, classes, labels.root, threads=threads)
+        out = split_words(flat, sizes)  # views of ``flat``
+        if self.keep_doc_labels and doc_parses is not None:
+            for tree, best, doc_parse in zip(trees, out, doc_parses):
+                if doc_parse is not None:
+                    doc_heads, doc_labels = doc_parse
+                    keep = (doc_heads[1:] == tree[1:]) & (doc_labels >= 0) & ((doc_labels == labels.root) == (tree[1:] == 0))
+                    best[keep] = doc_labels[keep]
+        if labels.join >= 0 and spaces is not None and len(spaces):
+            flat[np.concatenate(list(spaces)).astype(bool)] = labels.join
         return out

@@ -2,23 +2,22 @@
 values the parser writes as extensions (``components.extensions``) from them.
 
 A span's parse: heads (n+1,), root at 0, label ids (n,), the decoder's ``DecodeResult``, each
-word's first-order head margin (``margins``) and, with head probabilities, each chosen head's
-marginal probability and the tree's log probability under the first-order model (calibrated:
-``spacy_hcparse.calibration``), and each written label's probability given its head.
+word's first-order head margin and, with head probabilities, each chosen head's calibrated
+marginal probability and the tree's log probability (``spacy_hcparse.calibration``), and each
+written label's probability given its head (``components.graph_batch.span_parses`` makes them).
 """
-from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 from spacy.tokens import Doc
 
-from ..decoders import written_label_probs
 from ..names import Span
 from .decoding import DecodeResult
 
 
 class SpanParse(NamedTuple):
     """The parse of one span: heads (n+1,), label ids (n,), what the decoder knows, the
-    first-order margin of each word's head (see ``margins``), the marginal probability of each
+    first-order margin of each word's head (its score minus the best other head's), the marginal probability of each
     word's head and the tree's log probability (None without head probabilities), the
     probability of each word's label given its head (None: not computed)."""
 
@@ -39,42 +38,6 @@ class DocParses(NamedTuple):
     parses: List[SpanParse]
     continues: List[bool]
     tags: Dict[str, np.ndarray] = {}
-
-
-def span_parse(arc: np.ndarray, result: DecodeResult, labels: np.ndarray, head_probs: Optional[Callable],
-               dep_probs: Optional[np.ndarray] = None) -> SpanParse:
-    """A span's parse from its (n+1, n+1) first-order arc scores (unpruned), the decoder's result
-    and the tree's label ids; ``head_probs(heads, arc)``: the head probabilities and the tree's
-    log probability (the component's calibration, ``calibration.calibrated_probabilities``;
-    None: none); ``dep_probs`` (n,): its labels' probabilities."""
-    parse = SpanParse(result.heads, labels, result, margins(arc, result.heads), dep_probs=dep_probs)
-    if head_probs is None or len(arc) < 2:
-        return parse
-    probs, log_prob = head_probs(result.heads, arc)
-    return parse._replace(head_probs=probs, log_prob=log_prob)
-
-
-def label_probs(heads: np.ndarray, rows: np.ndarray, labels: np.ndarray, label_set, space: np.ndarray) -> np.ndarray:
-    """``P(label | head)`` of a tree's written labels (n,): the softmax of each arc's label scores
-    ``rows`` (n, L) under the labeler's rules (``graph.labeling.LabelSet``: ``ROOT`` only on the
-    root's child, unseen labels never); 1 for whitespace tokens (``space``), whose label is set."""
-    probs = written_label_probs(rows, heads, labels, label_set.root, label_set.unseen)
-    probs[np.asarray(space, dtype=bool)] = 1.0
-    return probs
-
-
-def margins(arc: np.ndarray, heads: np.ndarray) -> np.ndarray:
-    """First-order score gap between each word's chosen head and its best other head."""
-    n = len(heads) - 1
-    if n == 0:
-        return np.zeros(0)
-    scores = arc[:, 1:].copy()
-    np.fill_diagonal(scores[1:], -np.inf)
-    words = np.arange(n)
-    chosen = scores[heads[1:], words].copy()
-    scores[heads[1:], words] = -np.inf
-    best_other = scores.max(axis=0)
-    return np.where(np.isfinite(best_other), chosen - best_other, 0.0)
 
 
 def doc_sentence_starts(doc: Doc) -> List[int]:

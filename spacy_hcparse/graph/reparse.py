@@ -17,15 +17,6 @@ from ..names import Span
 DocParse = Tuple[np.ndarray, np.ndarray]
 
 
-def decoder_arcs(pruned: np.ndarray, space: np.ndarray, existing: Optional[DocParse], bonus: float) -> np.ndarray:
-    """The arc scores a span's decoder reads: the pruned scores with whitespace kept as leaves
-    (``whitespace_leaves``) and, with ``existing`` and a ``bonus``, the doc's arcs raised."""
-    arc = whitespace_leaves(pruned, space)
-    if existing is not None and bonus:
-        arc = with_bonus(arc, existing[0], bonus)
-    return arc
-
-
 def whitespace_leaves(arc: np.ndarray, space: np.ndarray) -> np.ndarray:
     """Arc scores ``arc`` constrained so that every marked word (``space``, (n,) bool: the span's
     ``segment.leaf_whitespace``) is a leaf whose head is the nearest unmarked word before it

@@ -3,7 +3,7 @@ without gold, so that fine-tuning on new data forgets less (spaCy's ``nlp.resume
 then ``nlp.rehearse(examples)``).
 
 The targets are the teacher's distributions, soft, as spaCy's tagger rehearses: per word its
-head distribution (softmax over the word's arc scores, as ``losses.head_xent``), its label
+head distribution (softmax over the word's arc scores, as training's head cross-entropy), its label
 distribution on the arc to the teacher's most likely head (over the labels the teacher knew), and
 for models with a sentence-start scorer each token's start probability. The loss is the student's
 cross-entropy against them, summed over words like the training loss; the value reported is the

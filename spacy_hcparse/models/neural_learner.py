@@ -147,8 +147,8 @@ class NeuralLearner:
         parser and tagger do (their losses are sums over moves and tokens), so a tok2vec shared
         with them gets a gradient of comparable norm from this component
         (``tests/components/test_shared_tok2vec.py``). This is the one place that scale is set;
-        the mean per configuration (``n_configurations``) made it 50-100x smaller. The reported
-        loss is the sum either way."""
+        the mean per configuration (``n_configurations``) would make it far smaller. The
+        reported loss is the sum either way."""
         return 1.0
 
     def finish_update(self, sgd) -> None:

@@ -9,8 +9,8 @@ with either loads with the other, e.g. on a GPU:
                              "spacy_hcparse.TorchBiLSTMContext.v1"})
 
 It is ``BiLSTMContext.v1`` with ``kernel = "torch"`` (kept for the configs that name it);
-``BiLSTMContext.v1``'s default kernel already runs torch's on a GPU where torch sees CUDA. On the
-development VM's CPU torch's kernel parsed EWT test faster too (docs/speed.md).
+``BiLSTMContext.v1``'s default kernel already runs torch's on a GPU where torch sees CUDA. Its
+speed on each device: docs/speed.md.
 """
 from typing import List
 

@@ -52,7 +52,7 @@ def build_transition_model_v2(
     tagger_templates: the tagger's template set (``transition.tagging.TAGGER_TEMPLATE_SETS``).
     jackknife_tags: in training, give the parser tags from two taggers that each tag the half of
         the sentences they did not train on (``learning.perceptron_tagger.JackknifeTagger``). Off
-        by default: on EWT dev it cost 0.4-0.5 UAS against the tagger trained on everything.
+        by default: it lost UAS against the tagger trained on everything (docs/experiments.md).
     sentence_buckets: the sentence classifier's hash table size (a power of two); 0 for none.
     """
     model = perceptron_model(templates, n_buckets, tag_buckets, max_length, nO, tagger_templates, jackknife_tags,

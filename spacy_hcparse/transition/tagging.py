@@ -42,7 +42,7 @@ BASE_TEMPLATES = [
     "-1.w", "-1.suf", "-2.w", "-2.suf", "1.w", "1.suf", "1.shape", "2.w", "2.suf",
     "-1.w+0.w", "0.w+1.w", "0.shape+0.suf", "-1.shape+0.shape+1.shape", "p1+1.w",
 ]
-# more history, neighbour and affix conjunctions: 93.26% -> 93.58% XPOS on EWT dev (2**22 buckets)
+# more history, neighbour and affix conjunctions (docs/experiments.md, "Transition parsers")
 EXTENDED_TEMPLATES = BASE_TEMPLATES + [
     "p1+0.shape", "p2+0.w", "p1+p2+0.suf", "-1.w+1.w", "-1.suf+0.w", "0.w+1.suf", "0.pre+0.suf",
     "-1.shape", "1.pre", "-2.shape", "2.shape", "-1.pre",

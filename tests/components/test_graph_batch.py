@@ -1,15 +1,15 @@
-"""components.graph_batch: hc_parser's batched host work gives the per-span path's parses, bit for bit
-(trees, tree scores, labels, margins, head and label probabilities), with and without the
-sibling factors, whitespace tokens, unseen labels, a calibration map, one or two threads."""
+"""components.graph_batch: hc_parser's host work for a whole batch (decoding, labels, margins,
+head and label probabilities) against brute force over every tree of the short spans, with and
+without sibling factors, whitespace tokens, unseen labels, a calibration map, one or two threads."""
 import numpy as np
 import pytest
 from spacy.tokens import Doc
 
-from spacy_hcparse.components.graph_batch import (decode_eisner_spans, eisner_batchable, label_trees,
-                                                  labels_batchable, masked_label_scores, span_parses)
-from spacy_hcparse.graph.decoding import Eisner, MST
-from spacy_hcparse.graph.parses import label_probs, span_parse
+from spacy_hcparse.calibration import apply_knots
+from spacy_hcparse.components.graph_batch import decode_eisner_spans, span_arcs, span_parses
+from spacy_hcparse.models.graph_parser import tree_label_scores
 from spacy_hcparse.segment import span_whitespace
+from tests.decoders.brute import all_trees, is_projective, reference_score
 
 from .test_graph_parser import train_tiny
 
@@ -28,64 +28,86 @@ def docs_of(nlp):
     return docs
 
 
-def per_span(pipe, scores, spaces, calibration):
-    """What hc_parser's predict computed span by span."""
-    from functools import partial
-
-    from spacy_hcparse.calibration import calibrated_probabilities, span_siblings
-
-    existing = [None] * len(scores)
-    results = [pipe._decode_span(scores, i, None, spaces[i]) for i in range(len(scores))]
-    trees, label_set = [r.heads for r in results], pipe.label_set()
-    rows = pipe.label_scores(scores, trees)
-    labels = pipe.labeler.label_trees(trees, rows, label_set, existing, spaces)
-    head_probs = [None if calibration is None else partial(calibrated_probabilities, calibration=calibration,
-                                                           sib=span_siblings(scores, i, calibration))
-                  for i in range(len(scores))]
-    return [span_parse(scores.arc(i), r, labels[i], head_probs[i], label_probs(r.heads, rows[i], labels[i], label_set,
-                                                                             spaces[i]))
-            for i, r in enumerate(results)]
-
-
-def batched(pipe, scores, spaces, calibration, threads):
-    results = decode_eisner_spans(scores, spaces, threads)
-    trees, label_set = [r.heads for r in results], pipe.label_set()
-    masked = masked_label_scores(trees, pipe.label_scores(scores, trees), label_set)
-    labels = label_trees(pipe.labeler, trees, masked, label_set, spaces, threads)
+def host_work(pipe, scores, spaces, calibration, threads):
+    arcs, sizes = span_arcs(scores, spaces, [None] * len(scores), 0.0)
+    results = decode_eisner_spans(scores, arcs, sizes, threads)
+    trees = [r.heads for r in results]
+    labels, masked = pipe.label_trees(trees, pipe.label_scores(scores, trees), spaces)
     return span_parses(scores, results, labels, calibration, masked, spaces, threads)
 
 
-def same(a, b):
-    if a is None or b is None:
-        return a is None and b is None
-    return np.array_equal(np.asarray(a), np.asarray(b))
+def brute_distribution(arc, sib, heads, temperature):
+    """Per word P(heads[m] -> m) and log P(heads) by enumerating every tree: projective trees
+    with the sibling scores where ``sib`` is given and ``heads`` is projective, else all trees
+    with the arc scores alone."""
+    n = len(heads) - 1
+    projective = sib is not None and is_projective(heads)
+    trees = [t for t in all_trees(n) if is_projective(t)] if projective else list(all_trees(n))
+    scores = np.array([reference_score(t, arc, sib if projective else None) for t in trees]) / temperature
+    log_z = np.logaddexp.reduce(scores)
+    probs = np.exp(scores - log_z)
+    marginals = [sum(p for t, p in zip(trees, probs) if t[m] == heads[m]) for m in range(1, n + 1)]
+    own = [k for k, t in enumerate(trees) if list(t) == list(heads)][0]
+    return np.array(marginals), float(scores[own] - log_z)
+
+
+def dense(size, triples, values):
+    cube = np.zeros((size, size, size))
+    cube[tuple(np.asarray(triples).T)] = values
+    return cube
 
 
 CALIBRATIONS = [None, {"temperature": 1.0, "knots": None},
                 {"temperature": 1.7, "knots": [[0.0, 0.5, 1.0], [0.1, 0.4, 0.9]]},
                 {"temperature": 1.3, "knots": [[0.0, 0.5, 1.0], [0.1, 0.4, 0.9]], "siblings": True},
-                {"temperature": 0.8, "knots": None, "siblings": True, "tree_temperature": 2.5}]
+                {"temperature": 0.8, "knots": None, "siblings": True}]
 
 
 @pytest.mark.parametrize("calibration", CALIBRATIONS)
-@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("factors", ["sib", "none"])
-def test_batched_parses_are_the_per_span_parses(eisner_parser, calibration, threads, factors):
+def test_parses_are_brute_force_trees_and_distributions(eisner_parser, calibration, factors):
+    """Every span of up to 6 words: the best projective tree and its score, the labeler's labels,
+    first-order margins, calibrated head probabilities and tree probability of the distribution
+    the calibration names, and the written labels' softmax probabilities; the same on two threads."""
     pipe = eisner_parser.get_pipe("hc_parser")
     docs = docs_of(eisner_parser)
     given = [None] * (len(docs) - 1) + [[(0, 3), (3, 5)]]
     scores = pipe.score_spans(docs, given, None, pipe.decoder.factors if factors == "sib" else frozenset())
     spaces = span_whitespace(docs, scores.spans)
     assert any(s.any() for s in spaces)
-    expected = per_span(pipe, scores, spaces, calibration)
-    got = batched(pipe, scores, spaces, calibration, threads)
-    assert len(got) == len(expected)
-    for a, b in zip(got, expected):
-        assert a.heads.tolist() == b.heads.tolist()
-        assert a.result.score == b.result.score and a.result.certified == b.result.certified
-        assert a.labels.tolist() == b.labels.tolist()
-        assert same(a.margins, b.margins) and same(a.head_probs, b.head_probs) and same(a.dep_probs, b.dep_probs)
-        assert a.log_prob == b.log_prob
+    parses = host_work(pipe, scores, spaces, calibration, threads=1)
+    checked = 0
+    for i, parse in enumerate(parses):
+        arc, n = scores.arc(i), len(parse.heads) - 1
+        sib = dense(n + 1, scores.sib_triples(i), scores.sib[i]) if factors == "sib" and scores.higher_order[i] else None
+        if n > 6 or spaces[i].any():
+            continue
+        checked += 1
+        pruned = scores.pruned_arc(i)
+        best = max(reference_score(t, pruned, sib) for t in all_trees(n) if is_projective(t))
+        assert reference_score(parse.heads, pruned, sib) == pytest.approx(best, abs=1e-9)
+        assert parse.result.score == pytest.approx(best, abs=1e-9)
+        for m in range(1, n + 1):
+            others = [arc[h, m] for h in range(n + 1) if h not in (m, parse.heads[m])]
+            assert parse.margins[m - 1] == pytest.approx(arc[parse.heads[m], m] - max(others) if others else 0.0)
+        rows = tree_label_scores(pipe.model, scores, [parse.heads], [i])[0]
+        assert (parse.dep_probs > 0).all() and (parse.dep_probs <= 1).all()
+        assert parse.labels.tolist() == pipe.best_labels(parse.heads, rows).tolist()
+        if calibration is None:
+            assert parse.head_probs is None and parse.log_prob is None
+            continue
+        with_sib = sib if calibration.get("siblings") else None
+        probs, log_prob = brute_distribution(arc, with_sib, parse.heads, calibration["temperature"])
+        mapped = apply_knots(probs, calibration["knots"])
+        assert parse.head_probs == pytest.approx(mapped, abs=1e-9)
+        assert parse.log_prob == pytest.approx(min(log_prob, np.log(mapped.min())), abs=1e-9)
+    assert checked >= 3
+    again = host_work(pipe, scores, spaces, calibration, threads=2)
+    for a, b in zip(parses, again):
+        assert a.heads.tolist() == b.heads.tolist() and a.labels.tolist() == b.labels.tolist()
+        assert a.result.score == b.result.score and a.log_prob == b.log_prob
+        assert np.array_equal(a.margins, b.margins) and np.array_equal(a.dep_probs, b.dep_probs)
+        assert (a.head_probs is None and b.head_probs is None) or np.array_equal(a.head_probs, b.head_probs)
 
 
 def test_unseen_labels_are_never_given(eisner_parser):
@@ -93,52 +115,11 @@ def test_unseen_labels_are_never_given(eisner_parser):
     docs = docs_of(eisner_parser)
     scores = pipe.score_spans(docs, [None] * len(docs), None, pipe.decoder.factors)
     spaces = span_whitespace(docs, scores.spans)
-    results = decode_eisner_spans(scores, spaces)
-    trees = [r.heads for r in results]
+    arcs, sizes = span_arcs(scores, spaces, [None] * len(scores), 0.0)
+    trees = [r.heads for r in decode_eisner_spans(scores, arcs, sizes)]
     rows = pipe.label_scores(scores, trees)
     label_set = pipe.label_set()
-    common = int(np.concatenate(pipe.labeler.label_trees(trees, rows, label_set, [None] * len(trees), spaces)).max())
+    common = int(np.bincount(np.concatenate(pipe.label_trees(trees, rows, spaces)[0])).argmax())
     hidden = label_set._replace(unseen=label_set.unseen | (np.arange(len(label_set.names)) == common))
-    labels = label_trees(pipe.labeler, trees, masked_label_scores(trees, rows, hidden), hidden, spaces)
-    expected = pipe.labeler.label_trees(trees, rows, hidden, [None] * len(trees), spaces)
-    assert all(a.tolist() == b.tolist() for a, b in zip(labels, expected))
+    labels = pipe.labeler.label_trees(trees, hidden.masked(trees, rows), hidden, None, spaces)
     assert common not in np.concatenate(labels).tolist()
-
-
-def test_when_the_batch_applies():
-    from spacy_hcparse.graph.labeling import Labeler
-
-    doc_tree = (np.array([-1, 0]), np.array([0]))
-    assert eisner_batchable(Eisner(), [None, None]) and not eisner_batchable(MST(), [None])
-    assert not eisner_batchable(Eisner(), [None, doc_tree])
-    assert labels_batchable(Labeler(valency=True, keep_doc_labels=False), [doc_tree])
-    assert not labels_batchable(Labeler(valency=True, keep_doc_labels=True), [doc_tree])
-
-
-def test_predict_uses_the_batch_and_parses_as_before(eisner_parser):
-    """The pipeline's own parses equal the per-span path's (calibration as the component's)."""
-    pipe = eisner_parser.get_pipe("hc_parser")
-    docs = docs_of(eisner_parser)
-    parsed = pipe.predict(docs)
-    given = [None] * (len(docs) - 1) + [[(0, 3), (3, 5)]]
-    scores = pipe.score_spans(docs, given, None, pipe.decoder.factors, tags=pipe._written_tags())
-    spaces = span_whitespace(docs, scores.spans)
-    expected = per_span(pipe, scores, spaces, pipe.calibration if pipe.head_probs else None)
-    got = [p for doc in parsed for p in doc.parses]
-    assert [p.heads.tolist() for p in got] == [p.heads.tolist() for p in expected]
-    assert [p.labels.tolist() for p in got] == [p.labels.tolist() for p in expected]
-    assert all(same(a.head_probs, b.head_probs) and same(a.margins, b.margins) for a, b in zip(got, expected))
-
-
-def test_batched_false_runs_the_per_span_path_with_the_same_parses(eisner_parser):
-    pipe = eisner_parser.get_pipe("hc_parser")
-    docs = docs_of(eisner_parser)
-    batched = pipe.predict(docs)
-    pipe.batched = False
-    try:
-        per_span_parses = pipe.predict(docs)
-    finally:
-        pipe.batched = True
-    for a, b in zip([p for d in batched for p in d.parses], [p for d in per_span_parses for p in d.parses]):
-        assert a.heads.tolist() == b.heads.tolist() and a.labels.tolist() == b.labels.tolist()
-        assert same(a.head_probs, b.head_probs) and same(a.dep_probs, b.dep_probs) and a.log_prob == b.log_prob

@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spacy_hcparse.decoders import constrained_labels, decode_eisner, tree_probabilities, tree_score
+from spacy_hcparse.decoders import constrained_labels, decode_eisner, log_partition, tree_probabilities, tree_score
 from spacy_hcparse.decoders._checks import tree_problem
 from spacy_hcparse.decoders.batch import cut, decode_eisner_batch, labels_batch, pack, split_words
 from spacy_hcparse.decoders.batch_marginals import (head_margins_batch, sibling_probabilities_batch,
                                                     tree_probabilities_batch)
-from spacy_hcparse.graph.parses import margins as reference_margins
 
 
 def candidates(arc, top_k):
@@ -50,6 +49,15 @@ def reference_labels(heads, scores, label_class, root):
     if label_class is not None and len(label_class) and label_class.max() >= 0:
         return constrained_labels(heads, scores, label_class)
     return scores.argmax(axis=1)
+
+
+def reference_margins(arc, heads):
+    """Per word, its head's score minus the best other head's (not itself); 0 without one."""
+    out = []
+    for m in range(1, len(heads)):
+        others = [arc[h, m] for h in range(len(heads)) if h not in (m, heads[m]) and np.isfinite(arc[h, m])]
+        out.append(arc[heads[m], m] - max(others) if others else 0.0)
+    return np.array(out)
 
 
 def random_batch(rng, n_spans, integer, prune, sib_share):
@@ -150,10 +158,8 @@ def test_probabilities_and_margins_batch_are_per_span(batch, projective):
 @given(batches, st.sampled_from([0.7, 1.0, 2.3]), st.sampled_from([None, 0.5, 3.0]))
 def test_sibling_probabilities_batch_is_per_span(batch, temperature, tree_temperature):
     """With sibling factors: ``tree_probabilities(tree, arc / T, True, cube / T)`` and
-    ``tree_log_prob_at`` per span, equal; spans without factors or with a crossing tree left
-    to the caller."""
-    from spacy_hcparse.calibration import tree_log_prob_at
-
+    the tree's log probability at its own temperature per span, equal; spans without factors or
+    with a crossing tree left to the caller."""
     seed, n_spans, integer, prune, sib_share = batch
     rng = np.random.default_rng(seed)
     arcs, sibs = random_batch(rng, n_spans, integer, 0, sib_share)  # full scores, as hc_parser reads them
@@ -170,7 +176,10 @@ def test_sibling_probabilities_batch_is_per_span(batch, temperature, tree_temper
             cube = dense(len(arc), sib)
             expected_probs, expected_log_prob = tree_probabilities(tree, arc / temperature, True, cube / temperature)
             if tree_temperature is not None:
-                expected_log_prob = tree_log_prob_at(tree, arc, tree_temperature, cube)
+                scaled, scaled_cube = arc / tree_temperature, cube / tree_temperature
+                usable = np.where(np.isfinite(scaled), scaled, -1e300)
+                expected_log_prob = float(tree_score(tree, usable, scaled_cube)
+                                          - log_partition(scaled, True, scaled_cube))
             assert got_probs.tolist() == expected_probs.tolist()
             assert got_log_prob == expected_log_prob
 

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spacy_hcparse.decoders import chosen_label_probs, label_probabilities, written_label_probs
+from spacy_hcparse.decoders import chosen_label_probs, label_probabilities
+from spacy_hcparse.graph.labeling import LabelSet
 
 
 def test_softmax_by_hand():
@@ -39,13 +40,13 @@ def test_rows_are_distributions_ordered_like_scores(n, labels, seed, scale):
 
 
 def test_written_label_probs_follow_the_labeler_rules():
-    # labels: 0 ROOT, 1 nsubj, 2 obj (hidden: never predicted)
+    # labels: 0 ROOT, 1 nsubj, 2 obj (hidden: never predicted); hc_parser's label probabilities
     scores = np.array([[5.0, 1.0, 3.0], [2.0, 0.0, 9.0], [0.0, 0.0, 0.0]])
     heads = np.array([-1, 2, 0, 2])
-    probs = written_label_probs(scores, heads, [1, 0, 1], root=0, hidden=np.array([False, False, True]))
+    hidden = LabelSet.of(["ROOT", "nsubj", "obj"], None, ["obj"], "dep")
+    probs = chosen_label_probs(hidden.masked([heads], [scores]), [1, 0, 1])
     assert probs == pytest.approx([1.0, 1.0, 1.0])  # word 1: ROOT and obj excluded, nsubj certain
-    probs = written_label_probs(scores, heads, [1, 0, 2], root=0)
+    labels = LabelSet.of(["ROOT", "nsubj", "obj"], None, [], "dep")
+    probs = chosen_label_probs(labels.masked([heads], [scores]), [1, 0, 2])
     assert probs[1] == 1.0 and probs[0] == pytest.approx(np.exp(1) / (np.exp(1) + np.exp(3)))
     assert probs[2] == pytest.approx(0.5)
-    with pytest.raises(ValueError, match=r"\(n\+1,\)"):
-        written_label_probs(scores, heads[:3], [1, 0, 1])

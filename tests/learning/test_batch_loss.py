@@ -1,6 +1,6 @@
 """learning.batch_loss and GraphLoss: the batch's tree terms in one compiled call, and the whole
-loss, against their per-span definitions (``losses.head_xent``, ``hinge.structured_hinge``,
-``losses.label_xent``) span by span.
+loss, against their per-span definitions (each word's softmax over heads written out here,
+``hinge.structured_hinge``, ``losses.label_xent``) span by span.
 
 Random batches: spans of 0-7 words with random arc scores, gold trees (some with unknown heads,
 some spans without gold), cost-augmented trees (some equal to the gold), sibling and grandparent
@@ -16,8 +16,26 @@ from spacy_hcparse.graph.scores import GraphScores
 from spacy_hcparse.learning.batch_loss import tree_losses
 from spacy_hcparse.learning.graph_loss import GraphLoss
 from spacy_hcparse.learning.hinge import structured_hinge
-from spacy_hcparse.learning.losses import head_xent, label_xent
+from spacy_hcparse.learning.losses import label_xent
 
+
+def head_xent(arc, gold):
+    """Head-selection cross-entropy by its definition (Dozat & Manning 2017): per word with a
+    known gold head, ``-log softmax_h(arc[h, m])[gold[m]]`` over the heads ``h != m``, and its
+    gradient ``softmax - one_hot(gold)`` in column ``m``."""
+    size = len(arc)
+    loss, d_arc = 0.0, np.zeros((size, size))
+    for m in range(1, size):
+        if gold[m] < 0:
+            continue
+        heads = [h for h in range(size) if h != m]
+        logits = np.array([arc[h, m] for h in heads], dtype=np.float64)
+        probs = np.exp(logits - logits.max())
+        probs /= probs.sum()
+        loss -= np.log(max(probs[heads.index(gold[m])], 1e-30))
+        d_arc[heads, m] = probs
+        d_arc[gold[m], m] -= 1.0
+    return float(loss), d_arc
 
 
 def random_tree(rng, n):
