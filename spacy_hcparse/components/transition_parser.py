@@ -41,6 +41,10 @@ from .base import ParserPipe
 from .projective_gold import DECORATION, example_gold, lifted_labels
 
 FALLBACK_LABEL = "dep"  # words need a label other than ROOT to attach to each other
+# The move-class layout of saved weights (``transition.moves``): 2 numbers a label's classes after
+# those of the labels before it, so that ``add_label`` can append classes; weights saved with the
+# earlier layout (no ``move_layout`` in cfg) are refused.
+MOVE_LAYOUT = 2
 
 DEFAULT_MODEL = """
 [model]
@@ -120,6 +124,11 @@ class TransitionParser(ParserPipe):
     explore_max_length: sentences longer than this are trained without exploration.
     label_freq_cutoff: decorated (lifted) labels seen fewer times in initialization are replaced
         by their plain label.
+
+    ``add_label`` works after initialization too, as spaCy's parser's does: the model grows two
+    move classes with zero weights (``transition.moves`` appends a label's classes, so no existing
+    class moves), and the label is not predicted until a training update has seen it in gold
+    (``cfg["unseen_labels"]``), so parses stay as they were until then.
     """
 
     SETTINGS = ("beam_width", "train_beam_width", "train_explore", "explore_after", "explore_max_length")
@@ -165,6 +174,7 @@ class TransitionParser(ParserPipe):
         for label in [ROOT_LABEL, *labels]:
             self.add_label(label)
         self.model.set_dim("nO", n_classes(len(self.labels)))
+        self.cfg["unseen_labels"] = []  # every label gets fresh weights below
         self.cfg["tags"] = self.learner.initial_tags([t.tag_ for eg in get_examples() for t in eg.reference if t.tag_])
         for tag in self.cfg["tags"]:
             self.vocab.strings.add(tag)
@@ -259,6 +269,23 @@ class TransitionParser(ParserPipe):
         """The learner's optimizer step, where it has one."""
         self.learner.finish_update(sgd)
 
+    def _grow_labels(self, label: str) -> None:
+        """Two more move classes for ``label`` (the learner's ``grow_labels``, and the teacher's
+        of ``rehearse``, as spaCy resizes its rehearsal model); it stays unseen, never predicted,
+        until a gold parse in training has it."""
+        self.learner.grow_labels()
+        if self._teacher_learner is not None:
+            self._teacher_learner.grow_labels()
+        self.cfg.setdefault("unseen_labels", []).append(label)
+
+    def _mark_seen(self, golds: List[SpanGold]) -> None:
+        """Take the labels used in ``golds`` off ``cfg["unseen_labels"]``."""
+        unseen = self.cfg.get("unseen_labels")
+        if unseen and golds:
+            used = set(np.concatenate([labels for _, labels, _ in golds]).tolist())
+            seen = {self.labels[i] for i in used if i >= 0}
+            self.cfg["unseen_labels"] = [label for label in unseen if label not in seen]
+
     def _gold(self, examples: List[Example]) -> Tuple[List[Doc], List[List[Span]], List[SpanGold], List[np.ndarray]]:
         """The predicted docs, per doc its usable spans, their gold (one ``SpanGold`` per span in
         order) and per doc its sentence starts (``projective_gold.example_gold``); spans whose gold
@@ -274,13 +301,24 @@ class TransitionParser(ParserPipe):
             spans.append(gold.spans)
             golds.extend(gold.trees)
             starts.append(gold.starts)
+        self._mark_seen(golds)
         return docs, spans, golds, starts
 
     # ----- serialization ------------------------------------------------------------------
     def _before_save(self) -> None:
         """The learner's weights into the model (e.g. the perceptron's averages), then ``cfg``."""
         self.learner.before_save()
+        self.cfg["move_layout"] = MOVE_LAYOUT
         super()._before_save()
+
+    def _check_format(self, cfg: Dict, where: str) -> None:
+        """The shared format check, then the move-class layout of trained weights."""
+        super()._check_format(cfg, where)
+        if cfg.get("labels") and cfg.get("move_layout", 1) != MOVE_LAYOUT:
+            raise ValueError(
+                f"[{self.name}] {where} numbers its move classes in layout {cfg.get('move_layout', 1)}; this "
+                f"spacy-hcparse reads layout {MOVE_LAYOUT} (which lets add_label grow a trained model): retrain it"
+            )
 
     def _after_load(self, where: str) -> None:
         """Forget training state; refuse weights whose move classes do not fit the labels."""

@@ -158,6 +158,11 @@ class AveragedPerceptron:
         out.W[:] = weights
         return out
 
+    def grow(self, n_new: int) -> None:
+        """``n_new`` more entries at the end, zero in ``W`` and ``U`` (classes added to the model)."""
+        self.W = np.concatenate([self.W, np.zeros(n_new)])
+        self.U = np.concatenate([self.U, np.zeros(n_new)])
+
     def train(
         self, attrs, offsets, gold_heads, gold_labels, templates, mask: int, n_labels: int, root_label: int,
         beam_width: int = 1, explore: float = 0.0, explore_max_length: int = 0,

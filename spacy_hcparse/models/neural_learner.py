@@ -25,8 +25,8 @@ from ..transition.guided import guided_walk
 from ..transition.moves import n_classes
 from ..transition.oracle import oracle_slots
 from ..transition.search import greedy_batch
-from .transition_neural import SlotBatch, SlotScores, SpanBatch, first_rows, slot_rows
-from .transition_types import SpanGold, SpanTree, Spans, TransitionParses, label_moves
+from .transition_neural import SlotBatch, SlotScores, SpanBatch, first_rows, grow_neural_classes, slot_rows
+from .transition_types import SpanGold, SpanTree, Spans, TransitionParses, label_moves, predicted_labels
 
 WORDS_PER_GROUP = 4000  # words whose hidden layer the learner precomputes together (~86 MB)
 
@@ -58,15 +58,21 @@ class NeuralLearner:
         self.model.initialize(X=sample or None)
 
     def parse(self, docs: Sequence[Doc], spans: Spans) -> TransitionParses:
-        """Greedy search, spans in groups of about ``WORDS_PER_GROUP`` words."""
-        n_labels, root = label_moves(self.cfg)
+        """Greedy search over the labels training has seen (``predicted_labels``: the scores of
+        the first classes), spans in groups of about ``WORDS_PER_GROUP`` words."""
+        _, root = label_moves(self.cfg)
+        n_labels = predicted_labels(self.cfg)
+        n_cls = n_classes(n_labels)
+        if n_cls > self.model.get_dim("nO"):
+            raise ValueError(f"hc_transition_neural has {self.model.get_dim('nO')} move classes, fewer than the "
+                             f"{n_cls} of {n_labels} labels: grow it with the component's add_label")
         steps = self.model.predict(SpanBatch(list(docs), spans))
         spaces = span_whitespace(docs, steps.spans)
         trees: List[SpanTree] = []
         for lo, hi in index_groups(steps.sizes, WORDS_PER_GROUP):
             group = steps.group(lo, hi)
-            trees.extend(greedy_batch(group.scores, group.firsts, group.null, steps.sizes[lo:hi], n_labels, root,
-                                      spaces[lo:hi]))
+            trees.extend(greedy_batch(lambda rows: group.scores(rows)[:, :n_cls], group.firsts, group.null,
+                                      steps.sizes[lo:hi], n_labels, root, spaces[lo:hi]))
         return TransitionParses(trees, steps.spans, steps.sentences)
 
     def update(self, docs: Sequence[Doc], spans: Sequence[Sequence[Span]], golds: List[SpanGold],
@@ -160,3 +166,8 @@ class NeuralLearner:
 
     def after_load(self) -> None:
         """Nothing: no training state outside the model (the optimizer's is spaCy's)."""
+
+    def grow_labels(self) -> None:
+        """Two zero-weight output rows at the end of the move scorer (``grow_neural_classes``)."""
+        n_labels = len(self.cfg["labels"])
+        grow_neural_classes(self.model, n_classes(n_labels + 1) - n_classes(n_labels))

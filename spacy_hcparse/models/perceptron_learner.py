@@ -19,9 +19,10 @@ from ..learning.perceptron import AveragedPerceptron
 from ..learning.perceptron_tagger import TaggerTrainer
 from ..names import Span
 from ..transition.tagging import fill_tags
-from .transition_perceptron import (PerceptronFeatures, PerceptronInput, SpanRows, doc_rows, perceptron_features,
-                                    perceptron_weights, set_perceptron_weights, span_rows)
-from .transition_types import SpanGold, Spans, TransitionParses, label_moves
+from ..transition.moves import n_classes
+from .transition_perceptron import (PerceptronFeatures, PerceptronInput, SpanRows, doc_rows, grow_perceptron_classes,
+                                    perceptron_features, perceptron_weights, set_perceptron_weights, span_rows)
+from .transition_types import SpanGold, Spans, TransitionParses, label_moves, predicted_labels
 
 
 class PerceptronLearner:
@@ -61,11 +62,12 @@ class PerceptronLearner:
         self._reset()
 
     def parse(self, docs: Sequence[Doc], spans: Spans) -> TransitionParses:
-        """Greedy or beam search (``cfg["beam_width"]``) with the averaged weights."""
+        """Greedy or beam search (``cfg["beam_width"]``) with the averaged weights, over the
+        labels training has seen (``predicted_labels``)."""
         self.sync()
         _, root = label_moves(self.cfg)
         return self.model.predict(PerceptronInput(list(docs), spans, self._tag_values(), root,
-                                                  int(self.cfg["beam_width"])))
+                                                  int(self.cfg["beam_width"]), predicted_labels(self.cfg)))
 
     def update(self, docs: Sequence[Doc], spans: Sequence[Sequence[Span]], golds: List[SpanGold],
                starts: List[np.ndarray], drop: float, sgd) -> float:
@@ -139,3 +141,13 @@ class PerceptronLearner:
     def after_load(self) -> None:
         """The loaded weights are the ones to train from: no training state."""
         self._reset()
+
+    def grow_labels(self) -> None:
+        """Two zero-weight classes at the end of the model's weights and of the training state
+        (the current weights ``W`` and averaging sums ``U`` grow alike, so the averages of the
+        existing entries go on as they were)."""
+        self.sync()
+        new = n_classes(len(self.cfg["labels"]) + 1) - n_classes(len(self.cfg["labels"]))
+        grow_perceptron_classes(self.model, new)
+        if self.parser is not None:
+            self.parser.grow(new)

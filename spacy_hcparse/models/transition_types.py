@@ -72,10 +72,28 @@ class TransitionLearner(Protocol):
     def after_load(self) -> None:
         """Forget training state that no longer matches the weights."""
 
+    def grow_labels(self) -> None:
+        """Append the two move classes of one more label (``transition.moves``: no existing class
+        moves) to the model and to any training state, with weights that leave the scores of the
+        existing classes as they are; ``cfg["labels"]`` does not list the label yet."""
+
 
 def label_moves(cfg: Dict) -> Tuple[int, int]:
     """(number of labels, label id of ``ROOT``) of the component's ``cfg``."""
     return len(cfg["labels"]), cfg["labels"].index(ROOT_LABEL)
+
+
+def predicted_labels(cfg: Dict) -> int:
+    """How many labels, from the first, the search may predict: up to the last one that is not in
+    ``cfg["unseen_labels"]`` (labels added after initialization that training has not seen yet;
+    their classes are the last ones, so leaving them out leaves the model's scores of the others
+    as they were)."""
+    unseen = set(cfg.get("unseen_labels", ()))
+    labels = cfg["labels"]
+    k = len(labels)
+    while k and labels[k - 1] in unseen:
+        k -= 1
+    return k
 
 
 def teacher_gold(docs: Sequence[Doc], parses: TransitionParses) -> Tuple[List[SpanGold], List[np.ndarray]]:

@@ -20,7 +20,7 @@ Partial gold: a word whose gold head is ``-1`` (unknown: a token that does not a
 reference, an arc leaving a chunk of a long sentence) has no gold arc to lose, and a gold label of
 ``-1`` accepts any label; the loss counts the known arcs only. ``zero_cost_path`` walks such a
 gold from the start, so training can learn the moves it determines (every move that keeps the
-best reachable tree is correct) and nothing about the rest.
+best reachable tree is correct) and nothing about the rest. Moves are ``transition.moves``'s classes.
 """
 import numpy as np
 

@@ -18,9 +18,12 @@ in the buffer); whitespace before a span's first word waits on the stack for tha
 attached to it by ``LeftArc``. Whitespace never heads a word, and a configuration still always has
 a valid move.
 
-Moves are numbered as classes: ``0`` shift, ``1 + l`` left-arc with label ``l``,
-``1 + n_labels + l`` right-arc with label ``l`` (``n_classes = 1 + 2 * n_labels``). With a root
-label there must be at least one other label, or words could never attach to each other.
+Moves are numbered as classes: ``0`` shift, ``1 + 2 * l`` left-arc with label ``l``,
+``2 + 2 * l`` right-arc with label ``l`` (``n_classes = 1 + 2 * n_labels``). A label's two classes
+come after those of the labels before it, so appending a label appends two classes and moves no
+existing one: the classes of the first ``k`` labels are ``0..n_classes(k)-1`` whatever labels
+follow (``hc_transition_parser.add_label`` relies on it). With a root label there must be at
+least one other label, or words could never attach to each other.
 """
 import numpy as np
 
@@ -40,21 +43,21 @@ def n_classes(n_labels: int) -> int:
 def move_of(cls: int, n_labels: int) -> int:
     if cls == 0:
         return SHIFT
-    return LEFT if cls <= n_labels else RIGHT
+    return LEFT if cls % 2 == 1 else RIGHT
 
 
 @njit(cache=True)
 def label_of(cls: int, n_labels: int) -> int:
     if cls == 0:
         return -1
-    return (cls - 1) % n_labels
+    return (cls - 1) // 2
 
 
 @njit(cache=True)
 def class_of(move: int, label: int, n_labels: int) -> int:
     if move == SHIFT:
         return 0
-    return 1 + label if move == LEFT else 1 + n_labels + label
+    return 1 + 2 * label if move == LEFT else 2 + 2 * label
 
 
 # ----- the whitespace rule ----------------------------------------------------------------------
@@ -174,11 +177,11 @@ def valid_mask(st: np.ndarray, n_labels: int, root_label: int, out: np.ndarray) 
     right_other = right_space_ok and sp >= 2 and st[STACK, sp - 2] != 0
     for label in range(n_labels):
         is_root = label == root_label
-        out[1 + label] = left_ok and not is_root
+        out[1 + 2 * label] = left_ok and not is_root
         if root_label < 0:
-            out[1 + n_labels + label] = right_root or right_other
+            out[2 + 2 * label] = right_root or right_other
         else:
-            out[1 + n_labels + label] = (right_root and is_root) or (right_other and not is_root)
+            out[2 + 2 * label] = (right_root and is_root) or (right_other and not is_root)
 
 
 class Shift:

@@ -3,7 +3,7 @@
 With stack ``[.., i, j]``: shift if the stack holds fewer than two items; left-arc(l) if
 ``(j, i, l)`` is gold; right-arc(l) if ``(i, j, l)`` is gold and every gold dependent of ``j`` is
 already attached; shift otherwise. Gold heads use the package convention (``heads[0] == -1``,
-index 0 the root); labels are ids for words ``1..n``.
+index 0 the root); labels are ids for words ``1..n``; moves are ``transition.moves``'s classes.
 """
 import numpy as np
 

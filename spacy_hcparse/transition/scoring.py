@@ -3,7 +3,8 @@
 
 Weights are one flat array: a feature with bucket ``b`` holds the weights of classes
 ``0..n_classes-1`` at ``W[b : b + n_classes]`` (so ``len(W) == n_buckets + n_classes``; see
-``layers.sparse_linear``).
+``layers.sparse_linear``). Classes are ``transition.moves``'s, a label's two after those of the
+labels before it: a label added to a trained model appends two entries to ``W``.
 """
 import numpy as np
 

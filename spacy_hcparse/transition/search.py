@@ -7,7 +7,9 @@ go to ``out_heads`` (span convention, ``-1`` at the root row) and ``out_labels``
 row, ``-1`` at the root). ``space`` (bool per row, like ``attrs``) marks whitespace words, which
 the moves keep leaves (``state.mark_whitespace``).
 
-Only valid moves are taken, so every span ends as a single-rooted tree.
+Only valid moves are taken, so every span ends as a single-rooted tree. ``n_labels`` may be less
+than the model's labels: the search then keeps to the first ``n_labels`` labels, whose classes
+(``transition.moves``) are the first ``n_classes(n_labels)`` whatever labels follow.
 """
 from typing import Callable, List, Optional, Sequence, Tuple
 
