@@ -283,7 +283,8 @@ class TransitionParser(ParserPipe):
         unseen = self.cfg.get("unseen_labels")
         if unseen and golds:
             used = set(np.concatenate([labels for _, labels, _ in golds]).tolist())
-            seen = {self.labels[i] for i in used if i >= 0}
+            labels = self.labels
+            seen = {labels[i] for i in used if i >= 0}
             self.cfg["unseen_labels"] = [label for label in unseen if label not in seen]
 
     def _gold(self, examples: List[Example]) -> Tuple[List[Doc], List[List[Span]], List[SpanGold], List[np.ndarray]]:
