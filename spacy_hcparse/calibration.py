@@ -40,6 +40,8 @@ import numpy as np
 import srsly
 
 from .decoders import arc_marginals, log_partition, tree_log_prob, tree_probabilities, tree_score
+from .decoders._checks import check_arc
+from .decoders.absent import with_floor
 from .decoders.marginals import is_projective
 
 # Fewer dev words than this: the temperature alone (an isotonic map would follow the noise).
@@ -258,11 +260,14 @@ def head_marginals(heads: np.ndarray, arc: np.ndarray, temperature: float, sib: 
                    ) -> np.ndarray:
     """``P(h -> m)`` (n+1, n+1) under ``arc / temperature``: with ``sib`` and a projective tree
     ``heads``, the projective distribution of the arc and sibling scores; else the first-order
-    (matrix-tree) one."""
+    (matrix-tree) one, where absent (``-inf``) arcs that every single-root tree needs (pruning
+    can leave none without them; a non-projective decoder then uses one) count at the decoders'
+    floor (``absent.with_floor``) instead."""
     arc = np.asarray(arc, dtype=np.float64) / temperature
     if sib is not None and is_projective(np.asarray(heads, dtype=np.int64)):
         return arc_marginals(arc, True, np.asarray(sib, dtype=np.float64) / temperature)
-    return arc_marginals(arc)
+    allowed = with_floor(check_arc(arc))
+    return arc_marginals(arc if allowed.feasible else allowed.arc)
 
 
 def calibrated_probabilities(heads: np.ndarray, arc: np.ndarray, calibration: Dict, sib: Optional[np.ndarray] = None

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from spacy_hcparse.calibration import (apply_knots, calibrated_probabilities, chosen_confidence, fit_calibration,
-                                       fit_temperature, fit_temperature_ece, head_confidence, head_nll, isotonic_knots,
-                                       reliability)
+                                       fit_temperature, fit_temperature_ece, head_confidence, head_marginals, head_nll,
+                                       isotonic_knots, reliability)
 from spacy_hcparse.decoders import arc_marginals, decode_eisner, decode_mst, tree_probabilities
 from tests.decoders.brute import all_trees, reference_score
 
@@ -304,3 +304,15 @@ def test_calibrate_script_writes_the_json_and_the_reliability_plot(tmp_path):
             entry = written[split][kind]
             assert entry["words"] > 0 and 0.0 <= entry["ece"] <= 1.0
             assert len(entry["bins"]) == 10 and sum(b["words"] for b in entry["bins"]) == entry["words"]
+
+
+def test_head_marginals_of_a_tree_through_an_absent_arc():
+    """Pruning can leave no single-root tree without an absent arc (every word's candidates the
+    root and each other): a non-projective decoder's tree then uses one, and its head marginals
+    still exist, the absent arcs getting what the trees need."""
+    arc = np.full((3, 3), -np.inf)
+    arc[0, 1] = arc[0, 2] = 1.0
+    heads = np.array([-1, 0, 1])
+    probs = head_marginals(heads, arc, 1.0)
+    assert np.isfinite(probs).all()
+    assert np.allclose(probs[:, 1:].sum(axis=0), 1.0)
