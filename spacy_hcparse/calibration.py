@@ -262,12 +262,32 @@ def head_marginals(heads: np.ndarray, arc: np.ndarray, temperature: float, sib: 
     ``heads``, the projective distribution of the arc and sibling scores; else the first-order
     (matrix-tree) one, where absent (``-inf``) arcs that every single-root tree needs (pruning
     can leave none without them; a non-projective decoder then uses one) count at the decoders'
-    floor (``absent.with_floor``) instead."""
+    floor (``absent.with_floor``) instead. Where the matrix-tree determinant is lost to rounding
+    (scores many hundreds apart, as a small temperature in the calibration's grid makes them),
+    each word's own head distribution (a softmax over its column) stands in."""
     arc = np.asarray(arc, dtype=np.float64) / temperature
     if sib is not None and is_projective(np.asarray(heads, dtype=np.int64)):
         return arc_marginals(arc, True, np.asarray(sib, dtype=np.float64) / temperature)
     allowed = with_floor(check_arc(arc))
-    return arc_marginals(arc if allowed.feasible else allowed.arc)
+    try:
+        return arc_marginals(arc if allowed.feasible else allowed.arc)
+    except ValueError:
+        return column_softmax(allowed.arc)
+
+
+def column_softmax(arc: np.ndarray) -> np.ndarray:
+    """Per word ``m`` (column, ``m >= 1``) the softmax of ``arc[h, m]`` over its heads ``h != m``;
+    column 0 and the diagonal 0."""
+    size = arc.shape[0]
+    scores = arc.copy()
+    scores[np.eye(size, dtype=bool)] = -np.inf
+    scores[:, 0] = -np.inf
+    out = np.zeros((size, size))
+    if size > 1:
+        cols = scores[:, 1:]
+        exp = np.exp(cols - cols.max(axis=0))
+        out[:, 1:] = exp / exp.sum(axis=0)
+    return out
 
 
 def calibrated_probabilities(heads: np.ndarray, arc: np.ndarray, calibration: Dict, sib: Optional[np.ndarray] = None
