@@ -7,14 +7,15 @@
 
 Recipes: the models ``scripts/choose_recipe.py`` compared (``--choice``, named by their training
 directories) and any ``--recipe``. Per recipe (a trained ``hc_parser``: its loss's decoder, or
-pseudo-projective training) and decoder (the same weights loaded with each decoder in the
-config; a pseudo-projective recipe, ``projectivize``, only with Eisner; the recipes named in
-``--dual``, default all others, also with dual decomposition), and for spaCy's parser: on held-out dev (the choice) and on test (the report), UD UAS/LAS,
-non-projective arc precision/recall (``evaluation.ud``), exact match (LAS), and words/s; per
-recipe the search statistics of its full-objective decoders on test (``harness.search_statistics``:
-dual decomposition's certified share, hill climbing's exact share of the proven spans, time caps).
-The path (recipe, decoder) with the best dev LAS is the chosen one; its test words/s are measured
-again in turns with spaCy's parser (``harness.interleaved_speeds``, median of ``--repeats``).
+pseudo-projective training) and decoder (the same weights loaded with each decoder in the config; a
+pseudo-projective recipe, ``projectivize``, only with Eisner; the recipes named in ``--dual``,
+default all others, also with dual decomposition), and for spaCy's parser: on held-out dev (the
+choice) and on test (the report), UD UAS/LAS, non-projective arc precision/recall
+(``evaluation.ud``), exact match (LAS), and words/s; per recipe the search statistics of its
+full-objective decoders on test (``harness.search_statistics``: dual decomposition's certified share,
+hill climbing's exact share of the proven spans, time caps). The path (recipe, decoder) with the
+best dev LAS is the chosen one; its test words/s are measured again in turns with spaCy's parser
+(``harness.interleaved_speeds``, median of ``--repeats``).
 Writes ``OUT.json`` and prints a Markdown table.
 """
 import argparse
@@ -25,10 +26,10 @@ from typing import Dict
 import spacy
 from wasabi import msg
 
+from spacy_hcparse.conllu import read_conllu
 from spacy_hcparse.evaluation import evaluate_gold, interleaved_speeds
 from spacy_hcparse.evaluation.harness import DECODERS, search_statistics, span_results
 from spacy_hcparse.evaluation.ud import input_doc
-from spacy_hcparse.conllu import read_conllu
 from spacy_hcparse.graph.scores import FACTORS
 
 KEYS = ("ud_uas", "ud_las", "exact_las", "words_per_sec")
@@ -101,8 +102,8 @@ def summary(row: Dict) -> str:
 
 
 def table(result: Dict) -> str:
-    lines = ["| path | dev LAS | UAS | LAS | non-proj. P | non-proj. R | exact (LAS) | certified | HC exact of proven | "
-             "words/s |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["| path | dev LAS | UAS | LAS | non-proj. P | non-proj. R | exact (LAS) | certified | "
+             "HC exact of proven | words/s |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for key, row in result["rows"].items():
         t, npj = row["test"], row["test"]["nonprojective"]
         recipe = key.split("/")[0]

@@ -36,12 +36,12 @@ class GraphGold(NamedTuple):
 
 class GraphLoss:
     """``xent_weight`` * head cross-entropy + ``hinge_weight`` * structured hinge (cost-augmented
-    ``decoder``) + ``tree_weight`` * the gold tree's negative log probability under the
-    first-order non-projective (matrix-tree) distribution + ``label_weight`` * label cross-entropy on the gold arcs + ``start_weight`` *
-    sentence-start cross-entropy + ``tag_weight`` * tag cross-entropy, summed over the words of
-    the batch (as spaCy's tagger and parser sum theirs, so components sharing a tok2vec pull on
-    it with comparable force); with ``per_word`` the gradients are divided by the number of
-    words instead."""
+    ``decoder``) + ``tree_weight`` * the gold tree's negative log probability under the first-order
+    non-projective (matrix-tree) distribution + ``label_weight`` * label cross-entropy on the gold
+    arcs + ``start_weight`` * sentence-start cross-entropy + ``tag_weight`` * tag cross-entropy,
+    summed over the words of the batch (as spaCy's tagger and parser sum theirs, so components
+    sharing a tok2vec pull on it with comparable force); with ``per_word`` the gradients are divided
+    by the number of words instead."""
 
     def __init__(self, decoder, hinge_weight: float = 1.0, xent_weight: float = 1.0, label_weight: float = 1.0,
                  per_word: bool = False, start_weight: float = 1.0, tag_weight: float = 1.0,
