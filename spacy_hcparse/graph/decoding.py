@@ -129,6 +129,11 @@ class HillClimb(_Search):
         res = decode_hill_climb(arc, sib, grand, init=mst if init is None else init, **self.options)
         return DecodeResult(res.heads, res.score, False, float("nan"), res.restarts, res.time_capped)
 
+    def batch_options(self) -> dict:
+        """The options ``decoders.batch_search.decode_hill_climb_batch`` takes: all but the time
+        limit (a batch runs in one compiled call; the restart caps bound its work)."""
+        return {key: value for key, value in self.options.items() if key != "time_limit"}
+
 
 class Dual(_Search):
     """Dual decomposition (head automata + spanning tree); certifies the trees it proves optimal;
