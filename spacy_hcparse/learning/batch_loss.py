@@ -1,6 +1,6 @@
 """The graph loss's tree terms over every span of a training batch in one compiled call.
 
-Per span: ``xent_weight`` * head cross-entropy (``losses.head_xent``) + ``hinge_weight`` *
+Per span: ``xent_weight`` * head cross-entropy (each word's softmax over its heads) + ``hinge_weight`` *
 structured hinge at a given cost-augmented tree (``hinge.structured_hinge``, whose decoder call
 ``batch_hinge.hinge_trees`` made beforehand) + ``tree_weight`` * the gold tree's negative log
 probability under the first-order single-root distribution of the arc scores (the matrix-tree
@@ -120,7 +120,8 @@ def _tree_xents(arcs, sizes, golds, weight, d_arcs):
 
 @njit(cache=True)
 def _head_xent(arc, gold, weight, d_arc):
-    """``losses.head_xent`` of one span, its gradient times ``weight`` added to ``d_arc``."""
+    """The head cross-entropy of one span (per word with a gold head, ``-log softmax(arc[:, m])``
+    at its gold head, summed), its gradient times ``weight`` added to ``d_arc``."""
     size = arc.shape[0]
     loss = 0.0
     for m in range(1, size):
