@@ -38,6 +38,7 @@ from spacy.vocab import Vocab
 from thinc.api import Model
 from thinc.types import Ragged
 
+from ..blas import blas_threads, use_blas
 from ..names import MULTIWORD_TOKENS as MWT_ATTR
 from .features import IS_MWT, IS_SENT_END, IS_TOKEN_END, SplitTable, code_points, is_space, piece_features, piece_spans
 from .lexicon import MultiwordLexicon
@@ -115,6 +116,7 @@ class UDTokenizer:
     def _build_model(self) -> Model:
         model = build_char_model(self.cfg["width"], self.cfg["dilations"], self.cfg["embed_rows"])
         model.initialize()
+        use_blas(model, "numpy")
         return model
 
     @property
@@ -172,7 +174,9 @@ class UDTokenizer:
             return out
         ops = self.model.ops
         X = Ragged(ops.asarray(np.concatenate(rows), dtype="uint64"), ops.asarray1i(lengths))
-        probs = ops.to_numpy(self.model.predict(X))
+        use_blas(self.model, "numpy")  # also for nodes a caller swapped in
+        with blas_threads(1):
+            probs = ops.to_numpy(self.model.predict(X))
         at = 0
         for (t, start, stop, offset), n in zip(spans, lengths):
             out[t][start:stop] = probs[at + offset:at + offset + stop - start]
