@@ -40,7 +40,8 @@ from thinc.types import Ragged
 
 from ..blas import blas_threads, use_blas
 from ..names import MULTIWORD_TOKENS as MWT_ATTR
-from .features import IS_MWT, IS_SENT_END, IS_TOKEN_END, SplitTable, code_points, is_space, piece_features, piece_spans
+from .features import (IS_MWT, IS_SENT_END, IS_TOKEN_END, SEPARATOR, SplitTable, code_points, is_space, join_texts,
+                       piece_features, piece_spans)
 from .lexicon import MultiwordLexicon
 from .model import build_char_model
 
@@ -105,13 +106,22 @@ class UDTokenizer:
     def rule_ends(self, text: str) -> Optional[np.ndarray]:
         """Where the rule tokenizer of ``cfg["rule_lang"]`` (spaCy's, as ``spacy.blank`` makes it)
         ends its tokens in ``text`` (character offsets, exclusive); None without a rule language."""
+        return self.batch_rule_ends([text], np.zeros(1, dtype=np.int64))
+
+    def batch_rule_ends(self, texts: Sequence[str], offsets: np.ndarray) -> Optional[np.ndarray]:
+        """``rule_ends`` of every text, text ``i``'s shifted by ``offsets[i]``, in one array (each
+        text tokenized on its own); None without a rule language."""
         lang = self.cfg["rule_lang"]
         if not lang:
             return None
         if self._rules is None or self._rules[0] != lang:
             self._rules = (lang, spacy.blank(lang).tokenizer)
-        offsets = self._rules[1](text).to_array([IDX, LENGTH]).astype(np.int64)
-        return offsets[:, 0] + offsets[:, 1] if len(offsets) else np.zeros(0, dtype=np.int64)
+        out = [np.zeros(0, dtype=np.int64)]
+        for doc, offset in zip(self._rules[1].pipe(texts), offsets.tolist()):
+            spans = doc.to_array([IDX, LENGTH]).astype(np.int64)
+            if len(spans):
+                out.append(spans[:, 0] + spans[:, 1] + offset)
+        return np.concatenate(out)
 
     def _build_model(self) -> Model:
         model = build_char_model(self.cfg["width"], self.cfg["dilations"], self.cfg["embed_rows"])
@@ -151,10 +161,19 @@ class UDTokenizer:
         for text in texts:
             if not isinstance(text, str):
                 raise ValueError(f"the tokenizer reads str, got {type(text).__name__}")
-        spans = [piece_spans(text, self.splits) for text in texts]
-        rules = [self.rule_ends(text) for text in texts]
-        probs = self.piece_probs([piece_features(text, *span, r) for text, span, r in zip(texts, spans, rules)])
-        return [_decode(text, starts, ends, p) for text, (starts, ends), p in zip(texts, spans, probs)]
+        if not texts:
+            return []
+        # one string for the batch: pieces never cross the whitespace between texts, and the
+        # features and the decoding read each text's pieces as in that text alone
+        joined, offsets = join_texts(texts)
+        starts, ends = piece_spans(joined, self.splits)
+        text_of = np.searchsorted(offsets, starts, side="right") - 1
+        bounds = (offsets[text_of], offsets[text_of + 1] - len(SEPARATOR))
+        features = piece_features(joined, starts, ends, self.batch_rule_ends(texts, offsets[:-1]), bounds)
+        cuts = np.searchsorted(text_of, np.arange(1, len(texts)))
+        probs = np.concatenate(self.piece_probs(np.split(features, cuts)))
+        labels = _decode(joined, starts, ends, probs)
+        return [labels[offsets[i]:offsets[i + 1] - len(SEPARATOR)] for i in range(len(texts))]
 
     def piece_probs(self, features: Sequence[np.ndarray]) -> List[np.ndarray]:
         """Per text (its ``piece_features``), the model's (n_pieces, n_labels) label probabilities.
