@@ -203,36 +203,63 @@ class UDTokenizer:
         return out
 
     def make_doc(self, text: str, labels: np.ndarray) -> Doc:
-        """The Doc of ``text`` cut where ``labels`` (one per character, as ``predict`` returns) say."""
-        ends = np.flatnonzero(IS_TOKEN_END[labels])
+        """The Doc of ``text`` cut where ``labels`` (one per character, as ``predict`` returns) say.
+
+        Whitespace is written as spaCy's tokenizer writes it: one space after a token is its
+        trailing space, the rest of a gap (or a gap at the start) a whitespace token."""
+        ends = np.flatnonzero(IS_TOKEN_END[labels]) + 1  # exclusive
+        n = len(ends)
+        if not n:
+            return self._doc([text] if text else [], [False] if text else [], [None] if text else [], [])
+        codes = code_points(text)
         nonspace = ~is_space(text)
         # first non-space character at or after each position (len(text) where none)
         index = np.where(nonspace, np.arange(len(text)), len(text))
         next_char = np.minimum.accumulate(np.append(index, len(text))[::-1])[::-1]
-        starts = next_char[np.concatenate(([0], ends[:-1] + 1))] if len(ends) else ends
-        sent_end, mwt = IS_SENT_END[labels[ends]], IS_MWT[labels[ends]]
+        starts = next_char[np.concatenate(([0], ends[:-1]))]
+        gap_after = np.append(starts[1:], len(text)) - ends
+        space_after = (gap_after > 0) & (np.append(codes, 0)[ends] == 32)
+        ws_after = np.flatnonzero(gap_after > space_after)  # a whitespace token follows
+        sent_end, mwt = IS_SENT_END[labels[ends - 1]], IS_MWT[labels[ends - 1]]
+        starts_l, ends_l = starts.tolist(), ends.tolist()
+        forms = [text[s:e] for s, e in zip(starts_l, ends_l)]
+        spaces_l = space_after.tolist()
+        sent_l = [True if new else None for new in np.concatenate(([True], sent_end[:-1])).tolist()]
         words: List[str] = []
         spaces: List[bool] = []
         sent_starts: List[Optional[bool]] = []
         ranges: List[Tuple[int, int, str]] = []
-        new_sentence = True
-        prev = 0
-        for start, end, is_end, is_mwt in zip(starts.tolist(), (ends + 1).tolist(), sent_end.tolist(), mwt.tolist()):
-            _whitespace(text[prev:start], words, spaces, sent_starts)
-            form = text[start:end]
-            parts = self.lexicon.expand(form) if is_mwt else None
+        if starts_l[0] > 0:  # whitespace before the first token: a token of its own
+            words.append(text[:starts_l[0]])
+            spaces.append(False)
+            sent_starts.append(None)
+        done = 0  # tokens written
+        for k in sorted(set(ws_after.tolist()) | set(np.flatnonzero(mwt).tolist())):
+            words.extend(forms[done:k])
+            spaces.extend(spaces_l[done:k])
+            sent_starts.extend(sent_l[done:k])
+            parts = self.lexicon.expand(forms[k]) if mwt[k] else None
             if parts is None:
-                words.append(form)
-                spaces.append(False)
-                sent_starts.append(True if new_sentence else None)
+                words.append(forms[k])
+                spaces.append(spaces_l[k])
+                sent_starts.append(sent_l[k])
             else:
-                ranges.append((len(words), len(words) + len(parts), form))
+                ranges.append((len(words), len(words) + len(parts), forms[k]))
                 words.extend(parts)
-                spaces.extend([False] * len(parts))
-                sent_starts.extend([True if new_sentence else None] + [False] * (len(parts) - 1))
-            new_sentence = is_end
-            prev = end
-        _whitespace(text[prev:], words, spaces, sent_starts)
+                spaces.extend([False] * (len(parts) - 1) + [spaces_l[k]])
+                sent_starts.extend([sent_l[k]] + [False] * (len(parts) - 1))
+            if gap_after[k] > space_after[k]:
+                words.append(text[ends_l[k] + int(spaces_l[k]):ends_l[k] + int(gap_after[k])])
+                spaces.append(False)
+                sent_starts.append(None)
+            done = k + 1
+        words.extend(forms[done:])
+        spaces.extend(spaces_l[done:])
+        sent_starts.extend(sent_l[done:])
+        return self._doc(words, spaces, sent_starts, ranges)
+
+    def _doc(self, words: List[str], spaces: List[bool], sent_starts: List[Optional[bool]],
+             ranges: List[Tuple[int, int, str]]) -> Doc:
         if not self.cfg["set_sent_starts"] or not words:
             doc = Doc(self.vocab, words=words, spaces=spaces)
         else:
@@ -324,18 +351,3 @@ def _decode(text: str, starts: np.ndarray, ends: np.ndarray, probs: np.ndarray) 
     at = token_ends[np.append(blank_after, True)]
     labels[at] = np.where(IS_MWT[labels[at]], 4, 2)
     return labels
-
-
-def _whitespace(gap: str, words: List[str], spaces: List[bool], sent_starts: List[Optional[bool]]) -> None:
-    """Whitespace between tokens, as spaCy's tokenizer writes it: one space after a token is its
-    trailing space, the rest (or a gap at the start) a whitespace token."""
-    if not gap:
-        return
-    if words and gap[0] == " ":
-        spaces[-1] = True
-        gap = gap[1:]
-        if not gap:
-            return
-    words.append(gap)
-    spaces.append(False)
-    sent_starts.append(None)
