@@ -42,6 +42,7 @@ from ..blas import blas_threads, use_blas
 from ..names import MULTIWORD_TOKENS as MWT_ATTR
 from .features import (IS_MWT, IS_SENT_END, IS_TOKEN_END, SEPARATOR, SplitTable, code_points, is_space, join_texts,
                        piece_features, piece_spans)
+from .inference import predict_probs
 from .lexicon import MultiwordLexicon
 from .model import build_char_model
 
@@ -195,7 +196,7 @@ class UDTokenizer:
         X = Ragged(ops.asarray(np.concatenate(rows), dtype="uint64"), ops.asarray1i(lengths))
         use_blas(self.model, "numpy")  # also for nodes a caller swapped in
         with blas_threads(1):
-            probs = ops.to_numpy(self.model.predict(X))
+            probs = predict_probs(self.model, X)
         at = 0
         for (t, start, stop, offset), n in zip(spans, lengths):
             out[t][start:stop] = probs[at + offset:at + offset + stop - start]

@@ -7,6 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 import spacy
 from spacy.tokens import Doc
+from thinc.api import Relu, Softmax, chain
+from thinc.types import Ragged
 
 from spacy_hcparse.cli import main
 from spacy_hcparse.conllu import with_range_lines
@@ -16,6 +18,7 @@ from spacy_hcparse.evaluation.system_output import doc_to_conllu
 from spacy_hcparse.names import MULTIWORD_TOKENS
 from spacy_hcparse.tokenizer import UDTokenizer, use_ud_tokenizer
 from spacy_hcparse.tokenizer.features import SEPARATOR, join_texts, piece_features, piece_spans
+from spacy_hcparse.tokenizer.inference import _blocks, predict_probs
 from spacy_hcparse.tokenizer.train import TrainSettings, tokenizer_scores, train_tokenizer
 
 from .tiny import conllu, write
@@ -247,3 +250,21 @@ def test_any_batch_tokenizes_as_its_texts_alone(trained, texts, batch_size):
     tokenizer, _ = trained
     docs = list(tokenizer.pipe(texts, batch_size=batch_size))
     assert [_analysis(d) for d in docs] == [_analysis(tokenizer(t)) for t in texts]
+
+
+def test_fused_prediction_is_the_models(trained):
+    """inference.predict_probs (numba blocks) against thinc's model.predict on the same rows."""
+    tokenizer, _ = trained
+    texts = ["Eu gosto do gato. Ele veio da casa!", "Do alto vê-se tudo.\n\nO preço é 10%.", "a"]
+    feats = [piece_features(t, *piece_spans(t, tokenizer.splits), tokenizer.rule_ends(t)) for t in texts]
+    X = Ragged(np.concatenate(feats), np.array([len(f) for f in feats], dtype="i"))
+    assert _blocks(tokenizer.model) is not None  # the fused path, not the fallback
+    np.testing.assert_allclose(predict_probs(tokenizer.model, X), tokenizer.model.predict(X), rtol=1e-4, atol=1e-6)
+
+
+def test_another_model_structure_falls_back_to_thinc():
+    model = chain(Relu(4, 3), Softmax(2, 4))
+    model.initialize()
+    X = np.ones((2, 3), dtype="f")
+    assert _blocks(model) is None
+    assert np.array_equal(predict_probs(model, X), model.predict(X))
