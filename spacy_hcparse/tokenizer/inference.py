@@ -10,9 +10,10 @@ structure goes through ``model.predict`` unchanged.
 from typing import List, Optional, Tuple
 
 import numpy as np
-from numba import njit
 from thinc.api import Model
 from thinc.types import Ragged
+
+from ..compiling import njit
 
 LAYER_NORM_EPS = 1e-08  # thinc's LayerNorm: var + 1e-08
 

@@ -13,7 +13,7 @@ from thinc.types import Ragged
 from spacy_hcparse.cli import main
 from spacy_hcparse.conllu import with_range_lines
 from spacy_hcparse.evaluation.conll18 import evaluate, parse_treebank
-from spacy_hcparse.evaluation.raw_text import raw_documents
+from spacy_hcparse.evaluation.raw_text import raw_documents, tokenized
 from spacy_hcparse.evaluation.system_output import doc_to_conllu
 from spacy_hcparse.names import MULTIWORD_TOKENS
 from spacy_hcparse.tokenizer import UDTokenizer, use_ud_tokenizer
@@ -268,3 +268,13 @@ def test_another_model_structure_falls_back_to_thinc():
     X = np.ones((2, 3), dtype="f")
     assert _blocks(model) is None
     assert np.array_equal(predict_probs(model, X), model.predict(X))
+
+
+def test_tokenized_batches_texts_and_passes_docs(trained):
+    tokenizer, _ = trained
+    nlp = use_ud_tokenizer(spacy.blank("xx"), tokenizer)
+    given = Doc(nlp.vocab, words=["já", "feito"])
+    items = ["Eu gosto do gato.", given, "Vamos ao rio?", "", "Do alto."]
+    docs = list(nlp.pipe(tokenized(nlp, items, batch_size=2)))
+    assert docs[1] is given
+    assert [_analysis(d) for i, d in enumerate(docs) if i != 1] == [_analysis(nlp(t)) for t in items if isinstance(t, str)]
