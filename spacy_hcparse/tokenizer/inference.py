@@ -1,10 +1,10 @@
 """Prediction with the tokenizer's model (``model.build_char_model``) in fewer passes over memory.
 
 ``predict_probs(model, X)`` returns what ``model.predict(X)`` returns, up to the order of float
-summation: the embedding and the softmax run as thinc layers, and each residual block
-(``dilated_window`` -> Maxout -> LayerNorm, plus its input) is the window, one matrix product
+summation: the embedding, the windows and the softmax run as thinc layers; each Maxout ->
+LayerNorm (the projection, and every residual block with its input added) is one matrix product
 (``ops.gemm``, as thinc's Maxout) and one numba kernel for the bias, the maxout, the layer norm
-and the residual sum, instead of a dozen numpy passes over the block's rows. A model of another
+and the residual sum, instead of a dozen numpy passes over the rows. A model of another
 structure goes through ``model.predict`` unchanged.
 """
 from typing import List, Optional, Tuple
@@ -22,26 +22,40 @@ Block = Tuple[Model, Model, Model]  # (dilated_window, maxout, layernorm)
 
 def predict_probs(model: Model, X: Ragged) -> np.ndarray:
     """``model.predict(X)`` for a ``build_char_model`` model: (n_pieces, n_labels) probabilities."""
-    blocks = _blocks(model)
-    if blocks is None:
+    layers = _layers(model)
+    if layers is None:
         return model.ops.to_numpy(model.predict(X))
-    H = model.layers[0].predict(X)
-    data = np.ascontiguousarray(H.dataXd, dtype=np.float32)
+    embed, (maxout, norm), blocks = layers
+    vectors = embed.predict(X.dataXd)
+    data = _maxout_norm(maxout, norm, vectors, np.zeros((len(vectors), maxout.get_dim("nO")), dtype=np.float32))
     for window, maxout, norm in blocks:
-        wide = window.predict(Ragged(data, H.lengths)).dataXd
-        nO, nP, nI = maxout.get_dim("nO"), maxout.get_dim("nP"), maxout.get_dim("nI")
-        Y = maxout.ops.gemm(wide, maxout.ops.reshape2f(maxout.get_param("W"), nO * nP, nI), trans2=True)
-        data = _maxout_norm_residual(np.ascontiguousarray(Y, dtype=np.float32),
-                                     np.asarray(maxout.get_param("b"), dtype=np.float32).reshape(nO, nP),
-                                     np.asarray(norm.get_param("G"), dtype=np.float32),
-                                     np.asarray(norm.get_param("b"), dtype=np.float32), data)
+        wide = window.predict(Ragged(data, X.lengths)).dataXd
+        data = _maxout_norm(maxout, norm, wide, data)
     return model.ops.to_numpy(model.layers[-1].predict(data))
 
 
-def _blocks(model: Model) -> Optional[List[Block]]:
-    """The residual blocks of a ``build_char_model`` model (in order), None for another model."""
+def _maxout_norm(maxout: Model, norm: Model, X: np.ndarray, residual: np.ndarray) -> np.ndarray:
+    """``residual + LayerNorm(Maxout(X))`` with the weights of the ``maxout`` and ``norm`` nodes."""
+    nO, nP, nI = maxout.get_dim("nO"), maxout.get_dim("nP"), maxout.get_dim("nI")
+    Y = maxout.ops.gemm(X, maxout.ops.reshape2f(maxout.get_param("W"), nO * nP, nI), trans2=True)
+    return _maxout_norm_residual(np.ascontiguousarray(Y, dtype=np.float32),
+                                 np.asarray(maxout.get_param("b"), dtype=np.float32).reshape(nO, nP),
+                                 np.asarray(norm.get_param("G"), dtype=np.float32),
+                                 np.asarray(norm.get_param("b"), dtype=np.float32),
+                                 np.ascontiguousarray(residual, dtype=np.float32))
+
+
+def _layers(model: Model) -> Optional[Tuple[Model, Tuple[Model, Model], List[Block]]]:
+    """(embedding, (maxout, layernorm) of the projection, residual blocks) of a
+    ``build_char_model`` model; None for another model."""
     names = [layer.name for layer in model.layers]
     if len(names) < 3 or names[-2:] != ["ragged_data", "softmax"] or not all(n.startswith("residual(") for n in names[1:-2]):
+        return None
+    first = model.layers[0].layers[0] if model.layers[0].layers else None
+    if first is None or len(first.layers) != 2:
+        return None
+    project = {node.name: node for node in first.layers[1].walk()}
+    if set(project) != {"maxout>>layernorm", "maxout", "layernorm"}:
         return None
     blocks = []
     for block in model.layers[1:-2]:
@@ -50,7 +64,7 @@ def _blocks(model: Model) -> Optional[List[Block]]:
         if len(windows) != 1 or "maxout" not in nodes or "layernorm" not in nodes:
             return None
         blocks.append((windows[0], nodes["maxout"], nodes["layernorm"]))
-    return blocks
+    return first.layers[0], (project["maxout"], project["layernorm"]), blocks
 
 
 @njit(cache=True)

@@ -18,7 +18,7 @@ from spacy_hcparse.evaluation.system_output import doc_to_conllu
 from spacy_hcparse.names import MULTIWORD_TOKENS
 from spacy_hcparse.tokenizer import UDTokenizer, use_ud_tokenizer
 from spacy_hcparse.tokenizer.features import SEPARATOR, join_texts, piece_features, piece_spans
-from spacy_hcparse.tokenizer.inference import _blocks, predict_probs
+from spacy_hcparse.tokenizer.inference import _layers, predict_probs
 from spacy_hcparse.tokenizer.train import TrainSettings, tokenizer_scores, train_tokenizer
 
 from .tiny import conllu, write
@@ -258,7 +258,7 @@ def test_fused_prediction_is_the_models(trained):
     texts = ["Eu gosto do gato. Ele veio da casa!", "Do alto vê-se tudo.\n\nO preço é 10%.", "a"]
     feats = [piece_features(t, *piece_spans(t, tokenizer.splits), tokenizer.rule_ends(t)) for t in texts]
     X = Ragged(np.concatenate(feats), np.array([len(f) for f in feats], dtype="i"))
-    assert _blocks(tokenizer.model) is not None  # the fused path, not the fallback
+    assert _layers(tokenizer.model) is not None  # the fused path, not the fallback
     np.testing.assert_allclose(predict_probs(tokenizer.model, X), tokenizer.model.predict(X), rtol=1e-4, atol=1e-6)
 
 
@@ -266,7 +266,7 @@ def test_another_model_structure_falls_back_to_thinc():
     model = chain(Relu(4, 3), Softmax(2, 4))
     model.initialize()
     X = np.ones((2, 3), dtype="f")
-    assert _blocks(model) is None
+    assert _layers(model) is None
     assert np.array_equal(predict_probs(model, X), model.predict(X))
 
 
