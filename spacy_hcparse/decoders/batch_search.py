@@ -18,11 +18,12 @@ Per span the result is the per-span decoder's (same kernels, same random stream)
 from typing import Optional
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from ..compiling import njit
 from .absent import _any_absent, _fill_absent, usable_mask
-from .batch import _checked_siblings, _checked_squares, _threads, layout
-from .hill_climb import _RESTART_BUDGET, _MAX_CAP, _MIN_CAP, _check_settings, _search
+from .batch import _checked_siblings, _checked_squares, _threads, _usable_range, layout
+from .hill_climb import _RESTART_BUDGET, _MAX_CAP, _MIN_CAP, _arc_abs_max, _check_settings, _search
 from .mst import mst_kernel
 from .sampling import head_tables
 
@@ -92,12 +93,7 @@ def _floored_copy(arc, extra):
     if not _any_absent(arc, mask):
         return out
     size = arc.shape[0]
-    lo, hi = np.inf, -np.inf
-    for h in range(size):
-        for m in range(size):
-            if mask[h, m]:
-                lo = min(lo, arc[h, m])
-                hi = max(hi, arc[h, m])
+    lo, hi = _usable_range(arc, mask)
     floor = -1.0 if lo > hi else lo - 2.0 * ((size - 1) * (hi - lo) + extra) - 1.0
     _fill_absent(out, mask, floor)
     return out
@@ -151,7 +147,7 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
     if cap < 0:
         max_restarts = min(_MAX_CAP, max(_MIN_CAP, _RESTART_BUDGET // (n * n)))
         low = min(min_restarts, max_restarts)
-    top = max(1.0, _usable_abs_max(floored))
+    top = max(1.0, _arc_abs_max(floored))
     if use_sib:
         top = max(top, s_top)
     if use_grand:
@@ -192,13 +188,3 @@ def _clear_cube(cube, used, triples, start, count):
     if used:
         for k in range(start, start + count):
             cube[triples[k, 0], triples[k, 1], triples[k, 2]] = 0.0
-
-
-@njit(cache=True)
-def _usable_abs_max(arc):
-    top = 0.0
-    for h in range(arc.shape[0]):
-        for m in range(1, arc.shape[0]):
-            if m != h:
-                top = max(top, abs(arc[h, m]))
-    return top
