@@ -26,11 +26,14 @@ from pathlib import Path
 
 from wasabi import msg
 
+from nonprojective_table import table
+
 SMOKE = {
     "train_limit": 300, "eval_limit": 100, "max_steps": 0, "eval_frequency": 100, "repeats": 3,
     "graph_config": "configs/smoke_graph.cfg", "spacy_config": "configs/smoke_spacy.cfg",
     "transition_steps": 300, "analyze_limit": 100,
     "pipeline_config": "configs/smoke_pipeline.cfg", "spacy_pipeline_config": "configs/smoke_spacy_pipeline.cfg",
+    "nonprojective_config": "configs/smoke_graph.cfg",
 }
 FULL = {"train_limit": 0, "eval_limit": 0, "max_steps": 0, "eval_frequency": 0, "repeats": 3,
         "graph_config": "configs/ewt_fast.cfg", "spacy_config": "configs/spacy_parser.cfg",
@@ -122,6 +125,14 @@ def write_summary(runs, path: Path, profile_name: str, profile: dict) -> None:
             trained = data["train_on"] + (" (sample data!)" if data["source"] == "sample" else "")
             lines.append(f"| {data['treebank']} | {trained} | {name} | {100 * s['ud_uas']:.2f} | {100 * s['ud_las']:.2f} | "
                          f"{s['words_per_sec']:,.0f} | {ratio} |")
+    crossing = [run for run in runs if (Path("metrics") / run / "nonprojective.json").exists()]
+    if crossing:
+        lines += ["", "## Where trees cross: recipes and decoders", "",
+                  "Per treebank (scripts/nonprojective_table.py): each hc_parser recipe (`hc_parser`: the config's "
+                  "Eisner hinge; `hc_parser_nonprojective`: configs/ud_nonprojective.cfg) with each decoder, and "
+                  "spaCy's parser; UD scores on test, the path chosen on held-out dev marked."]
+        for run in crossing:
+            lines += ["", f"### {run}", "", table(json.loads((Path("metrics") / run / "nonprojective.json").read_text()))]
     path.parent.mkdir(exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
     print(path.read_text())

@@ -42,6 +42,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 
 from .conllu import ConlluError, iter_lines, parse_conllu, parsed_conllu
 from .evaluation import doc_rows, input_doc
+from .evaluation.raw_text import tokenized
 
 CONLLU_SUFFIXES = (".conllu", ".conll", ".conllx")
 OUTPUT_SUFFIXES = {"conllu": ".conllu", "json": ".json"}
@@ -255,6 +256,8 @@ def parse_stream(nlp, lines: Iterable[str], out: TextIO, *, name: str = "<input>
             counter.add(len(doc))
     else:
         texts = (" ".join(line.split()) for line in lines if line.strip())  # no whitespace tokens
+        if options.n_process == 1:  # the tokenizer reads batches (a UDTokenizer runs its model per batch)
+            texts = tokenized(nlp, texts, options.batch_size)
         for doc in nlp.pipe(texts, batch_size=options.batch_size, n_process=options.n_process):
             writer.write(doc, None)
             counter.add(len(doc))

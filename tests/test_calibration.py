@@ -10,6 +10,7 @@ from spacy_hcparse.calibration import (MIN_TREE_SPANS, apply_knots, chosen_confi
                                        head_probabilities, held_out, isotonic_knots, reliability)
 from spacy_hcparse.decoders import decode_eisner, decode_mst
 from tests.decoders.brute import all_trees, is_projective, reference_score
+from tests.decoders.brute import tree_distribution as brute
 
 
 def sampled_trees(logits, count, rng):
@@ -44,19 +45,6 @@ def factors(cubes):
     counts = np.array([len(t) if c is not None else -1 for t, c in zip(triples, cubes)], dtype=np.int64)
     values = [c[tuple(t.T)] if c is not None else np.zeros(0) for t, c in zip(triples, cubes)]
     return counts, np.concatenate(triples).astype(np.int64), np.concatenate(values)
-
-
-def brute(heads, arc, temperature, sib=None):
-    """Per word P(heads[m] -> m) and log P(heads) by enumeration: projective trees with ``sib``
-    where given and ``heads`` is projective, else every tree with the arc scores alone."""
-    n = len(heads) - 1
-    projective = sib is not None and is_projective(heads)
-    trees = [t for t in all_trees(n) if is_projective(t)] if projective else list(all_trees(n))
-    scores = np.array([reference_score(t, arc, sib if projective else None) for t in trees]) / temperature
-    log_z = np.logaddexp.reduce(scores)
-    probs = np.exp(scores - log_z)
-    marginals = [sum(p for t, p in zip(trees, probs) if t[m] == heads[m]) for m in range(1, n + 1)]
-    return np.array(marginals), float(scores[[list(t) for t in trees].index(list(heads))] - log_z)
 
 
 def test_fitted_temperature_undoes_sharpened_scores():

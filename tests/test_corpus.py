@@ -294,5 +294,7 @@ def test_an_interrupted_pool_stops_at_once(parser_model, tmp_path):
         os.killpg(proc.pid, signal.SIGKILL)
         pytest.fail("the interrupted run did not stop")
     assert proc.returncode != 0
-    assert time.time() - interrupted < 4.0
+    # a file takes about 30 s to parse: stopping within 15 s (a loaded machine needs more than a
+    # few seconds to end two workers) is stopping without finishing the files under way
+    assert time.time() - interrupted < 15.0
     assert not list(out.glob("*.conllu"))  # nothing finished, nothing half-written under a final name

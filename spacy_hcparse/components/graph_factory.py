@@ -90,7 +90,8 @@ seed = 0
 
 SETTINGS = {"init_from_doc": False, "doc_arc_bonus": 0.0, "keep_doc_labels": False, "label_valency": True,
             "head_probs": True, "prob_temperature": None, "set_tags": True, "cpu_blas": "numpy", "threads": 1,
-            "scorer": {"@scorers": "spacy_hcparse.parser_scorer.v1"}}
+            "scorer": {"@scorers": "spacy_hcparse.parser_scorer.v1"}, "projectivize": False,
+            "label_freq_cutoff": 30}
 FACTORY_CONFIG = {**Config().from_str(DEFAULT_CONFIG), **SETTINGS}
 SCORE_WEIGHTS = {"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None, "sents_p": None, "sents_r": None,
                  "sents_f": 0.0, "ud_uas": None, "ud_las": None, "ud_las_per_type": None}
@@ -105,7 +106,7 @@ SCORE_WEIGHTS = {"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None, "sent
 def make_graph_parser(nlp: Language, name: str, model: Model, decoder: Callable, loss: GraphLoss, init_from_doc: bool,
                       doc_arc_bonus: float, keep_doc_labels: bool, label_valency: bool, head_probs: bool,
                       prob_temperature: Optional[float], set_tags: bool, scorer: Optional[Callable], cpu_blas: str,
-                      threads: int) -> "GraphParser":
+                      threads: int, projectivize: bool, label_freq_cutoff: int) -> "GraphParser":
     """The component; its defaults are ``FACTORY_CONFIG`` above, and only there. Its kernels'
     compiling, when slow, is said on stderr (``compiling``)."""
     watch_compiling()
@@ -113,4 +114,4 @@ def make_graph_parser(nlp: Language, name: str, model: Model, decoder: Callable,
                        labeler=Labeler(valency=label_valency, keep_doc_labels=keep_doc_labels),
                        init_from_doc=init_from_doc, doc_arc_bonus=doc_arc_bonus, head_probs=head_probs,
                        prob_temperature=prob_temperature, set_tags=set_tags, scorer=scorer, cpu_blas=cpu_blas,
-                       threads=threads)
+                       threads=threads, projectivize=projectivize, label_freq_cutoff=label_freq_cutoff)

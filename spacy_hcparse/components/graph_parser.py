@@ -15,6 +15,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
 from spacy.language import Language
+from spacy.pipeline._parser_internals import nonproj
 from spacy.scorer import Scorer
 from spacy.tokens import Doc
 from spacy.training import Example, validate_get_examples
@@ -40,6 +41,7 @@ from .annotate import JOIN_LABEL, SPACE_TAGS, CodeTable, write_parse
 from .base import ParserPipe
 from .extensions import register_extensions, register_parser, write_values
 from .graph_batch import decode_eisner_spans, span_arcs, span_blocks, span_parses
+from .projective_gold import lifted_labels
 
 
 class GraphParser(ParserPipe):
@@ -86,7 +88,7 @@ class GraphParser(ParserPipe):
     def __init__(self, vocab: Vocab, model: Model, name: str = "hc_parser", *, decoder: Callable, loss: GraphLoss,
                  labeler: Labeler, init_from_doc: bool, doc_arc_bonus: float, head_probs: bool,
                  prob_temperature: Optional[float], set_tags: bool, scorer: Optional[Callable], cpu_blas: str,
-                 threads: int) -> None:
+                 threads: int, projectivize: bool, label_freq_cutoff: int) -> None:
         if prob_temperature is not None and not prob_temperature > 0:
             raise ValueError(f"[hc_parser] prob_temperature must be positive, got {prob_temperature}")
         if not (isinstance(threads, int) and threads >= 1):
@@ -107,6 +109,8 @@ class GraphParser(ParserPipe):
         self.head_probs = head_probs
         self.prob_temperature = prob_temperature
         self.set_tags = set_tags
+        self.projectivize = projectivize
+        self.label_freq_cutoff = label_freq_cutoff
         self.cfg: Dict = {"labels": []}
         self._rehearsal_model = None
         self._codes = {attr: CodeTable(attr) for attr in ("DEP", *SPACE_TAGS)}
@@ -130,7 +134,9 @@ class GraphParser(ParserPipe):
             self.load_trained(weights_from)
             return
         validate_get_examples(get_examples, "GraphParser.initialize")
-        if labels is None:
+        if labels is None and self.projectivize:
+            labels = sorted(set(lifted_labels(get_examples(), self.label_freq_cutoff)) | {ROOT_LABEL})
+        elif labels is None:
             labels = sorted({tok.dep_ for eg in get_examples() for tok in eg.reference if tok.dep_} | {ROOT_LABEL})
         for label in labels:
             self.add_label(label)
@@ -333,6 +339,8 @@ class GraphParser(ParserPipe):
             label_codes = self._codes["DEP"](doc.vocab, self.cfg["labels"])
             write_parse(doc, spans, [p.heads for p in doc_parses], [label_codes[p.labels] for p in doc_parses], joined,
                         {attr: self._codes[attr](doc.vocab, self.cfg["tags"][attr])[ids] for attr, ids in tags.items()})
+            if self.projectivize:
+                nonproj.deprojectivize(doc)
             if not spans:
                 continue
             doc._.hc_parse_score = float(sum(p.result.score for p in doc_parses))
@@ -408,7 +416,7 @@ class GraphParser(ParserPipe):
     def batch_gold(self, examples: List[Example]) -> GoldBatch:
         """The examples' gold (``learning.graph_gold``): labels seen in it stop being unseen, and
         each span that cannot be learned is reported once."""
-        batch = batch_gold(examples, self.labels, self.cfg.get("tags", {}), self.max_length)
+        batch = batch_gold(examples, self.labels, self.cfg.get("tags", {}), self.max_length, self.projectivize)
         self._mark_seen(batch.labels)
         for skipped in batch.unusable:
             self._report_unusable_gold(skipped.doc, skipped.start, skipped.end, skipped.heads,

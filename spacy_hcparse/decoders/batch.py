@@ -289,12 +289,7 @@ def _floored(arc, cube, use_sib, triples, start, count):
     if not _any_absent(arc, mask):
         return arc
     size = arc.shape[0]
-    lo, hi = np.inf, -np.inf
-    for h in range(size):
-        for m in range(size):
-            if mask[h, m]:
-                lo = min(lo, arc[h, m])
-                hi = max(hi, arc[h, m])
+    lo, hi = _usable_range(arc, mask)
     if lo > hi:  # no usable arc at all
         floor = -1.0
     else:
@@ -307,6 +302,18 @@ def _floored(arc, cube, use_sib, triples, start, count):
     out = arc.copy()
     _fill_absent(out, mask, floor)
     return out
+
+
+@njit(cache=True)
+def _usable_range(arc, mask):
+    """``(lo, hi)``: the lowest and highest score of the arcs in ``mask`` (``lo > hi``: none)."""
+    lo, hi = np.inf, -np.inf
+    for h in range(arc.shape[0]):
+        for m in range(arc.shape[0]):
+            if mask[h, m]:
+                lo = min(lo, arc[h, m])
+                hi = max(hi, arc[h, m])
+    return lo, hi
 
 
 @njit(cache=True)

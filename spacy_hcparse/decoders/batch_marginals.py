@@ -23,8 +23,10 @@ def tree_probabilities_batch(heads, sizes, arcs, projective: bool = False, *, th
     """``(probs, log_probs)``: per word ``P(heads[m] -> m)`` (float64 (N,)) and per span
     ``log P(heads)`` (float64 (B,)) under the first-order single-root tree distribution of its
     ``arc`` (``-inf``: absent arc), as ``tree_probabilities(heads, arc, projective)`` gives them
-    span by span. Raises ``ValueError`` on bad input, or naming the first span where no
-    single-root tree avoids the absent arcs."""
+    span by span. Where the matrix-tree determinant is lost to rounding (scores many hundreds
+    apart), each word's own head distribution (the softmax of its column) stands in. Raises
+    ``ValueError`` on bad input, or naming the first span where no single-root tree avoids the
+    absent arcs."""
     sizes, arcs, where = _checked_squares(arcs, sizes, "arcs")
     heads = _checked_heads(heads, sizes, trees=True)
     probs = np.zeros(int((sizes - 1).sum()))
@@ -107,6 +109,9 @@ def _probabilities_span(i, heads, sizes, arcs, squares, rows, words, projective,
         log_z, marg = _inside(clean)
     elif has_single_root_tree(mask):
         log_z, marg = _matrix_tree(clean, mask)
+        if not np.isfinite(log_z):  # the determinant lost to rounding (scores far apart)
+            log_probs[i] = _write_own_heads(tree, clean, probs, words[i])
+            return
     else:
         failed[i] = True
         return
@@ -118,6 +123,29 @@ def _probabilities_span(i, heads, sizes, arcs, squares, rows, words, projective,
         log_probs[i] = -np.inf
     else:
         log_probs[i] = score - log_z
+
+
+@njit(cache=True)
+def _write_own_heads(tree, clean, probs, start):
+    """Where the matrix-tree determinant is lost to rounding: writes each word's own head
+    distribution (the softmax of its column of ``clean`` over heads ``h != m``) at its chosen head
+    to ``probs[start + m - 1]``, and returns the tree's log probability under those independent
+    distributions (``-inf`` where the tree uses an absent arc)."""
+    n = tree.shape[0] - 1
+    total = 0.0
+    for m in range(1, n + 1):
+        top = -np.inf
+        for h in range(n + 1):
+            if h != m and clean[h, m] > top:
+                top = clean[h, m]
+        norm = 0.0
+        for h in range(n + 1):
+            if h != m and clean[h, m] > -np.inf:
+                norm += np.exp(clean[h, m] - top)
+        log_p = clean[tree[m], m] - top - np.log(norm)
+        probs[start + m - 1] = np.exp(log_p)
+        total += log_p
+    return total
 
 
 @njit(cache=True)

@@ -33,6 +33,7 @@ from spacy.training import Example
 from ..conllu import read_conllu
 from ..graph.scores import FACTORS
 from .conll18 import METRICS, evaluate, read_treebank
+from .raw_text import tokenized
 from .system_output import REPAIRS, write_conllu
 from .ud import gold_doc, input_doc, score_conllu, sentence_conllu
 
@@ -57,7 +58,7 @@ def parse_timed(nlp: Language, make_inputs, n_words: int, repeats: int = 3, batc
     docs: List[Doc] = []
     for r in range(max(1, repeats)):
         inputs = make_inputs()
-        stream = nlp.pipe(inputs, batch_size=batch_size)
+        stream = nlp.pipe(tokenized(nlp, inputs, batch_size), batch_size=batch_size)
         if progress:
             stream = _progress(stream, len(inputs), f"{progress} run {r + 1}/{repeats}")
         start = time.perf_counter()
@@ -259,7 +260,7 @@ def evaluate_raw(nlp: Language, gold, documents, system_path: PathLike, *, repea
     speeds, docs = [], []
     for _ in range(max(1, repeats)):
         start = time.perf_counter()
-        docs = list(nlp.pipe(texts, batch_size=batch_size))
+        docs = list(nlp.pipe(tokenized(nlp, texts, batch_size), batch_size=batch_size))
         speeds.append(n_words / max(time.perf_counter() - start, 1e-9))
     stats = write_conllu(docs, system_path)
     scores = evaluate(gold, read_treebank(system_path))

@@ -14,7 +14,10 @@ of the gold file, so the system CoNLL-U written from their parses aligns with it
 """
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Tuple, Union
+from typing import Iterable, Iterator, List, Tuple, Union
+
+from spacy.language import Language
+from spacy.tokens import Doc
 
 from .conll18 import Treebank, read_treebank
 
@@ -104,3 +107,27 @@ def _has_comment(comments: List[str], key: str) -> bool:
 
 def _non_space(text: str) -> str:
     return "".join(c for c in text if not c.isspace())
+
+
+def tokenized(nlp: Language, texts: Iterable[Union[str, Doc]], batch_size: int = 64) -> Iterator[Doc]:
+    """Docs of ``texts`` from the pipeline's tokenizer, ``batch_size`` texts per call of its
+    ``pipe`` (a ``UDTokenizer`` runs its model once per batch); Docs pass through. spaCy's
+    ``nlp.pipe`` tokenizes one text at a time: give it these Docs instead of the texts. A
+    pipeline whose tokenizer has no ``pipe`` gets the texts back as they are."""
+    if not hasattr(getattr(nlp, "tokenizer", None), "pipe"):
+        yield from texts
+        return
+    batch: List[str] = []
+    for item in texts:
+        if isinstance(item, str):
+            batch.append(item)
+            if len(batch) >= batch_size:
+                yield from nlp.tokenizer.pipe(batch, batch_size=batch_size)
+                batch = []
+            continue
+        if batch:
+            yield from nlp.tokenizer.pipe(batch, batch_size=batch_size)
+            batch = []
+        yield item
+    if batch:
+        yield from nlp.tokenizer.pipe(batch, batch_size=batch_size)

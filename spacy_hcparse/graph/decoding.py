@@ -129,6 +129,11 @@ class HillClimb(_Search):
         res = decode_hill_climb(arc, sib, grand, init=mst if init is None else init, **self.options)
         return DecodeResult(res.heads, res.score, False, float("nan"), res.restarts, res.time_capped)
 
+    def batch_options(self) -> dict:
+        """The options ``decoders.batch_search.decode_hill_climb_batch`` takes: all but the time
+        limit (a batch runs in one compiled call; the restart caps bound its work)."""
+        return {key: value for key, value in self.options.items() if key != "time_limit"}
+
 
 class Dual(_Search):
     """Dual decomposition (head automata + spanning tree); certifies the trees it proves optimal;
@@ -201,8 +206,8 @@ def make_hill_climb_v2(
     seed: int = 0,
 ) -> HillClimb:
     """Hill climbing with ``decode_hill_climb``'s defaults, tuned against proven optima on EWT
-    dev (``benchmarks/decoders_real.py``: exact on 99.85% of sentences there, against 99.25%
-    for ``.v1``'s defaults). ``max_restarts`` None: a cap that grows with the sentence."""
+    dev (``benchmarks/decoders_real.py``; figures in docs/decoders.md). ``max_restarts`` None: a
+    cap that grows with the sentence."""
     return HillClimb(seed=seed, time_limit=time_limit, max_restarts=max_restarts, min_restarts=min_restarts,
                      converge=converge, uniform_share=uniform_share, temperature=temperature)
 

@@ -1,8 +1,11 @@
 """The graph loss's tree terms over every span of a training batch in one compiled call.
 
-Per span: ``xent_weight`` * head cross-entropy (``losses.head_xent``) + ``hinge_weight`` *
+Per span: ``xent_weight`` * head cross-entropy (each word's softmax over its heads) + ``hinge_weight`` *
 structured hinge at a given cost-augmented tree (``hinge.structured_hinge``, whose decoder call
-``batch_hinge.hinge_trees`` made beforehand), with their gradients with respect to the arc scores
+``batch_hinge.hinge_trees`` made beforehand) + ``tree_weight`` * the gold tree's negative log
+probability under the first-order single-root distribution of the arc scores (the matrix-tree
+theorem, ``decoders.marginals``: ``log Z - score(gold)``, gradient marginals minus gold arcs; spans
+with a whole gold tree of at least one word, as the hinge), with their gradients with respect to the arc scores
 and the sibling and grandparent values at the span's scored triples. The values are those of the
 per-span functions, which define them (summed in another order: equal to about 1e-12).
 
@@ -15,14 +18,16 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..compiling import njit
+from ..decoders.absent import usable_mask
 from ..decoders.batch import cut, pack
+from ..decoders.marginals import _matrix_tree
 from ..graph.scores import Factors, GraphScores
 
 
 def tree_losses(
     scores: GraphScores, golds: Sequence[Optional[Tuple[np.ndarray, np.ndarray]]],
     trees: Sequence[Optional[np.ndarray]], sib: Factors, grand: Factors,
-    xent_weight: float, hinge_weight: float,
+    xent_weight: float, hinge_weight: float, tree_weight: float = 0.0,
 ) -> Tuple[float, List[np.ndarray], List[np.ndarray], List[np.ndarray]]:
     """``(loss, d_arcs, d_sib, d_grand)`` of the batch: the summed tree terms, and per span the
     float64 gradients laid out as ``scores.arcs[i]`` ((n+1, n+1)), ``scores.sib[i]`` and
@@ -43,6 +48,8 @@ def tree_losses(
     loss = _tree_losses(arcs, sizes, golds_flat, preds, hinge, sib.counts, sib.triples, sib.values,
                         grand.counts, grand.triples, grand.values, float(xent_weight), float(hinge_weight),
                         d_arcs, d_sib, d_grand)
+    if tree_weight:
+        loss += _tree_xents(arcs, sizes, golds_flat, float(tree_weight), d_arcs)
     squares = cut(d_arcs, sizes * sizes)
     d_sib_spans = _or_empty(sib.split(d_sib), scores.sib)
     d_grand_spans = _or_empty(grand.split(d_grand), scores.grand)
@@ -82,8 +89,39 @@ def _tree_losses(arcs, sizes, golds, preds, hinge, sib_counts, sib_triples, sib_
 
 
 @njit(cache=True)
+def _tree_xents(arcs, sizes, golds, weight, d_arcs):
+    """``weight`` * the summed matrix-tree negative log probabilities of the whole gold trees of
+    the spans (unpruned arcs), their gradients added to ``d_arcs``."""
+    total = 0.0
+    square = row = 0
+    for i in range(sizes.shape[0]):
+        size = sizes[i]
+        gold = golds[row: row + size]
+        whole = size > 1
+        for m in range(1, size):
+            if gold[m] < 0:
+                whole = False
+        if whole:
+            arc = arcs[square: square + size * size].reshape((size, size))
+            d_arc = d_arcs[square: square + size * size].reshape((size, size))
+            log_z, marg = _matrix_tree(arc, usable_mask(arc))
+            if np.isfinite(log_z):
+                loss = log_z
+                for m in range(1, size):
+                    loss -= arc[gold[m], m]
+                    for h in range(size):
+                        d_arc[h, m] += weight * marg[h, m]
+                    d_arc[gold[m], m] -= weight
+                total += weight * loss
+        square += size * size
+        row += size
+    return total
+
+
+@njit(cache=True)
 def _head_xent(arc, gold, weight, d_arc):
-    """``losses.head_xent`` of one span, its gradient times ``weight`` added to ``d_arc``."""
+    """The head cross-entropy of one span (per word with a gold head, ``-log softmax(arc[:, m])``
+    at its gold head, summed), its gradient times ``weight`` added to ``d_arc``."""
     size = arc.shape[0]
     loss = 0.0
     for m in range(1, size):

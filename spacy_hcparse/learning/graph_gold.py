@@ -7,11 +7,17 @@ per doc its spans (the reference's sentences, chunked to ``max_length``); per sp
 known arcs cannot be part of one tree; per doc the gold sentence starts and the tag ids of the
 model's tag objectives. Partial gold (heads or labels missing in the reference) keeps its known
 arcs: ``GraphLoss`` leaves the unknown ones out.
+
+Pseudo-projective gold (``projectivize``, a projective decoder's fair training): a fully annotated
+reference is projectivized as spaCy's parser does (``nonproj.projectivize``: non-projective arcs
+lifted, their labels decorated ``dep||head``); a decorated label the parser does not know falls
+back to its plain label.
 """
 import logging
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
+from spacy.pipeline._parser_internals import nonproj
 from spacy.training import Example
 
 from ..names import Span
@@ -43,16 +49,19 @@ class GoldBatch(NamedTuple):
 
 
 def batch_gold(examples: Sequence[Example], labels: Sequence[str], tags: Dict[str, Sequence[str]],
-               max_length: int) -> GoldBatch:
+               max_length: int, projectivize: bool = False) -> GoldBatch:
     """The gold of ``examples`` for a parser with ``labels`` and, per tag attribute of its model's
-    tag objectives, its ``tags``; spans chunked to ``max_length``."""
+    tag objectives, its ``tags``; spans chunked to ``max_length``; ``projectivize``: pseudo-projective
+    trees (module docstring)."""
     label_ids = {label: i for i, label in enumerate(labels)}
     tag_ids = {attr: {tag: i for i, tag in enumerate(names)} for attr, names in tags.items()}
     spans, span_golds, starts, tag_golds = [], [], [], {attr: [] for attr in tag_ids}
     seen, unusable = set(), []
     for eg in examples:
-        heads, deps, _ = aligned_gold(eg, projectivize=False)
+        heads, deps, _ = aligned_gold(eg, projectivize=projectivize and fully_annotated(eg))
         seen.update(d for d in deps if d)
+        if projectivize:
+            deps = [d if not d or d in label_ids else d.split(nonproj.DELIMITER)[0] for d in deps]
         absolute = known_heads(heads, deps)
         doc_spans, doc_starts = reference_spans(eg, max_length, absolute)
         for (start, end), chunk in zip(doc_spans, chunks(doc_spans, doc_starts)):
@@ -66,6 +75,12 @@ def batch_gold(examples: Sequence[Example], labels: Sequence[str], tags: Dict[st
         for attr, ids in tag_ids.items():
             tag_golds[attr].append(np.array([ids.get(t, -1) for t in aligned_tags(eg, attr)], dtype=np.int64))
     return GoldBatch(spans, GraphGold(span_golds, starts, tag_golds), sorted(seen), unusable)
+
+
+def fully_annotated(eg: Example) -> bool:
+    """Whether the reference has every head (a partial one is not projectivized: spaCy's
+    transform would read each missing head as one more root)."""
+    return eg.reference.has_annotation("DEP", require_complete=True)
 
 
 def chunks(spans: List[Span], starts: np.ndarray) -> List[bool]:

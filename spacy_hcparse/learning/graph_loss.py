@@ -36,14 +36,16 @@ class GraphGold(NamedTuple):
 
 class GraphLoss:
     """``xent_weight`` * head cross-entropy + ``hinge_weight`` * structured hinge (cost-augmented
-    ``decoder``) + ``label_weight`` * label cross-entropy on the gold arcs + ``start_weight`` *
-    sentence-start cross-entropy + ``tag_weight`` * tag cross-entropy, summed over the words of
-    the batch (as spaCy's tagger and parser sum theirs, so components sharing a tok2vec pull on
-    it with comparable force); with ``per_word`` the gradients are divided by the number of
-    words instead."""
+    ``decoder``) + ``tree_weight`` * the gold tree's negative log probability under the first-order
+    non-projective (matrix-tree) distribution + ``label_weight`` * label cross-entropy on the gold
+    arcs + ``start_weight`` * sentence-start cross-entropy + ``tag_weight`` * tag cross-entropy,
+    summed over the words of the batch (as spaCy's tagger and parser sum theirs, so components
+    sharing a tok2vec pull on it with comparable force); with ``per_word`` the gradients are divided
+    by the number of words instead."""
 
     def __init__(self, decoder, hinge_weight: float = 1.0, xent_weight: float = 1.0, label_weight: float = 1.0,
-                 per_word: bool = False, start_weight: float = 1.0, tag_weight: float = 1.0):
+                 per_word: bool = False, start_weight: float = 1.0, tag_weight: float = 1.0,
+                 tree_weight: float = 0.0):
         self.decoder = decoder
         self.hinge_weight = hinge_weight
         self.xent_weight = xent_weight
@@ -51,6 +53,7 @@ class GraphLoss:
         self.per_word = per_word
         self.start_weight = start_weight
         self.tag_weight = tag_weight
+        self.tree_weight = tree_weight
 
     @property
     def factors(self):
@@ -64,7 +67,7 @@ class GraphLoss:
         sib, grand = scores.factors_of("sib", read=self.factors), scores.factors_of("grand", read=self.factors)
         trees = hinge_trees(scores, golds, self.decoder) if self.hinge_weight else [None] * len(golds)
         total, d_arcs, d_sib, d_grand = tree_losses(scores, golds, trees, sib, grand, self.xent_weight,
-                                                    self.hinge_weight)
+                                                    self.hinge_weight, self.tree_weight)
         label_golds = [None if g is None else g[1][arcs[:, 1] - 1] for g, arcs in zip(golds, scores.label_arcs)]
         label_loss, d_labels = self._row_losses(scores.labels, label_golds, self.label_weight, label_xent, n_words)
         total += label_loss
@@ -105,11 +108,13 @@ def make_graph_loss(
     per_word: bool = False,
     start_weight: float = 1.0,
     tag_weight: float = 1.0,
+    tree_weight: float = 0.0,
 ) -> GraphLoss:
     """The graph parser's loss. ``decoder``: cost-augmented decoding for the hinge (a decoder
     object, ``graph.decoding``; ``hc_parser``'s default config names it). ``per_word``:
     divide the gradients by the batch's number of words (the recipe before losses were summed).
     ``start_weight``/``tag_weight``: the sentence-start and auxiliary tag losses (models with
-    those scorers)."""
+    those scorers). ``tree_weight``: the matrix-tree (non-projective, first-order) tree
+    cross-entropy of the arc scores (``learning.batch_loss``), off by default."""
     return GraphLoss(decoder, hinge_weight=hinge_weight, xent_weight=xent_weight, label_weight=label_weight,
-                     per_word=per_word, start_weight=start_weight, tag_weight=tag_weight)
+                     per_word=per_word, start_weight=start_weight, tag_weight=tag_weight, tree_weight=tree_weight)

@@ -20,7 +20,7 @@ Labels (``LABELS``): ``INSIDE`` (the piece does not end a token), ``TOKEN_END``,
 """
 import re
 import unicodedata
-from typing import Dict, Iterable, Optional, Tuple
+from typing import Dict, Iterable, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -127,9 +127,14 @@ def piece_spans(text: str, splits: "SplitTable" = None) -> Tuple[np.ndarray, np.
     return starts, ends
 
 
-def piece_features(text: str, starts: np.ndarray, ends: np.ndarray, rule_ends: Optional[np.ndarray] = None) -> np.ndarray:
+def piece_features(text: str, starts: np.ndarray, ends: np.ndarray, rule_ends: Optional[np.ndarray] = None,
+                   bounds: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> np.ndarray:
     """The model's input: (n_pieces, N_FEATURES) uint64 rows (see module docstring); ``rule_ends``:
-    the character offsets (exclusive) where a rule tokenizer ends its tokens, None if unknown."""
+    the character offsets (exclusive) where a rule tokenizer ends its tokens, None if unknown.
+    ``bounds``: per piece, the (start, end) offsets of the stretch of ``text`` it belongs to, for
+    several texts joined into one (``join_texts``): the whitespace before a stretch's first piece
+    and after its last is read inside the stretch only, so every piece has the features it has
+    in its own text (None: the whole text is one stretch)."""
     n = len(starts)
     feats = np.zeros((n, N_FEATURES), dtype=np.uint64)
     if n == 0:
@@ -148,11 +153,28 @@ def piece_features(text: str, starts: np.ndarray, ends: np.ndarray, rule_ends: O
     rest_upper = (upper[ends] - upper[starts + 1] > 0).astype(np.int64)
     length = np.minimum(ends - starts, 6) - 1
     feats[:, 2] = ((classes[starts] * 4 + first_upper * 2 + rest_upper) * 6 + length).astype(np.uint64)
-    gap = _gap_kinds(codes, np.concatenate(([0], ends)), np.concatenate((starts, [len(text)])))
-    feats[:, 3] = (gap[:-1] * 5 + gap[1:]).astype(np.uint64)
+    if bounds is None:
+        gap = _gap_kinds(codes, np.concatenate(([0], ends)), np.concatenate((starts, [len(text)])))
+        before, after = gap[:-1], gap[1:]
+    else:
+        lo, hi = bounds
+        before = _gap_kinds(codes, np.maximum(np.concatenate(([0], ends[:-1])), lo), starts)
+        after = _gap_kinds(codes, ends, np.minimum(np.concatenate((starts[1:], [len(text)])), hi))
+    feats[:, 3] = (before * 5 + after).astype(np.uint64)
     if rule_ends is not None:
         feats[:, 5] = np.isin(ends, rule_ends).astype(np.uint64) + np.uint64(1)
     return feats
+
+
+SEPARATOR = "\n\n"  # between texts joined into one: whitespace, so no piece crosses it
+
+
+def join_texts(texts: Sequence[str]) -> Tuple[str, np.ndarray]:
+    """``texts`` as one string, ``SEPARATOR`` between them, and the offset of each text in it
+    (int64, one more at the end: the joined length plus ``len(SEPARATOR)``), so that text ``i``
+    is ``joined[offsets[i]:offsets[i + 1] - len(SEPARATOR)]``."""
+    lengths = np.array([len(t) + len(SEPARATOR) for t in texts], dtype=np.int64)
+    return SEPARATOR.join(texts), np.concatenate(([0], np.cumsum(lengths)))
 
 
 def span_hashes(texts: Iterable[str]) -> np.ndarray:

@@ -38,8 +38,11 @@ from spacy.vocab import Vocab
 from thinc.api import Model
 from thinc.types import Ragged
 
+from ..blas import blas_threads, use_blas
 from ..names import MULTIWORD_TOKENS as MWT_ATTR
-from .features import IS_MWT, IS_SENT_END, IS_TOKEN_END, SplitTable, code_points, is_space, piece_features, piece_spans
+from .features import (IS_MWT, IS_SENT_END, IS_TOKEN_END, SEPARATOR, SplitTable, code_points, is_space, join_texts,
+                       piece_features, piece_spans)
+from .inference import predict_probs
 from .lexicon import MultiwordLexicon
 from .model import build_char_model
 
@@ -104,17 +107,27 @@ class UDTokenizer:
     def rule_ends(self, text: str) -> Optional[np.ndarray]:
         """Where the rule tokenizer of ``cfg["rule_lang"]`` (spaCy's, as ``spacy.blank`` makes it)
         ends its tokens in ``text`` (character offsets, exclusive); None without a rule language."""
+        return self.batch_rule_ends([text], np.zeros(1, dtype=np.int64))
+
+    def batch_rule_ends(self, texts: Sequence[str], offsets: np.ndarray) -> Optional[np.ndarray]:
+        """``rule_ends`` of every text, text ``i``'s shifted by ``offsets[i]``, in one array (each
+        text tokenized on its own); None without a rule language."""
         lang = self.cfg["rule_lang"]
         if not lang:
             return None
         if self._rules is None or self._rules[0] != lang:
             self._rules = (lang, spacy.blank(lang).tokenizer)
-        offsets = self._rules[1](text).to_array([IDX, LENGTH]).astype(np.int64)
-        return offsets[:, 0] + offsets[:, 1] if len(offsets) else np.zeros(0, dtype=np.int64)
+        out = [np.zeros(0, dtype=np.int64)]
+        for doc, offset in zip(self._rules[1].pipe(texts), offsets.tolist()):
+            spans = doc.to_array([IDX, LENGTH]).astype(np.int64)
+            if len(spans):
+                out.append(spans[:, 0] + spans[:, 1] + offset)
+        return np.concatenate(out)
 
     def _build_model(self) -> Model:
         model = build_char_model(self.cfg["width"], self.cfg["dilations"], self.cfg["embed_rows"])
         model.initialize()
+        use_blas(model, "numpy")
         return model
 
     @property
@@ -149,10 +162,19 @@ class UDTokenizer:
         for text in texts:
             if not isinstance(text, str):
                 raise ValueError(f"the tokenizer reads str, got {type(text).__name__}")
-        spans = [piece_spans(text, self.splits) for text in texts]
-        rules = [self.rule_ends(text) for text in texts]
-        probs = self.piece_probs([piece_features(text, *span, r) for text, span, r in zip(texts, spans, rules)])
-        return [_decode(text, starts, ends, p) for text, (starts, ends), p in zip(texts, spans, probs)]
+        if not texts:
+            return []
+        # one string for the batch: pieces never cross the whitespace between texts, and the
+        # features and the decoding read each text's pieces as in that text alone
+        joined, offsets = join_texts(texts)
+        starts, ends = piece_spans(joined, self.splits)
+        text_of = np.searchsorted(offsets, starts, side="right") - 1
+        bounds = (offsets[text_of], offsets[text_of + 1] - len(SEPARATOR))
+        features = piece_features(joined, starts, ends, self.batch_rule_ends(texts, offsets[:-1]), bounds)
+        cuts = np.searchsorted(text_of, np.arange(1, len(texts)))
+        probs = np.concatenate(self.piece_probs(np.split(features, cuts)))
+        labels = _decode(joined, starts, ends, probs)
+        return [labels[offsets[i]:offsets[i + 1] - len(SEPARATOR)] for i in range(len(texts))]
 
     def piece_probs(self, features: Sequence[np.ndarray]) -> List[np.ndarray]:
         """Per text (its ``piece_features``), the model's (n_pieces, n_labels) label probabilities.
@@ -172,7 +194,9 @@ class UDTokenizer:
             return out
         ops = self.model.ops
         X = Ragged(ops.asarray(np.concatenate(rows), dtype="uint64"), ops.asarray1i(lengths))
-        probs = ops.to_numpy(self.model.predict(X))
+        use_blas(self.model, "numpy")  # also for nodes a caller swapped in
+        with blas_threads(1):
+            probs = predict_probs(self.model, X)
         at = 0
         for (t, start, stop, offset), n in zip(spans, lengths):
             out[t][start:stop] = probs[at + offset:at + offset + stop - start]
@@ -180,36 +204,63 @@ class UDTokenizer:
         return out
 
     def make_doc(self, text: str, labels: np.ndarray) -> Doc:
-        """The Doc of ``text`` cut where ``labels`` (one per character, as ``predict`` returns) say."""
-        ends = np.flatnonzero(IS_TOKEN_END[labels])
+        """The Doc of ``text`` cut where ``labels`` (one per character, as ``predict`` returns) say.
+
+        Whitespace is written as spaCy's tokenizer writes it: one space after a token is its
+        trailing space, the rest of a gap (or a gap at the start) a whitespace token."""
+        ends = np.flatnonzero(IS_TOKEN_END[labels]) + 1  # exclusive
+        n = len(ends)
+        if not n:
+            return self._doc([text] if text else [], [False] if text else [], [None] if text else [], [])
+        codes = code_points(text)
         nonspace = ~is_space(text)
         # first non-space character at or after each position (len(text) where none)
         index = np.where(nonspace, np.arange(len(text)), len(text))
         next_char = np.minimum.accumulate(np.append(index, len(text))[::-1])[::-1]
-        starts = next_char[np.concatenate(([0], ends[:-1] + 1))] if len(ends) else ends
-        sent_end, mwt = IS_SENT_END[labels[ends]], IS_MWT[labels[ends]]
+        starts = next_char[np.concatenate(([0], ends[:-1]))]
+        gap_after = np.append(starts[1:], len(text)) - ends
+        space_after = (gap_after > 0) & (np.append(codes, 0)[ends] == 32)
+        ws_after = np.flatnonzero(gap_after > space_after)  # a whitespace token follows
+        sent_end, mwt = IS_SENT_END[labels[ends - 1]], IS_MWT[labels[ends - 1]]
+        starts_l, ends_l = starts.tolist(), ends.tolist()
+        forms = [text[s:e] for s, e in zip(starts_l, ends_l)]
+        spaces_l = space_after.tolist()
+        sent_l = [True if new else None for new in np.concatenate(([True], sent_end[:-1])).tolist()]
         words: List[str] = []
         spaces: List[bool] = []
         sent_starts: List[Optional[bool]] = []
         ranges: List[Tuple[int, int, str]] = []
-        new_sentence = True
-        prev = 0
-        for start, end, is_end, is_mwt in zip(starts.tolist(), (ends + 1).tolist(), sent_end.tolist(), mwt.tolist()):
-            _whitespace(text[prev:start], words, spaces, sent_starts)
-            form = text[start:end]
-            parts = self.lexicon.expand(form) if is_mwt else None
+        if starts_l[0] > 0:  # whitespace before the first token: a token of its own
+            words.append(text[:starts_l[0]])
+            spaces.append(False)
+            sent_starts.append(None)
+        done = 0  # tokens written
+        for k in sorted(set(ws_after.tolist()) | set(np.flatnonzero(mwt).tolist())):
+            words.extend(forms[done:k])
+            spaces.extend(spaces_l[done:k])
+            sent_starts.extend(sent_l[done:k])
+            parts = self.lexicon.expand(forms[k]) if mwt[k] else None
             if parts is None:
-                words.append(form)
-                spaces.append(False)
-                sent_starts.append(True if new_sentence else None)
+                words.append(forms[k])
+                spaces.append(spaces_l[k])
+                sent_starts.append(sent_l[k])
             else:
-                ranges.append((len(words), len(words) + len(parts), form))
+                ranges.append((len(words), len(words) + len(parts), forms[k]))
                 words.extend(parts)
-                spaces.extend([False] * len(parts))
-                sent_starts.extend([True if new_sentence else None] + [False] * (len(parts) - 1))
-            new_sentence = is_end
-            prev = end
-        _whitespace(text[prev:], words, spaces, sent_starts)
+                spaces.extend([False] * (len(parts) - 1) + [spaces_l[k]])
+                sent_starts.extend([sent_l[k]] + [False] * (len(parts) - 1))
+            if gap_after[k] > space_after[k]:
+                words.append(text[ends_l[k] + int(spaces_l[k]):ends_l[k] + int(gap_after[k])])
+                spaces.append(False)
+                sent_starts.append(None)
+            done = k + 1
+        words.extend(forms[done:])
+        spaces.extend(spaces_l[done:])
+        sent_starts.extend(sent_l[done:])
+        return self._doc(words, spaces, sent_starts, ranges)
+
+    def _doc(self, words: List[str], spaces: List[bool], sent_starts: List[Optional[bool]],
+             ranges: List[Tuple[int, int, str]]) -> Doc:
         if not self.cfg["set_sent_starts"] or not words:
             doc = Doc(self.vocab, words=words, spaces=spaces)
         else:
@@ -301,18 +352,3 @@ def _decode(text: str, starts: np.ndarray, ends: np.ndarray, probs: np.ndarray) 
     at = token_ends[np.append(blank_after, True)]
     labels[at] = np.where(IS_MWT[labels[at]], 4, 2)
     return labels
-
-
-def _whitespace(gap: str, words: List[str], spaces: List[bool], sent_starts: List[Optional[bool]]) -> None:
-    """Whitespace between tokens, as spaCy's tokenizer writes it: one space after a token is its
-    trailing space, the rest (or a gap at the start) a whitespace token."""
-    if not gap:
-        return
-    if words and gap[0] == " ":
-        spaces[-1] = True
-        gap = gap[1:]
-        if not gap:
-            return
-    words.append(gap)
-    spaces.append(False)
-    sent_starts.append(None)

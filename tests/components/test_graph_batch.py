@@ -9,7 +9,7 @@ from spacy_hcparse.calibration import apply_knots
 from spacy_hcparse.components.graph_batch import decode_eisner_spans, span_arcs, span_parses
 from spacy_hcparse.models.graph_parser import tree_label_scores
 from spacy_hcparse.segment import span_whitespace
-from tests.decoders.brute import all_trees, is_projective, reference_score
+from tests.decoders.brute import all_trees, is_projective, reference_score, tree_distribution
 
 from .test_graph_parser import train_tiny
 
@@ -34,21 +34,6 @@ def host_work(pipe, scores, spaces, calibration, threads):
     trees = [r.heads for r in results]
     labels, masked = pipe.label_trees(trees, pipe.label_scores(scores, trees), spaces)
     return span_parses(scores, results, labels, calibration, masked, spaces, threads)
-
-
-def brute_distribution(arc, sib, heads, temperature):
-    """Per word P(heads[m] -> m) and log P(heads) by enumerating every tree: projective trees
-    with the sibling scores where ``sib`` is given and ``heads`` is projective, else all trees
-    with the arc scores alone."""
-    n = len(heads) - 1
-    projective = sib is not None and is_projective(heads)
-    trees = [t for t in all_trees(n) if is_projective(t)] if projective else list(all_trees(n))
-    scores = np.array([reference_score(t, arc, sib if projective else None) for t in trees]) / temperature
-    log_z = np.logaddexp.reduce(scores)
-    probs = np.exp(scores - log_z)
-    marginals = [sum(p for t, p in zip(trees, probs) if t[m] == heads[m]) for m in range(1, n + 1)]
-    own = [k for k, t in enumerate(trees) if list(t) == list(heads)][0]
-    return np.array(marginals), float(scores[own] - log_z)
 
 
 def dense(size, triples, values):
@@ -97,7 +82,7 @@ def test_parses_are_brute_force_trees_and_distributions(eisner_parser, calibrati
             assert parse.head_probs is None and parse.log_prob is None
             continue
         with_sib = sib if calibration.get("siblings") else None
-        probs, log_prob = brute_distribution(arc, with_sib, parse.heads, calibration["temperature"])
+        probs, log_prob = tree_distribution(parse.heads, arc, calibration["temperature"], with_sib)
         mapped = apply_knots(probs, calibration["knots"])
         assert parse.head_probs == pytest.approx(mapped, abs=1e-9)
         assert parse.log_prob == pytest.approx(min(log_prob, np.log(mapped.min())), abs=1e-9)

@@ -82,3 +82,16 @@ def random_scores(rng, n, sib=False, grand=False, scale=1.0):
     s = rng.normal(scale=scale, size=(n + 1,) * 3) if sib else None
     g = rng.normal(scale=scale, size=(n + 1,) * 3) if grand else None
     return arc, s, g
+
+
+def tree_distribution(heads, arc, temperature, sib=None):
+    """Per word P(heads[m] -> m) and log P(heads) by enumeration: projective trees with ``sib``
+    where given and ``heads`` is projective, else every tree with the arc scores alone."""
+    n = len(heads) - 1
+    projective = sib is not None and is_projective(heads)
+    trees = [t for t in all_trees(n) if is_projective(t)] if projective else list(all_trees(n))
+    scores = np.array([reference_score(t, arc, sib if projective else None) for t in trees]) / temperature
+    log_z = np.logaddexp.reduce(scores)
+    probs = np.exp(scores - log_z)
+    marginals = [sum(p for t, p in zip(trees, probs) if t[m] == heads[m]) for m in range(1, n + 1)]
+    return np.array(marginals), float(scores[[list(t) for t in trees].index(list(heads))] - log_z)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spacy_hcparse.decoders import constrained_labels, decode_eisner, log_partition, tree_probabilities, tree_score
+from spacy_hcparse.decoders import constrained_labels, decode_eisner, decode_mst, log_partition, tree_probabilities, tree_score
 from spacy_hcparse.decoders._checks import tree_problem
 from spacy_hcparse.decoders.batch import cut, decode_eisner_batch, labels_batch, pack, split_words
 from spacy_hcparse.decoders.batch_marginals import (head_margins_batch, sibling_probabilities_batch,
@@ -247,3 +247,14 @@ def test_no_tree_avoids_the_absent_arcs():
 def test_bad_input_is_refused(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_probabilities_where_the_matrix_tree_determinant_underflows():
+    """Scores thousands apart (a small temperature of the calibration's grid) lose the matrix-tree
+    determinant to rounding: every word still gets a finite head probability, and the tree a
+    finite log probability (each word's own head distribution)."""
+    arc = np.random.default_rng(0).normal(size=(30, 30)) * 1e4
+    heads = np.asarray(decode_mst(arc), dtype=np.int64)
+    probs, log_probs = tree_probabilities_batch(heads, np.array([30]), arc.ravel())
+    assert np.isfinite(probs).all() and ((probs >= 0) & (probs <= 1)).all()
+    assert np.isfinite(log_probs).all() and log_probs[0] <= 0

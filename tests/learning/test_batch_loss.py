@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from spacy_hcparse.decoders import arc_marginals, log_partition
 from spacy_hcparse.graph.decoding import MST, Eisner, HillClimb
 from spacy_hcparse.graph.pruning import candidate_heads
 from spacy_hcparse.graph.scores import GraphScores
@@ -114,6 +115,34 @@ def test_tree_losses_are_the_per_span_terms(seed, n_spans, factors, weights):
         assert len(a) == len(b) == n_spans
         for x, y in zip(a, b):
             assert x.shape == y.shape and np.allclose(x, y, rtol=0, atol=1e-12), name
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_spans=st.integers(0, 6), weight=st.sampled_from([1.0, 0.5]))
+def test_tree_weight_adds_the_matrix_tree_negative_log_likelihood(seed, n_spans, weight):
+    """``tree_weight``: per span with a whole gold tree, ``log Z - score(gold)`` under the
+    single-root first-order distribution of the unpruned arcs, gradient marginals minus gold arcs;
+    the other terms unchanged."""
+    rng = np.random.default_rng(seed)
+    scores, golds, trees = random_batch(rng, n_spans, ("sib",))
+    sib, grand = scores.factors_of("sib"), scores.factors_of("grand")
+    base = tree_losses(scores, golds, trees, sib, grand, 1.0, 1.0)
+    got = tree_losses(scores, golds, trees, sib, grand, 1.0, 1.0, weight)
+    total = base[0]
+    for i, gold in enumerate(golds):
+        d = got[1][i] - base[1][i]
+        size = len(scores.masks[i])
+        if gold is None or size < 2 or (gold[0][1:] < 0).any():
+            assert not d.any()
+            continue
+        arc = scores.arc(i)
+        words = np.arange(1, size)
+        total += weight * (log_partition(arc) - arc[gold[0][1:], words].sum())
+        want = weight * arc_marginals(arc)
+        want[gold[0][1:], words] -= weight
+        assert np.allclose(d, want, rtol=0, atol=1e-9)
+    assert got[0] == pytest.approx(total, rel=1e-9, abs=1e-9)
+    assert all(np.array_equal(a, b) for a, b in zip(got[2] + got[3], base[2] + base[3]))
 
 
 @pytest.mark.parametrize("decoder", [Eisner(), MST(), HillClimb(seed=0)], ids=["eisner", "mst", "hill_climb"])

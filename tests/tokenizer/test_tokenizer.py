@@ -1,19 +1,24 @@
 """The UDTokenizer: training on a tiny treebank, segmenting, multiword tokens, saving and loading."""
 import json
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 import spacy
 from spacy.tokens import Doc
+from thinc.api import Relu, Softmax, chain
+from thinc.types import Ragged
 
 from spacy_hcparse.cli import main
 from spacy_hcparse.conllu import with_range_lines
 from spacy_hcparse.evaluation.conll18 import evaluate, parse_treebank
-from spacy_hcparse.evaluation.raw_text import raw_documents
+from spacy_hcparse.evaluation.raw_text import raw_documents, tokenized
 from spacy_hcparse.evaluation.system_output import doc_to_conllu
 from spacy_hcparse.names import MULTIWORD_TOKENS
 from spacy_hcparse.tokenizer import UDTokenizer, use_ud_tokenizer
+from spacy_hcparse.tokenizer.features import SEPARATOR, join_texts, piece_features, piece_spans
+from spacy_hcparse.tokenizer.inference import _layers, predict_probs
 from spacy_hcparse.tokenizer.train import TrainSettings, tokenizer_scores, train_tokenizer
 
 from .tiny import conllu, write
@@ -206,3 +211,70 @@ def test_any_text_keeps_its_characters(trained, text):
             out.append(doc[i].text_with_ws)
             i += 1
     assert "".join(out) == text
+
+
+def _analysis(doc):
+    return ([t.text_with_ws for t in doc], [t.is_sent_start for t in doc], doc._.get(MULTIWORD_TOKENS))
+
+
+BATCH_TEXTS = ["Eu gosto do gato. Ele veio da casa!", "", "Do alto vê-se tudo.", "  \n", "rio", "Vamos ao rio?\n\nNão sei,",
+               "\n\nDr. Silva.  ", "O preço é 10%.", "gato"]
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 3, 64])
+def test_pipe_gives_each_text_its_own_doc(trained, batch_size):
+    """A batch reads its texts as one string (features.join_texts): each Doc must still be its
+    text's, as tokenized alone, whatever its neighbours (letters at the edges, blank lines, empty)."""
+    tokenizer, _ = trained
+    docs = list(tokenizer.pipe(BATCH_TEXTS, batch_size=batch_size))
+    assert len(docs) == len(BATCH_TEXTS) and docs[2].text == "Deo alto vê-se tudo." and docs[3].text == "  \n"
+    assert [_analysis(d) for d in docs] == [_analysis(tokenizer(t)) for t in BATCH_TEXTS]
+    assert _analysis(docs[0])[2] == [(2, 4, "do"), (8, 10, "da")]
+
+
+def test_batch_features_are_each_texts_own(trained):
+    tokenizer, _ = trained
+    joined, offsets = join_texts(BATCH_TEXTS)
+    starts, ends = piece_spans(joined, tokenizer.splits)
+    text_of = np.searchsorted(offsets, starts, side="right") - 1
+    bounds = (offsets[text_of], offsets[text_of + 1] - len(SEPARATOR))
+    batch = piece_features(joined, starts, ends, tokenizer.batch_rule_ends(BATCH_TEXTS, offsets[:-1]), bounds)
+    for i, text in enumerate(BATCH_TEXTS):
+        own = piece_features(text, *piece_spans(text, tokenizer.splits), tokenizer.rule_ends(text))
+        assert np.array_equal(batch[text_of == i], own)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(st.text(alphabet="ab.-' \n\u00a0\tÉ1,dDo", max_size=20), max_size=6), batch_size=st.integers(1, 4))
+def test_any_batch_tokenizes_as_its_texts_alone(trained, texts, batch_size):
+    tokenizer, _ = trained
+    docs = list(tokenizer.pipe(texts, batch_size=batch_size))
+    assert [_analysis(d) for d in docs] == [_analysis(tokenizer(t)) for t in texts]
+
+
+def test_fused_prediction_is_the_models(trained):
+    """inference.predict_probs (numba blocks) against thinc's model.predict on the same rows."""
+    tokenizer, _ = trained
+    texts = ["Eu gosto do gato. Ele veio da casa!", "Do alto vê-se tudo.\n\nO preço é 10%.", "a"]
+    feats = [piece_features(t, *piece_spans(t, tokenizer.splits), tokenizer.rule_ends(t)) for t in texts]
+    X = Ragged(np.concatenate(feats), np.array([len(f) for f in feats], dtype="i"))
+    assert _layers(tokenizer.model) is not None  # the fused path, not the fallback
+    np.testing.assert_allclose(predict_probs(tokenizer.model, X), tokenizer.model.predict(X), rtol=1e-4, atol=1e-6)
+
+
+def test_another_model_structure_falls_back_to_thinc():
+    model = chain(Relu(4, 3), Softmax(2, 4))
+    model.initialize()
+    X = np.ones((2, 3), dtype="f")
+    assert _layers(model) is None
+    assert np.array_equal(predict_probs(model, X), model.predict(X))
+
+
+def test_tokenized_batches_texts_and_passes_docs(trained):
+    tokenizer, _ = trained
+    nlp = use_ud_tokenizer(spacy.blank("xx"), tokenizer)
+    given = Doc(nlp.vocab, words=["já", "feito"])
+    items = ["Eu gosto do gato.", given, "Vamos ao rio?", "", "Do alto."]
+    docs = list(nlp.pipe(tokenized(nlp, items, batch_size=2)))
+    assert docs[1] is given
+    assert [_analysis(d) for i, d in enumerate(docs) if i != 1] == [_analysis(nlp(t)) for t in items if isinstance(t, str)]
