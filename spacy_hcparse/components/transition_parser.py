@@ -32,19 +32,15 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..compiling import watch_compiling
-from ..models.transition_types import SpanGold, SpanTree, TransitionLearner, teacher_gold
+from ..models.transition_types import SpanGold, SpanTree, TransitionLearner, move_layout, teacher_gold
 from ..names import ROOT_LABEL, Span
 from ..segment import continues, sentence_spans, span_whitespace
-from ..transition.moves import n_classes
+from ..transition.moves import LAYOUT, LAYOUTS, layout_order, n_classes
 from .annotate import JOIN_LABEL, codes, write_trees
 from .base import ParserPipe
 from .projective_gold import DECORATION, example_gold, lifted_labels
 
 FALLBACK_LABEL = "dep"  # words need a label other than ROOT to attach to each other
-# The move-class layout of saved weights (``transition.moves``): 2 numbers a label's classes after
-# those of the labels before it, so that ``add_label`` can append classes; weights saved with the
-# earlier layout (no ``move_layout`` in cfg) are refused.
-MOVE_LAYOUT = 2
 
 DEFAULT_MODEL = """
 [model]
@@ -129,6 +125,12 @@ class TransitionParser(ParserPipe):
     move classes with zero weights (``transition.moves`` appends a label's classes, so no existing
     class moves), and the label is not predicted until a training update has seen it in gold
     (``cfg["unseen_labels"]``), so parses stay as they were until then.
+
+    ``cfg["move_layout"]`` is the weights' move-class layout (``transition.moves.LAYOUT`` for
+    weights made now; models saved without it have layout 1, in which no class can be appended).
+    Loading reorders layout-1 weights into ``LAYOUT`` where that is exact (the neural model's
+    output rows); the perceptron's hashed weights keep layout 1, parse and train as before, and
+    refuse a new label with ``add_label``.
     """
 
     SETTINGS = ("beam_width", "train_beam_width", "train_explore", "explore_after", "explore_max_length")
@@ -152,7 +154,7 @@ class TransitionParser(ParserPipe):
         self.model = model
         self.name = name
         self.scorer = scorer
-        self.cfg: Dict = {"labels": [], "tags": [], **settings}
+        self.cfg: Dict = {"labels": [], "tags": [], "move_layout": LAYOUT, **settings}
         # cfg is shared with the learner, which reads it at every call (loading updates it in place)
         self.learner: TransitionLearner = model.attrs["learner"](model, self.cfg, vocab)
         self._rehearsal_model = None
@@ -175,6 +177,7 @@ class TransitionParser(ParserPipe):
             self.add_label(label)
         self.model.set_dim("nO", n_classes(len(self.labels)))
         self.cfg["unseen_labels"] = []  # every label gets fresh weights below
+        self.cfg["move_layout"] = LAYOUT
         self.cfg["tags"] = self.learner.initial_tags([t.tag_ for eg in get_examples() for t in eg.reference if t.tag_])
         for tag in self.cfg["tags"]:
             self.vocab.strings.add(tag)
@@ -272,8 +275,11 @@ class TransitionParser(ParserPipe):
     def _grow_labels(self, label: str) -> None:
         """Two more move classes for ``label`` (the learner's ``grow_labels``, and the teacher's
         of ``rehearse``, as spaCy resizes its rehearsal model); it stays unseen, never predicted,
-        until a gold parse in training has it."""
-        self.learner.grow_labels()
+        until a gold parse in training has it. Nothing changes where the learner cannot grow."""
+        try:
+            self.learner.grow_labels()
+        except ValueError as err:
+            raise ValueError(f"[{self.name}] cannot add label {label!r}: {err}") from err
         if self._teacher_learner is not None:
             self._teacher_learner.grow_labels()
         self.cfg.setdefault("unseen_labels", []).append(label)
@@ -309,20 +315,25 @@ class TransitionParser(ParserPipe):
     def _before_save(self) -> None:
         """The learner's weights into the model (e.g. the perceptron's averages), then ``cfg``."""
         self.learner.before_save()
-        self.cfg["move_layout"] = MOVE_LAYOUT
         super()._before_save()
 
     def _check_format(self, cfg: Dict, where: str) -> None:
-        """The shared format check, then the move-class layout of trained weights."""
+        """The shared format check, then the move-class layout of the weights about to be loaded,
+        which becomes ``cfg["move_layout"]`` (1 where the saved cfg has none: loading only adds
+        the saved keys to ``cfg``)."""
         super()._check_format(cfg, where)
-        if cfg.get("labels") and cfg.get("move_layout", 1) != MOVE_LAYOUT:
+        layout = move_layout(cfg)
+        if layout not in LAYOUTS:
             raise ValueError(
-                f"[{self.name}] {where} numbers its move classes in layout {cfg.get('move_layout', 1)}; this "
-                f"spacy-hcparse reads layout {MOVE_LAYOUT} (which lets add_label grow a trained model): retrain it"
+                f"[{self.name}] {where} numbers its move classes in layout {layout}; this spacy-hcparse "
+                f"reads layouts {list(LAYOUTS)}: install the version that saved it, or retrain the model"
             )
+        self.cfg["move_layout"] = layout
 
     def _after_load(self, where: str) -> None:
-        """Forget training state; refuse weights whose move classes do not fit the labels."""
+        """Forget training state; refuse weights whose move classes do not fit the labels;
+        reorder weights of an earlier move-class layout into ``LAYOUT`` where the learner can do
+        it exactly (``reorder_classes``), so that they can grow."""
         self.learner.after_load()
         expected = n_classes(len(self.labels))
         if self.model.has_dim("nO") and self.model.get_dim("nO") not in (None, expected):
@@ -330,6 +341,9 @@ class TransitionParser(ParserPipe):
                 f"[hc_transition_parser] model in {where} has {self.model.get_dim('nO')} move classes but "
                 f"its cfg lists {len(self.labels)} labels ({expected} classes): the files do not belong together"
             )
+        layout = move_layout(self.cfg)
+        if self.labels and layout != LAYOUT and self.learner.reorder_classes(layout_order(len(self.labels), layout)):
+            self.cfg["move_layout"] = LAYOUT
 
 
 def initial_heads(pipe: TransitionParser, doc: Doc, max_length: int) -> List[np.ndarray]:

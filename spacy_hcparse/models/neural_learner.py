@@ -22,11 +22,13 @@ from ..names import Span
 from ..segment import index_groups, span_whitespace
 from ..transition.features import N_SLOTS
 from ..transition.guided import guided_walk
-from ..transition.moves import n_classes
+from ..transition.moves import LAYOUT, n_classes
 from ..transition.oracle import oracle_slots
 from ..transition.search import greedy_batch
-from .transition_neural import SlotBatch, SlotScores, SpanBatch, first_rows, grow_neural_classes, slot_rows
-from .transition_types import SpanGold, SpanTree, Spans, TransitionParses, label_moves, predicted_labels
+from .transition_neural import (SlotBatch, SlotScores, SpanBatch, first_rows, grow_neural_classes,
+                                reorder_neural_classes, slot_rows)
+from .transition_types import (SpanGold, SpanTree, Spans, TransitionParses, label_moves, move_layout,
+                               predicted_labels)
 
 WORDS_PER_GROUP = 4000  # words whose hidden layer the learner precomputes together (~86 MB)
 
@@ -60,6 +62,7 @@ class NeuralLearner:
     def parse(self, docs: Sequence[Doc], spans: Spans) -> TransitionParses:
         """Greedy search over the labels training has seen (``predicted_labels``: the scores of
         the first classes), spans in groups of about ``WORDS_PER_GROUP`` words."""
+        self._check_layout()
         _, root = label_moves(self.cfg)
         n_labels = predicted_labels(self.cfg)
         n_cls = n_classes(n_labels)
@@ -93,6 +96,7 @@ class NeuralLearner:
         """The configurations the spans train on, their correct and valid classes: the static
         oracle's path of each whole gold tree (one correct class each), and for partial gold the
         walk that follows the model's best-scoring correct move (``_guided_steps``)."""
+        self._check_layout()
         n_labels, root = label_moves(self.cfg)
         null = sum(len(doc) for doc in docs)
         partial = [is_partial(heads, labels) for heads, labels, _ in golds]
@@ -169,5 +173,18 @@ class NeuralLearner:
 
     def grow_labels(self) -> None:
         """Two zero-weight output rows at the end of the move scorer (``grow_neural_classes``)."""
+        self._check_layout()
         n_labels = len(self.cfg["labels"])
         grow_neural_classes(self.model, n_classes(n_labels + 1) - n_classes(n_labels))
+
+    def reorder_classes(self, order: np.ndarray) -> bool:
+        """The output layer's rows reordered (``reorder_neural_classes``): always exact."""
+        reorder_neural_classes(self.model, order)
+        return True
+
+    def _check_layout(self) -> None:
+        """The search and the oracles here number classes in ``LAYOUT`` (the component reorders
+        weights saved in an earlier layout when it loads them)."""
+        if move_layout(self.cfg) != LAYOUT:
+            raise ValueError(f"hc_transition_neural: weights in move-class layout {move_layout(self.cfg)}, not "
+                             f"{LAYOUT}: load them with the component, which reorders them")

@@ -82,6 +82,14 @@ def grow_neural_classes(model: Model, n_new: int) -> None:
     model.set_dim("nO", n_out, force=True)
 
 
+def reorder_neural_classes(model: Model, order: np.ndarray) -> None:
+    """The output layer's rows (weights and bias) reordered in place, row ``c`` taking row
+    ``order[c]``: each class keeps its own weights, so its scores are exactly as they were."""
+    output = model.get_ref("output")
+    for name in ("W", "b"):
+        output.set_param(name, output.get_param(name)[order].copy())
+
+
 def _init_neural(model: Model, X=None, Y=None) -> Model:
     """The Tok2Vec on the sample docs ``X``, then the scorers for its width."""
     tok2vec = model.get_ref("tok2vec")

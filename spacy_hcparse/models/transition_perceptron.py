@@ -21,7 +21,7 @@ from ..layers.sparse_linear import sparse_linear
 from ..names import Span
 from ..segment import segment_docs, span_whitespace
 from ..transition.features import N_ATTRS, TEMPLATE_SETS, get_templates, token_attrs
-from ..transition.moves import n_classes
+from ..transition.moves import LAYOUT, n_classes
 from ..transition.search import beam_parse, greedy_parse
 from ..transition.tagging import fill_tags, tagger_templates
 from .transition_types import TransitionParses
@@ -44,6 +44,7 @@ class PerceptronInput(NamedTuple):
     root_label: int  # label id of ROOT
     beam_width: int = 1  # 1: greedy
     n_labels: Optional[int] = None  # the labels 0..n_labels-1 may be predicted; None: all the model's
+    layout: int = LAYOUT  # the weights' move-class layout (``transition.moves``)
 
 
 class PerceptronFeatures(NamedTuple):
@@ -107,7 +108,7 @@ def _init_perceptron(model: Model, X=None, Y=None) -> Model:
 
 def _perceptron_forward(model: Model, X: PerceptronInput, is_train: bool) -> Tuple[TransitionParses, Callable]:
     """Segment the docs without spans, tag the untagged rows, search: see the module docstring."""
-    docs, given, tag_values, root_label, beam_width, n_labels = X
+    docs, given, tag_values, root_label, beam_width, n_labels, layout = X
     spans, sentences = segment_docs(docs, given, _perceptron_starts(model, docs, given), model.attrs["max_length"])
     rows = span_rows(docs, spans)
     attrs, offsets = rows.attrs, rows.offsets
@@ -117,7 +118,7 @@ def _perceptron_forward(model: Model, X: PerceptronInput, is_train: bool) -> Tup
     features = perceptron_features(model)
     heads = np.empty(len(attrs), dtype=np.int64)
     labels = np.empty(len(attrs), dtype=np.int64)
-    if n_labels is None:
+    if n_labels is None or layout != LAYOUT:  # only in LAYOUT are the first labels' classes the first
         n_labels = (model.get_dim("nO") - 1) // 2
     elif n_classes(n_labels) > model.get_dim("nO"):
         raise ValueError(f"hc_transition_perceptron has {model.get_dim('nO')} move classes, fewer than the "
@@ -126,9 +127,9 @@ def _perceptron_forward(model: Model, X: PerceptronInput, is_train: bool) -> Tup
     args = (attrs, space, offsets, model.get_ref("linear").get_param("W"), features.templates, features.mask,
             n_labels, root_label)
     if beam_width > 1:
-        beam_parse(*args, int(beam_width), heads, labels)
+        beam_parse(*args, int(beam_width), heads, labels, int(layout))
     else:
-        greedy_parse(*args, heads, labels)
+        greedy_parse(*args, heads, labels, int(layout))
     trees = [(heads[lo:hi].copy(), labels[lo + 1 : hi].copy()) for lo, hi in zip(offsets[:-1], offsets[1:])]
 
     def backprop(dY):

@@ -75,12 +75,24 @@ class TransitionLearner(Protocol):
     def grow_labels(self) -> None:
         """Append the two move classes of one more label (``transition.moves``: no existing class
         moves) to the model and to any training state, with weights that leave the scores of the
-        existing classes as they are; ``cfg["labels"]`` does not list the label yet."""
+        existing classes as they are; ``cfg["labels"]`` does not list the label yet. Raises a
+        ``ValueError`` saying what to do where the weights' class layout cannot grow."""
+
+    def reorder_classes(self, order: np.ndarray) -> bool:
+        """Reorder the model's move classes exactly, class ``c`` taking the scores of class
+        ``order[c]`` (``transition.moves.layout_order``: weights saved in an earlier class layout);
+        False, with nothing changed, where the weights cannot be reordered exactly."""
 
 
 def label_moves(cfg: Dict) -> Tuple[int, int]:
     """(number of labels, label id of ``ROOT``) of the component's ``cfg``."""
     return len(cfg["labels"]), cfg["labels"].index(ROOT_LABEL)
+
+
+def move_layout(cfg: Dict) -> int:
+    """The class layout (``transition.moves``) of the component's weights: ``cfg["move_layout"]``,
+    ``1`` for models saved before it was recorded."""
+    return int(cfg.get("move_layout", 1))
 
 
 def predicted_labels(cfg: Dict) -> int:

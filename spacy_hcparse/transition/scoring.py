@@ -10,7 +10,7 @@ import numpy as np
 
 from ..compiling import njit
 from .features import fill_context, hash_features
-from .moves import valid_mask
+from .moves import LAYOUT, valid_mask
 
 
 @njit(cache=True)
@@ -46,9 +46,11 @@ def best_allowed(scores, allowed) -> int:
 
 @njit(cache=True)
 def best_candidates(
-    beam, size, totals, span, W, templates, mask, n_labels, root_label, ctx, feats, scores, valid, top_s, top_k, top_c
+    beam, size, totals, span, W, templates, mask, n_labels, root_label, ctx, feats, scores, valid, top_s, top_k, top_c,
+    layout=LAYOUT,
 ):
-    """The ``len(top_s)`` best candidates over beam items ``0..size-1`` and their valid moves,
+    """The ``len(top_s)`` best candidates over beam items ``0..size-1`` and their valid moves
+    (classes in layout ``layout``, ``transition.moves``),
     scored by the item's total plus the move's score: ``top_s`` the scores (best first), ``top_k``
     the items, ``top_c`` the moves; ties keep the earlier (item, move). Returns how many were
     filled. A bounded insertion list, so no candidate array is sorted."""
@@ -59,7 +61,7 @@ def best_candidates(
         fill_context(beam[k], span, ctx)
         hash_features(ctx, templates, mask, feats)
         score(W, feats, n_cls, scores)
-        valid_mask(beam[k], n_labels, root_label, valid)
+        valid_mask(beam[k], n_labels, root_label, valid, layout)
         base = totals[k]
         for c in range(n_cls):
             if not valid[c]:

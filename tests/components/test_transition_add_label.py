@@ -1,6 +1,9 @@
 """hc_transition_parser.add_label after initialization, for both learners: the model grows two move
 classes, parses stay exactly as they were until training sees the label, training then learns it,
-and the grown model round-trips; adding a label that is there changes nothing."""
+and the grown model round-trips; adding a label that is there changes nothing. Models saved
+before the move-class layout that lets a model grow (layout 1, no ``cfg["move_layout"]``) load
+and parse exactly as before: the neural one reordered (and then it grows), the perceptron one in
+its own layout (and then a new label is refused, saying what to do)."""
 import numpy as np
 import pytest
 import spacy
@@ -102,15 +105,95 @@ def test_grown_model_round_trips_and_learns_the_label(learner, tmp_path):
     assert parses(spacy.load(tmp_path / "model")) == expected
 
 
-def test_weights_of_the_earlier_class_layout_are_refused(tmp_path):
+def saved_as_before_move_layout(nlp, path):
+    """``nlp`` saved to ``path`` as spacy-hcparse saved models before ``cfg["move_layout"]``
+    existed (the key left out: its weights must be in layout 1), and loaded back."""
+    nlp.to_disk(path)
+    cfg_path = path / "hc_transition_parser" / "cfg"
+    cfg = srsly.read_json(cfg_path)
+    del cfg["move_layout"]
+    srsly.write_json(cfg_path, cfg)
+    return spacy.load(path)
+
+
+def old_layout_rows(rows, n_labels):
+    """The output rows of a layout-2 neural model (``LAYOUT``: left-arc ``l`` at ``1 + 2l``,
+    right-arc at ``2 + 2l``) in layout 1, written out from layout 1's definition: left-arc ``l``
+    at ``1 + l``, right-arc at ``1 + n_labels + l``."""
+    old = np.empty_like(rows)
+    old[0] = rows[0]
+    for label in range(n_labels):
+        old[1 + label] = rows[1 + 2 * label]
+        old[1 + n_labels + label] = rows[2 + 2 * label]
+    return old
+
+
+def test_old_perceptron_model_parses_and_trains_as_before_and_refuses_a_new_label(tmp_path):
+    """A perceptron model trained and saved before layout 2 (trained here in layout 1 from its zero
+    weights, as the earlier code did) loads with its layout, parses exactly as before (greedy,
+    beam, raw text) and trains on; a new label is refused with what to do instead."""
+    spacy.util.fix_random_seed(0)
+    nlp = make_nlp(SMALL)
+    examples = make_doc_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    parser = nlp.get_pipe("hc_transition_parser")
+    parser.cfg["move_layout"] = 1
+    for _ in range(STEPS["perceptron"]):
+        nlp.update(examples, sgd=optimizer)
+    before = parses(nlp)
+    parser.cfg["move_layout"] = 2
+    assert parses(nlp) != before  # the layout matters: the same weights read in layout 2 parse otherwise
+    parser.cfg["move_layout"] = 1
+
+    loaded = saved_as_before_move_layout(nlp, tmp_path / "old")
+    parser = loaded.get_pipe("hc_transition_parser")
+    assert parser.cfg["move_layout"] == 1
+    assert parses(loaded) == before
+    data = parser.to_bytes()
+    with pytest.raises(ValueError, match=r"cannot add label 'xcomp': this perceptron model was saved by an earlier "
+                                         r"spacy-hcparse.*train a fresh model"):
+        parser.add_label("xcomp")
+    assert parser.add_label("nsubj") == 0
+    assert "xcomp" not in parser.labels and parser.to_bytes() == data and parses(loaded) == before
+
+    optimizer = loaded.resume_training()
+    for _ in range(30):  # training goes on in layout 1 (scores, oracle and moves alike): it learns
+        loaded.update(make_examples(loaded), sgd=optimizer)
+    for words, gold_heads, gold_deps in SENTENCES:
+        assert parse_of(loaded(Doc(loaded.vocab, words=words))) == (gold_heads, gold_deps), words
+    again = make_nlp(SMALL).from_bytes(loaded.to_bytes())
+    assert again.get_pipe("hc_transition_parser").cfg["move_layout"] == 1 and parses(again) == parses(loaded)
+
+
+def test_old_neural_model_is_reordered_at_load_and_can_grow(tmp_path):
+    """A neural model saved before layout 2 (its output rows in layout 1) loads reordered into
+    layout 2, parses exactly as before, and takes a new label."""
+    nlp, optimizer = trained_a_little("neural")
+    before = parses(nlp)
+    parser = nlp.get_pipe("hc_transition_parser")
+    output = parser.model.get_ref("output")
+    for name in ("W", "b"):
+        output.set_param(name, old_layout_rows(output.get_param(name), len(parser.labels)))
+    assert parses(nlp) != before  # the rows are in another order now
+
+    loaded = saved_as_before_move_layout(nlp, tmp_path / "old")
+    parser = loaded.get_pipe("hc_transition_parser")
+    assert parser.cfg["move_layout"] == 2
+    assert parses(loaded) == before
+    assert parser.add_label("xcomp") == 1 and parses(loaded) == before
+    loaded.to_disk(tmp_path / "grown")
+    assert parses(spacy.load(tmp_path / "grown")) == before
+
+
+def test_weights_of_an_unknown_class_layout_are_refused(tmp_path):
     nlp, _ = trained_a_little("perceptron")
     nlp.to_disk(tmp_path / "model")
     cfg_path = tmp_path / "model" / "hc_transition_parser" / "cfg"
     cfg = srsly.read_json(cfg_path)
     assert cfg["move_layout"] == 2
-    del cfg["move_layout"]
+    cfg["move_layout"] = 3
     srsly.write_json(cfg_path, cfg)
-    with pytest.raises(ValueError, match=r"numbers its move classes in layout 1.*retrain"):
+    with pytest.raises(ValueError, match=r"numbers its move classes in layout 3.*reads layouts \[1, 2\]"):
         spacy.load(tmp_path / "model")
 
 

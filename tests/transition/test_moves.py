@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from spacy_hcparse.decoders import tree_problem
 from spacy_hcparse.transition.moves import (LEFT, RIGHT, SHIFT, LeftArc, RightArc, Shift, apply, class_of, is_valid,
-                                            label_of, move_of, n_classes, valid_mask)
+                                            label_of, layout_order, move_of, n_classes, valid_mask)
 from spacy_hcparse.transition.state import heads_of, initial_state, is_final, labels_of, mark_whitespace, stack_item
 
 
@@ -64,6 +64,41 @@ def test_valid_mask_of_the_first_labels_is_a_prefix():
             valid_mask(st, 5, 0, long)
             assert long[: len(short)].tolist() == short.tolist()
             apply(st, int(rng.choice(np.flatnonzero(short))), 3)
+
+
+def test_layout_1_numbers_classes_as_models_saved_before_layout_2():
+    """Layout 1 (saved models without ``move_layout``): left-arc ``l`` is ``1 + l``, right-arc
+    ``1 + n_labels + l``; ``layout_order`` gives each layout-2 class its layout-1 number."""
+    for n_labels in range(1, 6):
+        order = layout_order(n_labels, 1)
+        assert order[0] == 0 and sorted(order.tolist()) == list(range(n_classes(n_labels)))
+        for label in range(n_labels):
+            for move, old in ((LEFT, 1 + label), (RIGHT, 1 + n_labels + label)):
+                assert class_of(move, label, n_labels, 1) == old
+                assert (move_of(old, n_labels, 1), label_of(old, n_labels, 1)) == (move, label)
+                assert order[class_of(move, label, n_labels)] == old
+        assert layout_order(n_labels, 2).tolist() == list(range(n_classes(n_labels)))
+
+
+def test_layout_1_valid_mask_and_moves_are_layout_2_reordered():
+    """Along random walks, layout 1's valid classes are layout 2's in ``layout_order``, and a class
+    applied in each layout makes the same configuration."""
+    rng = np.random.default_rng(1)
+    n_labels, root = 4, 2
+    order = layout_order(n_labels, 1)
+    for _ in range(50):
+        st = initial_state(int(rng.integers(0, 8)))
+        st1 = st.copy()
+        new, old = np.empty(n_classes(n_labels), dtype=np.bool_), np.empty(n_classes(n_labels), dtype=np.bool_)
+        while not is_final(st):
+            valid_mask(st, n_labels, root, new)
+            valid_mask(st1, n_labels, root, old, 1)
+            assert old[order].tolist() == new.tolist()
+            cls = int(rng.choice(np.flatnonzero(new)))
+            assert is_valid(st1, int(order[cls]), n_labels, root, 1)
+            apply(st, cls, n_labels)
+            apply(st1, int(order[cls]), n_labels, 1)
+            assert np.array_equal(st, st1)
 
 
 @settings(max_examples=200, deadline=None)
