@@ -31,7 +31,6 @@ from numba import prange
 
 from ..compiling import njit
 from ._checks import MAX_WORDS, _tree_problem_code
-from .absent import _any_absent, _fill_absent, _flat_range, usable_mask
 from .eisner import eisner2_kernel, eisner_kernel
 from .labels import _assign_groups
 from .scoring import arc_part, sib_part
@@ -92,15 +91,36 @@ def decode_eisner_batch(arcs, sizes, sib_counts=None, sib_triples=None, sib_valu
     heads = np.full(int(sizes.sum()), -1, dtype=np.int64)
     scores = np.zeros(len(sizes))
     second = counts >= 0
+    ranges = _usable_ranges(arcs, sizes, where.squares)
     with _threads(threads) as parallel:
         if second.any():
             kernel = _eisner2_parallel if parallel else _eisner2_serial
             kernel(np.flatnonzero(second), arcs, sizes, where.squares, where.rows, counts, triples, values,
-                   where.triples, heads, scores)
+                   where.triples, ranges, heads, scores)
         if not second.all():
             kernel = _eisner1_parallel if parallel else _eisner1_serial
-            kernel(np.flatnonzero(~second), arcs, sizes, where.squares, where.rows, heads, scores)
+            kernel(np.flatnonzero(~second), arcs, sizes, where.squares, where.rows, ranges, heads, scores)
     return heads, scores
+
+
+def _usable_ranges(arcs, sizes, squares) -> np.ndarray:
+    """Per span (float64 (B, 2)) the lowest and highest score of its usable arcs (finite,
+    ``h != m``, ``m >= 1``; ``lo > hi``: none), or NaN where none of its arcs is absent (``-inf``):
+    what ``absent.absent_floor`` starts from. Numpy over the batch."""
+    ranges = np.full((len(sizes), 2), np.nan)
+    if not len(sizes):
+        return ranges
+    cells = sizes * sizes
+    span = np.repeat(np.arange(len(sizes)), cells)
+    h, m = np.divmod(np.arange(len(arcs)) - np.repeat(squares, cells), np.repeat(sizes, cells))
+    tree_cell = (m >= 1) & (h != m)
+    finite = np.isfinite(arcs)
+    absent = np.bincount(span[tree_cell & ~finite], minlength=len(sizes)) > 0
+    if absent.any():
+        usable = tree_cell & finite
+        ranges[absent, 0] = np.minimum.reduceat(np.where(usable, arcs, np.inf), squares)[absent]
+        ranges[absent, 1] = np.maximum.reduceat(np.where(usable, arcs, -np.inf), squares)[absent]
+    return ranges
 
 
 def labels_batch(heads, sizes, scores, label_class=None, root: int = -1, *, threads: int = 1) -> np.ndarray:
@@ -327,9 +347,10 @@ def _threads(threads: int):
 # First- and second-order spans go to kernels of their own, so that a batch compiles only the
 # Eisner kernel its spans use (a pipeline with sibling factors never compiles the first-order one).
 @njit(cache=True, inline="always")  # one body in each loop below: no compile of its own
-def _eisner2_span(i, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores, buffer):
+def _eisner2_span(i, arcs, sizes, squares, rows, counts, triples, values, first, ranges, heads, scores, buffer):
     """Span ``i`` (with sibling factors): ``decode_eisner``'s steps (absent arcs floored as
-    ``absent.with_floor`` does, the second-order kernel) and ``tree_score`` of the tree. The
+    ``absent.with_floor`` does, from the usable range ``ranges[i]``, the second-order kernel) and
+    ``tree_score`` of the tree. The
     dense sibling cube is zero but at the span's triples; it lives in ``buffer`` where that is
     large enough (the serial loop: one allocation for the batch, its cells zeroed again after
     use), else in an array of its own."""
@@ -342,8 +363,10 @@ def _eisner2_span(i, arcs, sizes, squares, rows, counts, triples, values, first,
         cube = np.zeros((size, size, size))
     for k in range(first[i], first[i] + counts[i]):
         cube[triples[k, 0], triples[k, 1], triples[k, 2]] = values[k]
-    finite = _floored(arc, cube, True, triples, first[i], counts[i])
-    tree = eisner2_kernel(finite, cube)
+    floor = np.nan
+    if not np.isnan(ranges[i, 0]):
+        floor = _floor(ranges[i, 0], ranges[i, 1], size - 1, _cube_spread(cube, triples, first[i], counts[i]))
+    tree = eisner2_kernel(_floored(arc, floor), cube)
     for m in range(size):
         heads[rows[i] + m] = tree[m]
     scores[i] = arc_part(tree, arc) + sib_part(tree, cube)
@@ -353,37 +376,60 @@ def _eisner2_span(i, arcs, sizes, squares, rows, counts, triples, values, first,
 
 
 @njit(cache=True, inline="always")  # one body in each loop below: no compile of its own
-def _eisner1_span(i, arcs, sizes, squares, rows, heads, scores):
+def _eisner1_span(i, arcs, sizes, squares, rows, ranges, heads, scores):
     """Span ``i`` (no sibling factors): ``decode_eisner``'s steps with the first-order kernel
     and ``tree_score`` of the tree."""
     size = sizes[i]
     arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
-    finite = _floored(arc, np.zeros((1, 1, 1)), False, np.zeros((0, 3), np.int64), 0, 0)
-    tree = eisner_kernel(finite)
+    floor = np.nan if np.isnan(ranges[i, 0]) else _floor(ranges[i, 0], ranges[i, 1], size - 1, 0.0)
+    tree = eisner_kernel(_floored(arc, floor))
     for m in range(size):
         heads[rows[i] + m] = tree[m]
     scores[i] = arc_part(tree, arc)
 
 
-@njit(cache=True)
-def _floored(arc, cube, use_sib, triples, start, count):
-    """``absent.with_floor(arc, cube).arc``: absent arcs at ``absent_floor``'s finite score."""
-    mask = usable_mask(arc)
-    if not _any_absent(arc, mask):
-        return arc
-    size = arc.shape[0]
-    lo, hi = _usable_range(arc, mask)
+@njit(cache=True, inline="always")
+def _floor(lo, hi, n, cube_spread):
+    """``absent.absent_floor`` from the usable arcs' range ``lo``, ``hi`` and the sibling cube's
+    ``high - low`` (0: none)."""
     if lo > hi:  # no usable arc at all
-        floor = -1.0
-    else:
-        n = size - 1
-        spread = n * (hi - lo)
-        if use_sib and cube.size:
-            low, high = _cube_range(cube, triples, start, count)
-            spread += n * (high - low)
-        floor = lo - 2.0 * spread - 1.0
+        return -1.0
+    spread = n * (hi - lo)
+    if cube_spread != 0.0:
+        spread += n * cube_spread
+    return lo - 2.0 * spread - 1.0
+
+
+@njit(cache=True, inline="always")
+def _cube_spread(cube, triples, start, count):
+    """``high - low`` of the dense cube (``absent.cube_range``): with fewer triples than cells,
+    some cell is 0, so 0 and the triples' cells are all it takes; else every cell."""
+    low, high = 0.0, 0.0
+    if count >= cube.size:
+        flat = cube.ravel()
+        low, high = flat[0], flat[0]
+        for k in range(flat.shape[0]):
+            low = min(low, flat[k])
+            high = max(high, flat[k])
+        return high - low
+    for k in range(start, start + count):
+        value = cube[triples[k, 0], triples[k, 1], triples[k, 2]]
+        low = min(low, value)
+        high = max(high, value)
+    return high - low
+
+
+@njit(cache=True, inline="always")
+def _floored(arc, floor):
+    """``arc`` with its absent arcs at ``floor`` (a copy; ``arc`` itself where ``floor`` is NaN:
+    none is absent)."""
+    if np.isnan(floor):
+        return arc
     out = arc.copy()
-    _fill_absent(out, mask, floor)
+    for h in range(arc.shape[0]):
+        for m in range(1, arc.shape[0]):
+            if h != m and not np.isfinite(arc[h, m]):
+                out[h, m] = floor
     return out
 
 
@@ -400,43 +446,30 @@ def _usable_range(arc, mask):
 
 
 @njit(cache=True)
-def _cube_range(cube, triples, start, count):
-    """``(min, max)`` of the dense cube (``absent.cube_range``): with fewer triples than cells,
-    some cell is 0, so 0 and the triples' cells are all it takes; else every cell."""
-    if count >= cube.size:
-        return _flat_range(cube.ravel())
-    low, high = 0.0, 0.0
-    for k in range(start, start + count):
-        value = cube[triples[k, 0], triples[k, 1], triples[k, 2]]
-        low = min(low, value)
-        high = max(high, value)
-    return low, high
-
-
-@njit(cache=True)
-def _eisner2_serial(spans, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores):
+def _eisner2_serial(spans, arcs, sizes, squares, rows, counts, triples, values, first, ranges, heads, scores):
     largest = 0
     for i in spans:
         largest = max(largest, sizes[i])
     buffer = np.zeros(largest * largest * largest)
     for i in spans:
-        _eisner2_span(i, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores, buffer)
+        _eisner2_span(i, arcs, sizes, squares, rows, counts, triples, values, first, ranges, heads, scores, buffer)
 
 
 @njit(cache=True, parallel=True)
-def _eisner2_parallel(spans, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores):
+def _eisner2_parallel(spans, arcs, sizes, squares, rows, counts, triples, values, first, ranges, heads, scores):
     none = np.zeros(0)
     for k in prange(spans.shape[0]):
-        _eisner2_span(spans[k], arcs, sizes, squares, rows, counts, triples, values, first, heads, scores, none)
+        _eisner2_span(spans[k], arcs, sizes, squares, rows, counts, triples, values, first, ranges, heads, scores,
+                      none)
 
 
 @njit(cache=True)
-def _eisner1_serial(spans, arcs, sizes, squares, rows, heads, scores):
+def _eisner1_serial(spans, arcs, sizes, squares, rows, ranges, heads, scores):
     for i in spans:
-        _eisner1_span(i, arcs, sizes, squares, rows, heads, scores)
+        _eisner1_span(i, arcs, sizes, squares, rows, ranges, heads, scores)
 
 
 @njit(cache=True, parallel=True)
-def _eisner1_parallel(spans, arcs, sizes, squares, rows, heads, scores):
+def _eisner1_parallel(spans, arcs, sizes, squares, rows, ranges, heads, scores):
     for k in prange(spans.shape[0]):
-        _eisner1_span(spans[k], arcs, sizes, squares, rows, heads, scores)
+        _eisner1_span(spans[k], arcs, sizes, squares, rows, ranges, heads, scores)
