@@ -133,7 +133,7 @@ def write_summary(runs, path: Path, profile_name: str, profile: dict) -> None:
     raw_runs = [run for run in runs if (Path("metrics") / run / "raw_text.json").exists()]
     if raw_runs:
         lines += ["", "## Raw text: spaCy's tokenizer and the UD tokenizer", "",
-                  "CoNLL 2018 F1 (%) on test from raw text (documents of 10 sentences; `metrics/<run>/raw_text.json`, "
+                  "CoNLL 2018 F1 (%) on test from raw text (documents of `raw_group` sentences; `metrics/<run>/raw_text.json`, "
                   "`raw_text_flat.json`): each parser with spaCy's rule tokenizer and with the UD tokenizer trained on "
                   "the treebank's training text (`_ud`; the shipped `hc_parser_ud` carries it), beside its UD LAS "
                   "from gold words; with paragraph breaks as blank lines and as spaces (no line breaks). Words/sec "
