@@ -2,11 +2,13 @@
 `do` = `de o`): train-tokenizer as project.yml runs it, the shipped pipeline that
 scripts/use_tokenizer.py saves (UDTokenizer as nlp.tokenizer, multiword tokens as range lines),
 evaluate_raw.py scoring both tokenizers, and the reports' rows for both."""
+import contextlib
 import json
+import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
+from typing import List
 
 import pytest
 import spacy
@@ -23,8 +25,10 @@ from tests.tokenizer.tiny import SENTENCES, write
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
+import evaluate_raw  # noqa: E402
 import report  # noqa: E402
 import run_treebanks  # noqa: E402
+import use_tokenizer  # noqa: E402
 
 RUN = "UD_Tiny"
 TEXT = "Eu gosto do gato. Do alto vê-se tudo."
@@ -37,10 +41,36 @@ def command(name: str, **overrides) -> dict:
     return next(c for c in config["commands"] if c["name"] == name)
 
 
-def run(args, cwd: Path) -> subprocess.CompletedProcess:
-    result = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return result
+@contextlib.contextmanager
+def in_dir(path: Path):
+    old = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def run_script(line: str, cwd: Path) -> None:
+    """A project.yml script line (``python scripts/NAME.py ...`` or ``python -m spacy_hcparse ...``)
+    run in this process from ``cwd``, as the workflow runs it from the project directory."""
+    args = shlex.split(line)
+    assert args[0] == "python"
+    with in_dir(cwd):
+        if args[1] == "-m":
+            assert args[2] == "spacy_hcparse" and cli_main(args[3:]) == 0
+            return
+        module = {"scripts/use_tokenizer.py": use_tokenizer, "scripts/evaluate_raw.py": evaluate_raw}[args[1]]
+        call_main(module, args[2:])
+
+
+def call_main(module, args: List[str]) -> None:
+    old = sys.argv
+    sys.argv = [module.__file__] + args
+    try:
+        module.main()
+    finally:
+        sys.argv = old
 
 
 def gold_examples(nlp):
@@ -57,8 +87,8 @@ def gold_examples(nlp):
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     """A run directory as the workflow leaves it: corpus/RUN (tiny CoNLL-U, data.json),
-    training/RUN/tokenizer (trained), hc_parser (an untrained tiny parser), spacy_pipeline (spaCy's
-    tokenizer and a sentencizer), and hc_parser_ud from scripts/use_tokenizer.py."""
+    training/RUN/tokenizer (trained), hc_parser (an untrained tiny parser), spacy_parser (a stand-in:
+    spaCy's tokenizer and a sentencizer), and hc_parser_ud from scripts/use_tokenizer.py."""
     root = tmp_path_factory.mktemp("tokwf")
     corpus, training = root / "corpus" / RUN, root / "training" / RUN
     corpus.mkdir(parents=True)
@@ -83,11 +113,9 @@ def project(tmp_path_factory):
     nlp.to_disk(training / "hc_parser" / "model-best")
     peer = spacy.blank("pt")
     peer.add_pipe("sentencizer")
-    (training / "spacy_pipeline").mkdir()
-    peer.to_disk(training / "spacy_pipeline" / "model-best")
-    script = command("assemble-ud-parser", run=RUN)["script"][0]
-    args = shlex.split(script)
-    run([sys.executable, str(ROOT / args[1])] + args[2:], cwd=root)
+    (training / "spacy_parser").mkdir()
+    peer.to_disk(training / "spacy_parser" / "model-best")
+    run_script(command("assemble-ud-parser", run=RUN)["script"][0], root)
     return root
 
 
@@ -99,9 +127,7 @@ def test_train_tokenizer_command_trains_on_the_runs_text(tmp_path):
     write(corpus / "dev.conllu")
     cmd = command("train-tokenizer", run=RUN, lang="pt", tokenizer_epochs=run_treebanks.SMOKE["tokenizer_epochs"])
     assert cmd["outputs"][0] == f"training/{RUN}/tokenizer/tokenizer"
-    args = shlex.split(cmd["script"][0])
-    assert args[:3] == ["python", "-m", "spacy_hcparse"]
-    run([sys.executable] + args[1:], cwd=tmp_path)
+    run_script(cmd["script"][0], tmp_path)
     loaded = UDTokenizer(spacy.blank("pt").vocab).from_disk(tmp_path / cmd["outputs"][0])
     assert loaded.trained and len(loaded.lexicon) > 0  # `do` -> `de o` learned from the range lines
     scores = json.loads((tmp_path / cmd["outputs"][1]).read_text())
@@ -142,40 +168,38 @@ def test_shipped_pipeline_writes_range_lines(project, tmp_path):
 
 
 def test_use_tokenizer_refuses_a_missing_tokenizer(project, tmp_path):
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "use_tokenizer.py"),
-                             str(project / "training" / RUN / "hc_parser" / "model-best"), str(tmp_path / "nothing"),
-                             str(tmp_path / "out")], capture_output=True, text=True)
-    assert result.returncode != 0 and not (tmp_path / "out" / "config.cfg").exists()
+    with pytest.raises(FileNotFoundError):
+        call_main(use_tokenizer, [str(project / "training" / RUN / "hc_parser" / "model-best"), str(tmp_path / "nothing"),
+                                  str(tmp_path / "out")])
+    assert not (tmp_path / "out" / "config.cfg").exists()
 
 
 @pytest.fixture(scope="module")
 def raw_metrics(project):
-    args = [sys.executable, str(ROOT / "scripts" / "evaluate_raw.py"), f"corpus/{RUN}", f"training/{RUN}",
-            f"metrics/{RUN}", "--group", "3", "--repeats", "1", "--pipelines", "hc_parser,hc_parser_ud,spacy_pipeline",
-            "--tokenizer", f"training/{RUN}/tokenizer/tokenizer"]
-    run(args, cwd=project)
-    run(args + ["--flat"], cwd=project)
+    line = command("evaluate-raw-parsers", run=RUN, raw_group=3, repeats=1)["script"][0]
+    run_script(line, project)
+    run_script(line + " --flat", project)
     metrics = project / "metrics" / RUN
     return json.loads((metrics / "raw_text.json").read_text()), json.loads((metrics / "raw_text_flat.json").read_text())
 
 
 def test_evaluate_raw_scores_both_tokenizers(raw_metrics, project):
     raw, flat = raw_metrics
-    assert list(raw["pipelines"]) == ["hc_parser", "hc_parser_ud", "spacy_pipeline", "spacy_pipeline_ud"]
+    assert list(raw["pipelines"]) == ["hc_parser", "hc_parser_ud", "spacy_parser", "spacy_parser_ud"]
     assert set(flat["pipelines"]) == set(raw["pipelines"]) and flat["paragraphs"] == "space"
     kinds = {name: entry["tokenizer"] for name, entry in raw["pipelines"].items()}
-    assert kinds == {"hc_parser": "spaCy rules", "hc_parser_ud": "UD", "spacy_pipeline": "spaCy rules",
-                     "spacy_pipeline_ud": "UD"}
-    assert raw["tokenizer"].endswith("tokenizer/tokenizer") and raw["peer"] == "spacy_pipeline"
-    for name in ("hc_parser_ud", "spacy_pipeline_ud"):
+    assert kinds == {"hc_parser": "spaCy rules", "hc_parser_ud": "UD", "spacy_parser": "spaCy rules",
+                     "spacy_parser_ud": "UD"}
+    assert raw["tokenizer"].endswith("tokenizer/tokenizer") and raw["peer"] == "spacy_parser"
+    for name in ("hc_parser_ud", "spacy_parser_ud"):
         words = raw["pipelines"][name]["splits"]["test"]["scores"]["Words"]["f1"]
         rules = raw["pipelines"][name[:-3]]["splits"]["test"]["scores"]["Words"]["f1"]
         assert words == 1.0 > rules  # spaCy's Portuguese rules keep `do` whole; the UD tokenizer splits it
     training = project / "training" / RUN
-    assert (training / "spacy_pipeline" / "output" / "test.raw_ud.conllu").exists()  # swapped in: its own file
+    assert (training / "spacy_parser" / "output" / "test.raw_ud.conllu").exists()  # swapped in: its own file
     assert (training / "hc_parser_ud" / "output" / "test.raw.conllu").exists()  # the shipped pipeline, as saved
-    assert (training / "spacy_pipeline" / "output" / "test.raw_ud_flat.conllu").exists()
-    assert raw["pipelines"]["spacy_pipeline"]["splits"]["test"]["ratio_to_spacy"] == pytest.approx(1.0)
+    assert (training / "spacy_parser" / "output" / "test.raw_ud_flat.conllu").exists()
+    assert raw["pipelines"]["spacy_parser"]["splits"]["test"]["ratio_to_spacy"] == pytest.approx(1.0)
 
 
 def test_report_shows_raw_text_for_both_tokenizers(raw_metrics):
@@ -186,11 +210,11 @@ def test_report_shows_raw_text_for_both_tokenizers(raw_metrics):
     text = report.render(RUN, [gold], {}, None, "x.png", raw, flat)
     section = text[text.index("## Raw text by tokenizer (test)"):]
     rows = {line.split(" | ")[1]: line.split(" | ") for line in section.splitlines() if line.startswith(f"| {RUN} |")}
-    assert set(rows) == {"hc_parser", "hc_parser_ud", "spacy_pipeline", "spacy_pipeline_ud"}
+    assert set(rows) == {"hc_parser", "hc_parser_ud", "spacy_parser", "spacy_parser_ud"}
     assert rows["hc_parser_ud"][2] == "UD" and rows["hc_parser"][2] == "spaCy rules"
     assert rows["hc_parser_ud"][3] == rows["hc_parser"][3] == "25.00"  # the parser's LAS from gold words beside
-    assert rows["spacy_pipeline"][3] == "n/a"
-    assert rows["spacy_pipeline_ud"][4] == "100.00"  # Words
+    assert rows["spacy_parser"][3] == "n/a"
+    assert rows["spacy_parser_ud"][4] == "100.00"  # Words
     flat_words = flat["pipelines"]["hc_parser"]["splits"]["test"]["scores"]["Words"]["f1"]
     assert rows["hc_parser"][7] == f"{100 * flat_words:.2f}"  # Words without line breaks
     # Metrics from before the tokenizer step (no "tokenizer" key) keep their report as it was.
