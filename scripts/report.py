@@ -142,8 +142,8 @@ def tokenizer_table(run: str, results: List[Dict], raw: Dict, flat: Optional[Dic
     return ([f"## Raw text by tokenizer ({split})", "",
              "CoNLL 2018 F1 (%) from raw text with spaCy's rule tokenizer and with the UD tokenizer trained on this "
              f"treebank (`training/{run}/tokenizer`; `_ud` pipelines), beside the same parser's UD LAS from gold words; "
-             "with paragraph breaks as blank lines and as spaces (no line breaks). Words/sec and the ratio to spaCy's "
-             "pipeline with spaCy's tokenizer: with paragraph breaks.", ""]
+             "with paragraph breaks as blank lines and as spaces (no line breaks). Words/sec and the ratio to "
+             f"`{raw.get('peer', 'spacy_pipeline')}` with spaCy's tokenizer: with paragraph breaks.", ""]
             + TOKENIZER_HEADER + tokenizer_rows(run, raw, flat, gold, split) + [""])
 
 

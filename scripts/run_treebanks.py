@@ -137,7 +137,8 @@ def write_summary(runs, path: Path, profile_name: str, profile: dict) -> None:
                   "`raw_text_flat.json`): each parser with spaCy's rule tokenizer and with the UD tokenizer trained on "
                   "the treebank's training text (`_ud`; the shipped `hc_parser_ud` carries it), beside its UD LAS "
                   "from gold words; with paragraph breaks as blank lines and as spaces (no line breaks). Words/sec "
-                  "and the ratio to spaCy's parser with spaCy's tokenizer: with paragraph breaks.", ""]
+                  "and the ratio to the run's spaCy peer with spaCy's tokenizer (`spacy_parser`; `spacy_pipeline` in "
+                  "runs of `all`): with paragraph breaks.", ""]
         lines += TOKENIZER_HEADER
         for run in raw_runs:
             metrics = Path("metrics") / run
