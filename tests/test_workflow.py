@@ -102,7 +102,7 @@ def test_smoke_workflow_on_sample(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "HCPARSE_UD_DIR"}
     env["HCPARSE_OFFLINE"] = "1"
     result = subprocess.run([sys.executable, "-m", "spacy", "project", "run", "smoke"], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=900)
+                            capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     run = "UD_English-EWT-smoke"
     for parser in ("hc_parser", "spacy_parser"):
