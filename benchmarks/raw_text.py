@@ -37,7 +37,7 @@ from spacy.language import Language
 from spacy_hcparse.evaluation.conll18 import read_treebank
 from spacy_hcparse.evaluation.harness import evaluate_raw, interleaved_raw_speeds, speed_ratio
 from spacy_hcparse.evaluation.raw_text import raw_documents, sentence_texts
-from spacy_hcparse.tokenizer import UDTokenizer, use_ud_tokenizer
+from spacy_hcparse.tokenizer import UDTokenizer, ud_tokenizer_for, use_ud_tokenizer
 
 TABLE = ("Tokens", "Sentences", "Words", "UPOS", "UAS", "LAS")
 
@@ -49,7 +49,7 @@ def load_pipeline(spec: str) -> Language:
     if "@" in spec:
         path, tokenizer = spec.rsplit("@", 1)
         nlp = spacy.load(path)
-        return use_ud_tokenizer(nlp, UDTokenizer(nlp.vocab).from_disk(tokenizer))
+        return use_ud_tokenizer(nlp, ud_tokenizer_for(nlp, tokenizer))
     if spec.startswith("blank:"):
         nlp = spacy.blank(spec.split(":", 1)[1])
         nlp.add_pipe("sentencizer")

@@ -45,7 +45,7 @@ from wasabi import msg
 from spacy_hcparse.evaluation.conll18 import read_treebank
 from spacy_hcparse.evaluation.harness import evaluate_raw, interleaved_raw_speeds, speed_ratio
 from spacy_hcparse.evaluation.raw_text import raw_documents, sentence_texts
-from spacy_hcparse.tokenizer import UDTokenizer, use_ud_tokenizer
+from spacy_hcparse.tokenizer import UDTokenizer, ud_tokenizer_for, use_ud_tokenizer
 
 PIPELINES = ("hc_pipeline", "hc_pipeline_ud", "hc_parser", "spacy_pipeline")
 PEER = "spacy_pipeline"
@@ -116,7 +116,7 @@ def load_pipelines(training: Path, names: List[str], tokenizer: Optional[Path] =
         loaded[name] = (model, nlp)
         if tokenizer is not None and not isinstance(nlp.tokenizer, UDTokenizer) and name + UD not in names:
             swapped = spacy.load(model)
-            loaded[name + UD] = (model, use_ud_tokenizer(swapped, UDTokenizer(swapped.vocab).from_disk(tokenizer)))
+            loaded[name + UD] = (model, use_ud_tokenizer(swapped, ud_tokenizer_for(swapped, tokenizer)))
     return loaded
 
 

@@ -8,7 +8,9 @@
 is the same pipeline with ``[nlp.tokenizer] @tokenizers = "spacy_hcparse.UDTokenizer.v1"`` and the
 trained weights in its ``tokenizer`` file (``use_ud_tokenizer``), so that ``spacy.load(OUTPUT)``,
 and the package built from it, segments raw text as the treebank does (multiword tokens, sentence
-starts) with no extra step. The pipeline's components are not retrained: they were trained on
+starts) with no extra step. Sentence starts are the tokenizer's unless the pipeline has a parser
+that segments itself (``hc_parser``, ``hc_transition_parser``): then the parser's
+(``ud_tokenizer_for``). The pipeline's components are not retrained: they were trained on
 the gold words, which is what the UD tokenizer produces.
 
 The output is loaded back and must tokenize a text as the tokenizer does alone; otherwise the
@@ -24,7 +26,7 @@ import spacy
 from spacy.language import Language
 from wasabi import msg
 
-from spacy_hcparse.tokenizer import UDTokenizer, use_ud_tokenizer
+from spacy_hcparse.tokenizer import UDTokenizer, ud_tokenizer_for, use_ud_tokenizer
 
 CHECK_TEXT = "This is a check. It has two sentences, and a number: 3.5%."
 
@@ -32,7 +34,7 @@ CHECK_TEXT = "This is a check. It has two sentences, and a number: 3.5%."
 def with_tokenizer(model: Path, tokenizer: Path) -> Language:
     """The pipeline at ``model`` with the trained UD tokenizer at ``tokenizer`` as its own."""
     nlp = spacy.load(model)
-    use_ud_tokenizer(nlp, UDTokenizer(nlp.vocab).from_disk(tokenizer))
+    use_ud_tokenizer(nlp, ud_tokenizer_for(nlp, tokenizer))
     nlp.meta["hcparse_tokenizer"] = tokenizer_meta(tokenizer)
     return nlp
 
@@ -63,6 +65,8 @@ def main() -> None:
         msg.fail(f"{args.output}: loads with {type(loaded.tokenizer).__name__}, not UDTokenizer", exits=1)
     if [t.text for t in loaded.tokenizer(CHECK_TEXT)] != [t.text for t in alone(CHECK_TEXT)]:
         msg.fail(f"{args.output}: its tokenizer does not tokenize as {args.tokenizer}", exits=1)
+    if loaded.tokenizer.cfg["set_sent_starts"] != nlp.tokenizer.cfg["set_sent_starts"]:
+        msg.fail(f"{args.output}: its tokenizer loads with set_sent_starts={loaded.tokenizer.cfg['set_sent_starts']}", exits=1)
     msg.good(f"{args.output}: {args.model} ({', '.join(nlp.pipe_names)}) with the UD tokenizer {args.tokenizer}")
 
 

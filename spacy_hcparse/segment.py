@@ -19,7 +19,7 @@ import numpy as np
 from spacy.attrs import IS_SPACE
 from spacy.tokens import Doc
 
-from .names import Span
+from .names import MULTIWORD_TOKENS, Span
 
 
 def sentence_spans(doc: Doc, max_length: int) -> List[Span]:
@@ -82,15 +82,23 @@ def segment_docs(
 def sentence_begins(doc: Doc, begins: np.ndarray) -> np.ndarray:
     """Where the sentences of a non-empty ``doc`` begin (bool per token), from a model's ``begins``:
     token 0, and the model's starts and the first word after each blank line, each moved past
-    whitespace (leading whitespace stays in the first sentence)."""
+    whitespace (leading whitespace stays in the first sentence); none inside a multiword token."""
     begins = np.array(begins, dtype=bool)
     if len(begins) != len(doc):
         raise ValueError(f"{len(begins)} sentence-start flags for a doc of {len(doc)} tokens")
     space = whitespace(doc)
     out = _past_whitespace(begins | _blank_lines(doc, space), space)
     out[: _leading(space) + 1] = False
+    out[_inside_multiword_tokens(doc)] = False
     out[0] = True
     return out
+
+
+def _inside_multiword_tokens(doc: Doc) -> List[int]:
+    """The words of ``doc`` after the first of each multiword token (``doc._.hc_multiword_tokens``,
+    the UD tokenizer's): a sentence never begins there."""
+    ranges = doc._.get(MULTIWORD_TOKENS) if Doc.has_extension(MULTIWORD_TOKENS) else None
+    return [i for start, end, _ in ranges or () for i in range(start + 1, end)]
 
 
 def whitespace(doc: Doc) -> np.ndarray:

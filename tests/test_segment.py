@@ -5,6 +5,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
+from spacy_hcparse.names import MULTIWORD_TOKENS
 from spacy_hcparse.segment import continues, leaf_whitespace, segment_docs, sentence_begins, span_whitespace
 
 VOCAB = spacy.blank("en").vocab
@@ -20,6 +21,17 @@ def test_whitespace_never_begins_a_sentence():
     spans, sentences = segment_docs([doc], [None], [begins], 200)
     assert sentences[0] == [0, 3]  # the start on "\n\n" moves to "Bye"; the one at the end has no word after it
     assert spans[0] == [(0, 3), (3, 7)]
+
+
+def test_no_sentence_begins_inside_a_multiword_token():
+    """The UD tokenizer's ``do`` = ``de o``: a start the model puts on ``o`` is dropped, so the
+    range line stays inside one sentence."""
+    if not Doc.has_extension(MULTIWORD_TOKENS):
+        Doc.set_extension(MULTIWORD_TOKENS, default=None)
+    doc = doc_of(["Eu", "gosto", "de", "o", "gato", "."])
+    doc._.set(MULTIWORD_TOKENS, [(2, 4, "do")])
+    begins = np.array([True, False, False, True, True, False])
+    assert sentence_begins(doc, begins).tolist() == [True, False, False, False, True, False]
 
 
 @pytest.mark.parametrize("breaks", [["\n\n"], ["\n", "\n"], ["\n \n"], ["\n\n\n", " "]])

@@ -324,6 +324,25 @@ class UDTokenizer:
             raise ValueError(f"{path}: {err}") from None
 
 
+# Factories whose components find sentences themselves, better than the tokenizer's guess: with
+# one in the pipeline, `ud_tokenizer_for` leaves sentence starts to it.
+SEGMENTING_FACTORIES = ("hc_parser", "hc_transition_parser")
+
+
+def segments_itself(nlp: Language) -> bool:
+    """Whether one of ``nlp``'s components finds sentences itself (``SEGMENTING_FACTORIES``)."""
+    return any(nlp.get_pipe_meta(name).factory in SEGMENTING_FACTORIES for name in nlp.pipe_names)
+
+
+def ud_tokenizer_for(nlp: Language, path: Union[str, Path]) -> UDTokenizer:
+    """The trained UD tokenizer at ``path`` for the pipeline ``nlp``: it sets sentence starts
+    unless a component of ``nlp`` segments itself (``segments_itself``), whose sentences then
+    decide (on EWT dev they scored as well as the tokenizer's with paragraph breaks and better
+    without; spaCy's parser trained on one-sentence docs finds few sentences and keeps the
+    tokenizer's)."""
+    return UDTokenizer(nlp.vocab, set_sent_starts=not segments_itself(nlp)).from_disk(path)
+
+
 def use_ud_tokenizer(nlp: Language, tokenizer: UDTokenizer) -> Language:
     """Make ``tokenizer`` the pipeline's, in its config too (so that ``nlp.to_disk`` saves a
     pipeline that ``spacy.load`` builds with it)."""

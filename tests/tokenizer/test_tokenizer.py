@@ -16,7 +16,7 @@ from spacy_hcparse.evaluation.conll18 import evaluate, parse_treebank
 from spacy_hcparse.evaluation.raw_text import raw_documents, tokenized
 from spacy_hcparse.evaluation.system_output import doc_to_conllu
 from spacy_hcparse.names import MULTIWORD_TOKENS
-from spacy_hcparse.tokenizer import UDTokenizer, use_ud_tokenizer
+from spacy_hcparse.tokenizer import UDTokenizer, ud_tokenizer_for, use_ud_tokenizer
 from spacy_hcparse.tokenizer.features import SEPARATOR, join_texts, piece_features, piece_spans
 from spacy_hcparse.tokenizer.inference import _layers, predict_probs
 from spacy_hcparse.tokenizer.train import TrainSettings, tokenizer_scores, train_tokenizer
@@ -88,6 +88,24 @@ def test_without_sentence_starts_the_doc_has_none(trained):
     plain = UDTokenizer(tokenizer.vocab, **CFG, set_sent_starts=False).from_bytes(tokenizer.to_bytes())
     doc = plain("Eu gosto do gato. Ele veio da casa!")
     assert not doc.has_annotation("SENT_START")
+
+
+@pytest.mark.parametrize("pipes,sets", [((), True), (("sentencizer",), True), (("hc_parser",), False),
+                                         (("hc_transition_parser",), False)])
+def test_a_pipeline_that_segments_itself_gets_no_sentence_starts(trained, tmp_path, pipes, sets):
+    """With hc_parser or hc_transition_parser in the pipeline, its sentences decide, and a saved
+    pipeline keeps that choice."""
+    tokenizer, _ = trained
+    tokenizer.to_disk(tmp_path / "tokenizer")
+    nlp = spacy.blank("xx")
+    for name in pipes:
+        nlp.add_pipe(name)
+    use_ud_tokenizer(nlp, ud_tokenizer_for(nlp, tmp_path / "tokenizer"))
+    doc = nlp.tokenizer("Eu gosto do gato. Ele veio da casa!")
+    assert doc.has_annotation("SENT_START") is sets
+    assert [t.text for t in doc] == [t.text for t in tokenizer("Eu gosto do gato. Ele veio da casa!")]
+    nlp.to_disk(tmp_path / "nlp")
+    assert spacy.load(tmp_path / "nlp").tokenizer.cfg["set_sent_starts"] is sets
 
 
 def test_bytes_round_trip_tokenizes_identically(trained):
