@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from spacy_hcparse.calibration import (MIN_TREE_SPANS, apply_knots, chosen_confidence, fit_calibration,
+from spacy_hcparse.graph.calibration import (MIN_TREE_SPANS, apply_knots, chosen_confidence, fit_calibration,
                                        head_probabilities, held_out, isotonic_knots, reliability)
 from spacy_hcparse.decoders import decode_eisner, decode_mst
 from tests.decoders.brute import all_trees, is_projective, reference_score
@@ -172,7 +172,7 @@ def test_calibrate_script_reports_ece_per_sent_id_genre(tmp_path):
     from spacy.tokens import Doc
     from spacy.training import Example
 
-    from spacy_hcparse.components.extensions import register_extensions
+    from spacy_hcparse.graph.extensions import register_extensions
     from spacy_hcparse.conllu import read_conllu
     from spacy_hcparse.evaluation.ud import gold_doc
 

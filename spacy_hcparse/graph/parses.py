@@ -1,10 +1,10 @@
 """What ``hc_parser.predict`` returns: per span its parse, per doc its spans and parses; and the
-values the parser writes as extensions (``components.extensions``) from them.
+values the parser writes as extensions (``graph.extensions``) from them.
 
 A span's parse: heads (n+1,), root at 0, label ids (n,), the decoder's ``DecodeResult``, each
 word's first-order head margin and, with head probabilities, each chosen head's calibrated
-marginal probability and the tree's log probability (``spacy_hcparse.calibration``), and each
-written label's probability given its head (``components.graph_batch.span_parses`` makes them).
+marginal probability and the tree's log probability (``spacy_hcparse.graph.calibration``), and each
+written label's probability given its head (``graph.graph_batch.span_parses`` makes them).
 """
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
@@ -77,7 +77,7 @@ def joined_values(spans: List[Span], continues: List[bool], values: List[Tuple[D
 
 
 def extension_values(parse: SpanParse) -> Tuple[Dict, Dict]:
-    """A span's ``hc_`` extension values and its tokens' (see ``components.extensions``)."""
+    """A span's ``hc_`` extension values and its tokens' (see ``graph.extensions``)."""
     result = parse.result
     bound = None if np.isnan(result.upper_bound) else float(result.upper_bound)
     score = float(result.score)

@@ -17,7 +17,7 @@ A span is one tree's words: ``(start, end)`` token offsets into its doc, from
   arc ``label_arcs[i][c]``: in training, the arcs the loss reads (the kept trees' known arcs, or
   else the candidate arcs). At prediction both are empty and ``blocks[i]`` holds the encoder's
   (n+1, d) rows of the span (on the model's device), from which the model scores the arcs of
-  the decoded trees (``models.graph_parser.tree_label_scores``): labels are wanted on one head per
+  the decoded trees (``graph.graph_model.tree_label_scores``): labels are wanted on one head per
   word, the one the decoder chose, and scoring all ``top_k`` candidates of every word instead
   took about a tenth of prediction time.
 
@@ -176,7 +176,7 @@ class GraphScores:
     def tree_labels(self, trees: Sequence[np.ndarray], spans: Optional[Sequence[int]] = None) -> List[np.ndarray]:
         """Per tree, the (n, L) float64 label scores of its arcs from the scores computed in
         training (``trees[k]``: heads (n+1,) of span ``spans[k]``; by default spans 0, 1, ...); at
-        prediction the model scores them (``models.graph_parser.tree_label_scores``)."""
+        prediction the model scores them (``graph.graph_model.tree_label_scores``)."""
         spans = list(range(len(trees))) if spans is None else list(spans)
         return [self.label_rows(i, heads)[0] for i, heads in zip(spans, trees)]
 

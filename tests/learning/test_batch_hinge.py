@@ -1,11 +1,11 @@
-"""learning.batch_hinge: the hinge's cost-augmented trees of a whole batch are the decoder's trees
+"""graph.batch_hinge: the hinge's cost-augmented trees of a whole batch are the decoder's trees
 span by span."""
 import pytest
 
 from spacy_hcparse.decoders._checks import tree_problem
 from spacy_hcparse.graph.decoding import MST, Dual, Eisner, HillClimb
-from spacy_hcparse.learning.batch_hinge import hinge_spans, hinge_trees
-from spacy_hcparse.learning.hinge import hamming_augmented
+from spacy_hcparse.graph.batch_hinge import hinge_spans, hinge_trees
+from spacy_hcparse.graph.hinge import hamming_augmented
 
 
 @pytest.mark.parametrize("decoder", [

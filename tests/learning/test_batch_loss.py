@@ -1,4 +1,4 @@
-"""learning.batch_loss and GraphLoss: the batch's tree terms in one compiled call, and the whole
+"""graph.batch_loss and GraphLoss: the batch's tree terms in one compiled call, and the whole
 loss, against their per-span definitions (each word's softmax over heads written out here,
 ``hinge.structured_hinge``, ``losses.label_xent``) span by span.
 
@@ -14,9 +14,9 @@ from spacy_hcparse.decoders import arc_marginals, log_partition
 from spacy_hcparse.graph.decoding import MST, Eisner, HillClimb
 from spacy_hcparse.graph.pruning import candidate_heads
 from spacy_hcparse.graph.scores import GraphScores
-from spacy_hcparse.learning.batch_loss import tree_losses
-from spacy_hcparse.learning.graph_loss import GraphLoss
-from spacy_hcparse.learning.hinge import structured_hinge
+from spacy_hcparse.graph.batch_loss import tree_losses
+from spacy_hcparse.graph.graph_loss import GraphLoss
+from spacy_hcparse.graph.hinge import structured_hinge
 from spacy_hcparse.learning.losses import label_xent
 
 
@@ -171,7 +171,7 @@ def test_graph_loss_is_the_sum_of_its_per_span_terms(training_scores, decoder):
 
 
 def _augmented(scores, i, heads, decoder):
-    from spacy_hcparse.learning.hinge import hamming_augmented
+    from spacy_hcparse.graph.hinge import hamming_augmented
 
     return (hamming_augmented(scores.pruned_arc(i), heads), *scores.cubes(i, decoder.factors))
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from spacy_hcparse.learning import hinge
+from spacy_hcparse.graph import hinge
 from spacy_hcparse.graph import pruning
 from tests.decoders.brute import all_trees, reference_score
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from spacy_hcparse.learning.move_loss import correct_move_xent, valid_move_xent
+from spacy_hcparse.transition.move_loss import correct_move_xent, valid_move_xent
 
 
 def random_case(seed, rows=6, classes=7):

@@ -3,8 +3,8 @@ trained with the dynamic oracle (nothing learned about the unknown arcs), and th
 learned as from whole trees."""
 import numpy as np
 
-from spacy_hcparse.learning.perceptron import AveragedPerceptron, is_partial
-from spacy_hcparse.transition.features import get_templates, token_attrs
+from spacy_hcparse.transition.perceptron import AveragedPerceptron, is_partial
+from spacy_hcparse.transition.templates import get_templates, token_attrs
 from spacy_hcparse.transition.search import greedy_parse
 
 N_BUCKETS, N_LABELS, ROOT = 2**12, 3, 0

@@ -2,7 +2,7 @@
 other fold's tagger."""
 import numpy as np
 
-from spacy_hcparse.learning.perceptron_tagger import JackknifeTagger, TaggerTrainer, span_folds, train_tagger
+from spacy_hcparse.transition.tagger_trainer import JackknifeTagger, TaggerTrainer, span_folds, train_tagger
 from spacy_hcparse.transition.tagging import tag_spans, tagger_templates
 from tests.transition.test_tagging import N_BUCKETS, rows
 

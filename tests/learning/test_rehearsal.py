@@ -3,7 +3,7 @@ differences of the cross-entropy, absent (-inf) entries left out."""
 import numpy as np
 import pytest
 
-from spacy_hcparse.learning.rehearsal import _head_logits, soft_binary_xent, soft_xent
+from spacy_hcparse.graph.rehearsal import _head_logits, soft_binary_xent, soft_xent
 
 RNG = np.random.default_rng(0)
 

@@ -7,8 +7,8 @@ from spacy.tokens import Doc
 from thinc.api import Model, NumpyOps, Ops, fix_random_seed, set_dropout_rate
 
 from spacy_hcparse.graph.scores import GraphInput
-from spacy_hcparse.models import graph_parts as parts
-from spacy_hcparse.models.graph_parser import (
+from spacy_hcparse.graph import graph_parts as parts
+from spacy_hcparse.graph.graph_model import (
     build_graph_parser_model, build_graph_parser_model_v5, resize_labels, tree_label_scores,
 )
 from spacy_hcparse.segment import segment_docs, sentence_spans

@@ -9,15 +9,15 @@ import spacy
 from spacy.tokens import Doc
 from thinc.api import Model
 
-from spacy_hcparse.models.neural_learner import NeuralLearner
-from spacy_hcparse.models.perceptron_learner import PerceptronLearner
-from spacy_hcparse.models.transition import build_neural_transition_model_v2, build_transition_model_v2
-from spacy_hcparse.models.transition_neural import SlotBatch, SlotScores, SpanBatch, first_rows, slot_rows
-from spacy_hcparse.models.transition_perceptron import (PerceptronInput, doc_rows, perceptron_weights,
+from spacy_hcparse.transition.neural_learner import NeuralLearner
+from spacy_hcparse.transition.perceptron_learner import PerceptronLearner
+from spacy_hcparse.transition.transition_model import build_neural_transition_model_v2, build_transition_model_v2
+from spacy_hcparse.transition.neural_model import SlotBatch, SlotScores, SpanBatch, first_rows, slot_rows
+from spacy_hcparse.transition.perceptron_model import (PerceptronInput, doc_rows, perceptron_weights,
                                                         set_perceptron_weights, span_rows)
-from spacy_hcparse.models.transition_types import TransitionParses, teacher_gold
+from spacy_hcparse.transition.transition_types import TransitionParses, teacher_gold
 from spacy_hcparse.segment import segment_docs
-from spacy_hcparse.transition.features import N_SLOTS, get_templates
+from spacy_hcparse.transition.templates import N_SLOTS, get_templates
 from spacy_hcparse.transition.search import greedy_parse
 
 WIDTH = 8

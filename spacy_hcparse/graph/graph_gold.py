@@ -20,8 +20,8 @@ import numpy as np
 from spacy.pipeline._parser_internals import nonproj
 from spacy.training import Example
 
+from ..learning.gold import aligned_gold, aligned_tags, partial_problem, partial_span_tree, reference_spans
 from ..names import Span
-from .gold import aligned_gold, aligned_tags, partial_problem, partial_span_tree, reference_spans
 from .graph_loss import GraphGold, SpanGold
 
 

@@ -15,10 +15,10 @@ import numpy as np
 from spacy.util import registry
 
 from ..decoders.batch import cut
-from ..graph.scores import GraphScores
+from ..learning.losses import binary_xent, label_xent
 from .batch_hinge import hinge_trees
 from .batch_loss import tree_losses
-from .losses import binary_xent, label_xent
+from .scores import GraphScores
 
 # (gold heads (n+1,), gold label ids (n,)); -1 for an unknown head or label
 SpanGold = Tuple[np.ndarray, np.ndarray]
@@ -115,6 +115,6 @@ def make_graph_loss(
     divide the gradients by the batch's number of words (the recipe before losses were summed).
     ``start_weight``/``tag_weight``: the sentence-start and auxiliary tag losses (models with
     those scorers). ``tree_weight``: the matrix-tree (non-projective, first-order) tree
-    cross-entropy of the arc scores (``learning.batch_loss``), off by default."""
+    cross-entropy of the arc scores (``graph.batch_loss``), off by default."""
     return GraphLoss(decoder, hinge_weight=hinge_weight, xent_weight=xent_weight, label_weight=label_weight,
                      per_word=per_word, start_weight=start_weight, tag_weight=tag_weight, tree_weight=tree_weight)

@@ -1,13 +1,13 @@
 """Registered architectures of ``hc_transition_parser``: a thinc Model and, in
 ``model.attrs["learner"]``, the learner class that parses and trains with it
-(``models.transition_types.TransitionLearner``).
+(``transition.transition_types.TransitionLearner``).
 
 - ``spacy_hcparse.TransitionModel.v2``: averaged perceptron over hashed Zhang & Nivre templates,
   with a perceptron tagger for the tag features and a sentence classifier of its own
-  (``models.transition_perceptron``; learner ``models.perceptron_learner.PerceptronLearner``).
+  (``transition.perceptron_model``; learner ``transition.perceptron_learner.PerceptronLearner``).
 - ``spacy_hcparse.NeuralTransitionModel.v2``: a spaCy Tok2Vec, the configuration's position vectors
-  scored by Maxout -> Linear, and a sentence-start scorer (``models.transition_neural``; learner
-  ``models.neural_learner.NeuralLearner``).
+  scored by Maxout -> Linear, and a sentence-start scorer (``transition.neural_model``; learner
+  ``transition.neural_learner.NeuralLearner``).
 
 Both carry ``attrs["max_length"]``, the longest span parsed as one tree. Docs without sentence
 boundaries are segmented by the model's sentence classifier or scorer (``sentence_buckets`` or
@@ -22,9 +22,9 @@ from thinc.api import Model
 from thinc.types import Floats2d
 
 from .neural_learner import NeuralLearner
+from .neural_model import neural_model
 from .perceptron_learner import PerceptronLearner
-from .transition_neural import neural_model
-from .transition_perceptron import perceptron_model
+from .perceptron_model import perceptron_model
 
 
 @registry.architectures("spacy_hcparse.TransitionModel.v2")
@@ -44,14 +44,14 @@ def build_transition_model_v2(
     ``transition.tagging``: the word, its neighbours and their shapes), trained on the
     reference's sentence starts.
 
-    templates: name of a template set in ``transition.features.TEMPLATE_SETS``.
+    templates: name of a template set in ``transition.templates.TEMPLATE_SETS``.
     n_buckets: hash table size (power of two); weights take ``4 * n_buckets`` bytes.
     tag_buckets: the tagger's hash table size (power of two).
     max_length: longest span parsed as one tree (``segment.sentence_spans``).
     nO: number of move classes, set by the component (as is ``nT``, the number of tags).
     tagger_templates: the tagger's template set (``transition.tagging.TAGGER_TEMPLATE_SETS``).
     jackknife_tags: in training, give the parser tags from two taggers that each tag the half of
-        the sentences they did not train on (``learning.perceptron_tagger.JackknifeTagger``). Off
+        the sentences they did not train on (``transition.tagger_trainer.JackknifeTagger``). Off
         by default: it lost UAS against the tagger trained on everything (docs/experiments.md).
     sentence_buckets: the sentence classifier's hash table size (a power of two); 0 for none.
     """

@@ -2,11 +2,11 @@
 
 Input: ``PerceptronInput``, the docs and per doc the spans to parse (None: the model segments it),
 the tag column's value of each tag, the ROOT label id and the beam width. Forward: [the sentence
-classifier (a two-class ``layers.perceptron_tagger``) marks where sentences begin in the docs to
+classifier (a two-class ``transition.perceptron_tagger``) marks where sentences begin in the docs to
 segment] -> the spans' word attribute rows (``span_rows``) -> the tagger layer fills the tag
 column of rows from docs without tags -> greedy or beam search (``transition.search``) over the
 hashed templates, scored with the parser's weights (``layers.sparse_linear``) ->
-``TransitionParses``. No backprop: ``models.perceptron_learner`` trains copies of the weights
+``TransitionParses``. No backprop: ``transition.perceptron_learner`` trains copies of the weights
 (``perceptron_weights``) and writes their averages into the model (``set_perceptron_weights``).
 """
 from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
@@ -16,20 +16,20 @@ from spacy.attrs import LOWER, PREFIX, SHAPE, SUFFIX, TAG
 from spacy.tokens import Doc
 from thinc.api import Model
 
-from ..layers.perceptron_tagger import perceptron_tagger
 from ..layers.sparse_linear import sparse_linear
 from ..names import Span
 from ..segment import segment_docs, span_whitespace
-from ..transition.features import N_ATTRS, TEMPLATE_SETS, get_templates, token_attrs
-from ..transition.search import beam_parse, greedy_parse
-from ..transition.tagging import fill_tags, tagger_templates
+from .perceptron_tagger import perceptron_tagger
+from .search import beam_parse, greedy_parse
+from .tagging import fill_tags, tagger_templates
+from .templates import N_ATTRS, TEMPLATE_SETS, get_templates, token_attrs
 from .transition_types import TransitionParses
 
 SENTENCE_START = 1  # the sentence classifier's class for "this token starts a sentence"
 
 
 class SpanRows(NamedTuple):
-    """Word attribute rows (``transition.features.token_attrs``) of spans one after another."""
+    """Word attribute rows (``transition.templates.token_attrs``) of spans one after another."""
 
     attrs: np.ndarray  # (n_rows, N_ATTRS) int64, each span's root row first
     offsets: np.ndarray  # (n_spans + 1,) int64: span s is rows offsets[s]..offsets[s+1]-1
@@ -47,11 +47,11 @@ class PerceptronInput(NamedTuple):
 class PerceptronFeatures(NamedTuple):
     """What training needs to hash features as the model does."""
 
-    templates: np.ndarray  # the parser's, transition.features.get_templates
+    templates: np.ndarray  # the parser's, transition.templates.get_templates
     mask: np.int64  # the parser's number of buckets minus one
     tag_templates: np.ndarray  # the tagger's, transition.tagging.tagger_templates
     tag_mask: np.int64
-    jackknife_tags: bool  # train the parser on jackknifed tags (learning.perceptron_tagger)
+    jackknife_tags: bool  # train the parser on jackknifed tags (transition.tagger_trainer)
     sentence_templates: Optional[np.ndarray]  # the sentence classifier's (None: the model has none)
     sentence_mask: np.int64
 

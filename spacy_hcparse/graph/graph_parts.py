@@ -6,7 +6,7 @@ output follow ``graph.scores``' conventions: blocks are (n+1, d) rows of one spa
 - ``spacy_hcparse.BiLSTMContext.v1``: a BiLSTM over rows (list in, list out), the context encoder
   beside the tok2vec, the sentence-start scorer's doc context, or a label scorer's own encoder
   (its ``kernel`` picks the code that runs it; ``TorchBiLSTMContext.v1``, in
-  ``models.torch_context``, is the same with ``kernel = "torch"``);
+  ``graph.torch_context``, is the same with ``kernel = "torch"``);
 - ``spacy_hcparse.BiaffineArcScorer.v1``: blocks -> (n+1, n+1) arc scores;
 - ``spacy_hcparse.SiblingScorer.v1`` / ``GrandparentScorer.v1``: (blocks, triples) -> scores;
 - ``spacy_hcparse.LowRankLabelScorer.v1`` / ``FullLabelScorer.v1``: (blocks, arcs) -> (C, nO);
@@ -28,8 +28,8 @@ from ..layers.biaffine_label import biaffine_label
 from ..layers.full_label import full_label
 from ..layers.label_encoder import label_encoder
 from ..layers.lstm import lstm
-from ..layers.torch_lstm import fused_on_gpu, torch_lstm
 from ..layers.sentence_starts import sentence_starts
+from ..layers.torch_lstm import fused_on_gpu, torch_lstm
 from ..layers.trilinear import trilinear
 
 

@@ -3,7 +3,7 @@
 
 Weights are one flat array: a feature with bucket ``b`` holds the weights of classes
 ``0..n_classes-1`` at ``W[b : b + n_classes]`` (so ``len(W) == n_buckets + n_classes``); the
-kernels that score them are ``transition.scoring``'s, the ones the parser predicts with.
+kernels that score them are ``transition.hashed_scoring``'s, the ones the parser predicts with.
 
 Update (ultraconservative, Crammer & Singer 2003): in each configuration, ``Psi`` is the set of
 valid classes other than the gold one that score at least as high as gold. If it is not empty,
@@ -19,17 +19,17 @@ Averaging is lazy (Daume 2006): with ``c`` counting configurations, an update ``
 also adds ``c * d`` to ``U``; the average of all weight vectors seen so far is ``W - U / c``.
 
 ``AveragedPerceptron`` holds that training state (never serialized); ``average()`` gives the
-weights a model keeps (``models.transition.set_perceptron_weights`` writes them into it).
+weights a model keeps (``transition.transition_model.set_perceptron_weights`` writes them into it).
 """
 import numpy as np
 
 from ..compiling import njit
-from ..transition.dynamic_oracle import optimal_classes, zero_cost_path
-from ..transition.features import N_VALUES, fill_context, hash_features
-from ..transition.moves import apply, n_classes, valid_mask
-from ..transition.oracle import gold_child_counts, oracle_class, oracle_sequence
-from ..transition.scoring import best_allowed, best_candidates, score
-from ..transition.state import initial_state, is_final
+from .dynamic_oracle import optimal_classes, zero_cost_path
+from .hashed_scoring import best_allowed, best_candidates, score
+from .moves import apply, n_classes, valid_mask
+from .oracle import gold_child_counts, oracle_class, oracle_sequence
+from .state import initial_state, is_final
+from .templates import N_VALUES, fill_context, hash_features
 
 
 @njit(cache=True)

@@ -1,6 +1,6 @@
 """``spacy_hcparse.TorchBiLSTMContext.v1``: ``BiLSTMContext.v1`` run by torch's fused LSTM.
 
-The same arguments, parameters and outputs as ``models.graph_parts.bilstm_context`` (a BiLSTM over
+The same arguments, parameters and outputs as ``graph.graph_parts.bilstm_context`` (a BiLSTM over
 each array of rows, ``[forward; backward]``), with ``layers.torch_lstm`` as the kernel: cuDNN's
 LSTM on a GPU, one call per batch instead of a few array calls per time step. A pipeline trained
 with either loads with the other, e.g. on a GPU:

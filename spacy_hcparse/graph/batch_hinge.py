@@ -16,9 +16,9 @@ import numpy as np
 
 from ..decoders.batch import cut, decode_eisner_batch, pack
 from ..decoders.batch_search import decode_hill_climb_batch, decode_mst_batch
-from ..graph.decoding import MST, Eisner, HillClimb
-from ..graph.scores import GraphScores
+from .decoding import MST, Eisner, HillClimb
 from .hinge import hamming_augmented
+from .scores import GraphScores
 
 
 def hinge_spans(scores: GraphScores, golds: Sequence) -> List[int]:

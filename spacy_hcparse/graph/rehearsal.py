@@ -15,7 +15,7 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 
-from ..graph.scores import GraphScores
+from .scores import GraphScores
 
 
 def teacher_heads(teacher: GraphScores) -> List[np.ndarray]:

@@ -5,7 +5,7 @@
   ``span._.hc_upper_bound`` (None when the decoder gives none) and ``span._.hc_gap``
   (``upper_bound - score``, 0 when certified): what the decoder knows about the sentence's tree;
   ``span._.hc_parse_prob``: the tree's probability under the model the decoder maximizes (arcs,
-  and siblings for a projective decoder that reads them; calibrated: ``spacy_hcparse.calibration``),
+  and siblings for a projective decoder that reads them; calibrated: ``spacy_hcparse.graph.calibration``),
   at most the lowest of its words' ``hc_head_prob``;
 - ``token._.hc_head_margin``: first-order score gap between the chosen head and the best other;
   ``token._.hc_head_prob``: the calibrated probability that the chosen head is right
@@ -37,10 +37,10 @@ from spacy.attrs import IDX, LENGTH
 from spacy.tokens import Doc, Span, Token
 
 from ..decoders import kbest_eisner, kbest_mst, mbr_gain
-from ..graph.decoding import MBR, Eisner
-from ..graph.reparse import whitespace_leaves
-from ..models.graph_parser import tree_label_scores
 from ..segment import sentence_spans, span_whitespace
+from .decoding import MBR, Eisner
+from .graph_model import tree_label_scores
+from .reparse import whitespace_leaves
 
 DOC_ATTRS = ("hc_parse_score",)
 SPAN_ATTRS = ("hc_score", "hc_certified", "hc_upper_bound", "hc_gap", "hc_parse_prob")

@@ -21,7 +21,7 @@ from ..compiling import njit
 from ..decoders.absent import usable_mask
 from ..decoders.batch import cut, pack
 from ..decoders.marginals import _matrix_tree
-from ..graph.scores import Factors, GraphScores
+from .scores import Factors, GraphScores
 
 
 def tree_losses(

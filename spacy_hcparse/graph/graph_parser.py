@@ -6,7 +6,7 @@ of them in one call (``GraphInput`` -> ``GraphScores``, numpy at the decoder bou
 every span (``decode_spans``: the configured decoder, ``graph.decoding``), labels every tree
 (``label_spans``: one model call for the trees' label scores, then the ``graph.labeling.Labeler``)
 and returns the parses (``graph.parses``) without touching the Docs; ``set_annotations`` writes
-them. Training: the batch's gold (``learning.graph_gold``) -> the model's scores -> ``get_loss``
+them. Training: the batch's gold (``graph.graph_gold``) -> the model's scores -> ``get_loss``
 (``GraphLoss``) -> their gradients -> the model's backprop.
 """
 from contextlib import contextmanager
@@ -23,25 +23,25 @@ from spacy.vocab import Vocab
 from thinc.api import Model, set_dropout_rate
 
 from ..blas import blas_threads, use_blas
-from ..calibration import HeldOut, fit_calibration, held_out, span_heads, written_head_ece
-from ..graph.decoding import MBR, DecodeResult, Eisner
-from ..graph.labeling import Labeler, LabelSet
-from ..graph.parses import DocParses, SpanParse, doc_sentence_starts, extension_values, joined_values
-from ..graph.reparse import doc_parses
-from ..graph.scores import FACTORS, GraphInput, GraphScores, flatten, regroup
-from ..graph.valency import label_classes
+from ..components.annotate import JOIN_LABEL, SPACE_TAGS, CodeTable, write_parse
+from ..components.base import ParserPipe
+from ..components.projective_gold import lifted_labels
 from ..learning.gold import aligned_tags
-from ..learning.graph_gold import GoldBatch, batch_gold
-from ..learning.graph_loss import GraphGold, GraphLoss
-from ..learning.rehearsal import rehearsal_loss, teacher_heads
-from ..models.graph_parser import resize_labels, tree_label_scores
 from ..names import ROOT_LABEL, Span
 from ..segment import continues, sentence_spans, span_whitespace
-from .annotate import JOIN_LABEL, SPACE_TAGS, CodeTable, write_parse
-from .base import ParserPipe
+from .calibration import HeldOut, fit_calibration, held_out, span_heads, written_head_ece
+from .decoding import MBR, DecodeResult, Eisner
 from .extensions import register_extensions, register_parser, write_values
 from .graph_batch import decode_eisner_spans, span_arcs, span_blocks, span_parses
-from .projective_gold import lifted_labels
+from .graph_gold import GoldBatch, batch_gold
+from .graph_loss import GraphGold, GraphLoss
+from .graph_model import resize_labels, tree_label_scores
+from .labeling import Labeler, LabelSet
+from .parses import DocParses, SpanParse, doc_sentence_starts, extension_values, joined_values
+from .rehearsal import rehearsal_loss, teacher_heads
+from .reparse import doc_parses
+from .scores import FACTORS, GraphInput, GraphScores, flatten, regroup
+from .valency import label_classes
 
 
 class GraphParser(ParserPipe):
@@ -66,7 +66,7 @@ class GraphParser(ParserPipe):
         (with siblings for Eisner and projective MBR, else the matrix-tree theorem), calibrated:
         at each evaluation in training (``score`` after an ``update``) the calibration is fitted
         on the evaluation's (dev) examples and kept in ``cfg["calibration"]``
-        (``spacy_hcparse.calibration``: a temperature, then an isotonic map), so a trained
+        (``spacy_hcparse.graph.calibration``: a temperature, then an isotonic map), so a trained
         pipeline writes calibrated probabilities with no further step;
         ``spacy evaluate`` does not refit. ``prob_temperature`` (null: the fitted calibration):
         a temperature that replaces it, without the map. Also ``token._.hc_dep_prob``.
@@ -373,7 +373,7 @@ class GraphParser(ParserPipe):
                  losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
         """An update toward the teacher's predictions on the examples' predicted docs (no gold
         read), so that fine-tuning forgets less: heads, labels and sentence starts, soft targets
-        (``learning.rehearsal``). The teacher is the copy of the model ``nlp.resume_training()``
+        (``graph.rehearsal``). The teacher is the copy of the model ``nlp.resume_training()``
         keeps; without one, the model as it is now (logged: take it before the first update).
         The loss goes under the component's name in ``losses``."""
         examples, losses = self._training_step(examples, losses, "rehearse")
@@ -414,7 +414,7 @@ class GraphParser(ParserPipe):
         return self.loss(scores.to_numpy(self.model.ops), gold)
 
     def batch_gold(self, examples: List[Example]) -> GoldBatch:
-        """The examples' gold (``learning.graph_gold``): labels seen in it stop being unseen, and
+        """The examples' gold (``graph.graph_gold``): labels seen in it stop being unseen, and
         each span that cannot be learned is reported once."""
         batch = batch_gold(examples, self.labels, self.cfg.get("tags", {}), self.max_length, self.projectivize)
         self._mark_seen(batch.labels)

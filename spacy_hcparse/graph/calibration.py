@@ -23,7 +23,7 @@ changes no ranking. A tree's probability is ``P(tree)`` under the tempered distr
 the lowest of its calibrated head probabilities (a tree is never more probable than one of its
 arcs); with siblings, it has a temperature of its own (``tree_temperature``), fitted on the dev
 sentences against exact match (all heads right) with that cap applied
-(``components.graph_batch.span_parses`` writes them).
+(``graph.graph_batch.span_parses`` writes them).
 
 With a projective decoder that reads sibling factors (``Eisner.v1``, ``MBR.v1``), the distribution
 is over the arc and sibling scores together (projective trees, inside-outside over the
@@ -40,9 +40,9 @@ from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 import srsly
 
-from .decoders import tree_problem
-from .decoders.batch import layout, pack, split_words
-from .decoders.batch_marginals import sibling_probabilities_batch, tree_probabilities_batch
+from ..decoders import tree_problem
+from ..decoders.batch import layout, pack, split_words
+from ..decoders.batch_marginals import sibling_probabilities_batch, tree_probabilities_batch
 
 # Fewer dev words than this: the temperature alone (an isotonic map would follow the noise).
 MIN_MAP_WORDS = 2000
@@ -99,7 +99,7 @@ def head_probabilities(data: HeldOut, temperature: float, tree_temperature: Opti
     per span its tree's log probability, under the arc scores divided by ``temperature`` (and the
     sibling scores, projective, for a span with sibling factors and a projective tree; else the
     first-order matrix-tree distribution); the trees with siblings at ``tree_temperature`` where
-    given. ``components.graph_batch.head_probabilities`` on held-out spans."""
+    given. ``graph.graph_batch.head_probabilities`` on held-out spans."""
     probs, log_probs = np.zeros(len(data.correct)), np.zeros(len(data.sizes))
     done = np.zeros(len(data.sizes), dtype=bool)
     if data.sib is not None:

@@ -1,7 +1,7 @@
 """How the neural transition model (``NeuralTransitionModel.v2``) parses and trains: its
-``TransitionLearner`` (``models.transition_types``).
+``TransitionLearner`` (``transition.transition_types``).
 
-Training uses spaCy's optimizer: softmax over the valid moves (``learning.move_loss``) on the
+Training uses spaCy's optimizer: softmax over the valid moves (``transition.move_loss``) on the
 static oracle's configurations, or, for spans with partial gold, on the configurations the model
 reaches when it follows its best move among those that keep the known arcs reachable (the dynamic
 oracle's, ``transition.guided``), all of which count as correct (so the known arcs are learned and
@@ -16,16 +16,16 @@ from spacy.vocab import Vocab
 from thinc.api import Model, set_dropout_rate
 
 from ..learning.losses import binary_xent
-from ..learning.move_loss import correct_move_xent
-from ..learning.perceptron import is_partial
 from ..names import Span
 from ..segment import index_groups, span_whitespace
-from ..transition.features import N_SLOTS
-from ..transition.guided import guided_walk
-from ..transition.moves import n_classes
-from ..transition.oracle import oracle_slots
-from ..transition.search import greedy_batch
-from .transition_neural import SlotBatch, SlotScores, SpanBatch, first_rows, slot_rows
+from .guided import guided_walk
+from .move_loss import correct_move_xent
+from .moves import n_classes
+from .neural_model import SlotBatch, SlotScores, SpanBatch, first_rows, slot_rows
+from .oracle import oracle_slots
+from .perceptron import is_partial
+from .search import greedy_batch
+from .templates import N_SLOTS
 from .transition_types import SpanGold, SpanTree, Spans, TransitionParses, label_moves
 
 WORDS_PER_GROUP = 4000  # words whose hidden layer the learner precomputes together (~86 MB)

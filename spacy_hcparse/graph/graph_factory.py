@@ -8,9 +8,9 @@ from spacy.language import Language
 from thinc.api import Config, Model
 
 from ..compiling import watch_compiling
-from ..graph.labeling import Labeler
-from ..learning.graph_loss import GraphLoss
+from .graph_loss import GraphLoss
 from .graph_parser import GraphParser
+from .labeling import Labeler
 
 DEFAULT_CONFIG = """
 [model]

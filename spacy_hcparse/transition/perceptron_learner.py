@@ -1,7 +1,7 @@
 """How the averaged perceptron transition model (``TransitionModel.v2``) parses and trains: its
-``TransitionLearner`` (``models.transition_types``).
+``TransitionLearner`` (``transition.transition_types``).
 
-Training is online (``learning.perceptron``): greedy with the static oracle and the
+Training is online (``transition.perceptron``): greedy with the static oracle and the
 ultraconservative update, with error exploration (``train_explore``), or beam search with early
 update (``train_beam_width > 1``); spans with partial gold follow the dynamic oracle, which counts
 every move that keeps the known arcs reachable correct (``transition.dynamic_oracle``), so they
@@ -15,12 +15,12 @@ from spacy.tokens import Doc
 from spacy.vocab import Vocab
 from thinc.api import Model
 
-from ..learning.perceptron import AveragedPerceptron
-from ..learning.perceptron_tagger import TaggerTrainer
 from ..names import Span
-from ..transition.tagging import fill_tags
-from .transition_perceptron import (PerceptronFeatures, PerceptronInput, SpanRows, doc_rows, perceptron_features,
+from .perceptron import AveragedPerceptron
+from .perceptron_model import (PerceptronFeatures, PerceptronInput, SpanRows, doc_rows, perceptron_features,
                                     perceptron_weights, set_perceptron_weights, span_rows)
+from .tagger_trainer import TaggerTrainer
+from .tagging import fill_tags
 from .transition_types import SpanGold, Spans, TransitionParses, label_moves
 
 
@@ -28,7 +28,7 @@ class PerceptronLearner:
     """Averaged perceptron (``TransitionModel.v2``), trained online by ``update``: greedy with the
     static oracle and the ultraconservative update, with error exploration (``train_explore``),
     or beam search with early update (``train_beam_width > 1``); ``sgd`` is not used. Spans with
-    partial gold follow the dynamic oracle (``learning.perceptron``). The model's own tagger
+    partial gold follow the dynamic oracle (``transition.perceptron``). The model's own tagger
     trains alongside when the component has tags, and its sentence classifier (if it has one) on the
     docs' gold sentence starts.
 

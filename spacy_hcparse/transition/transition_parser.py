@@ -1,7 +1,7 @@
 """``hc_transition_parser``: arc-standard shift-reduce parser (averaged perceptron or neural).
 
 Data flows one way: Doc -> its sentences (``segment.sentence_spans``), or the model's segmentation
-when it has none -> the model's learner (``model.attrs["learner"]``, ``models.transition_types``):
+when it has none -> the model's learner (``model.attrs["learner"]``, ``transition.transition_types``):
 the perceptron's tagging and search, or the neural step scorer and greedy search, valid moves only
 (whitespace stays a leaf of the word before it) -> span trees (index 0 the root) -> ``write_trees``
 (the chunks of a sentence longer than ``max_length`` joined into one tree) ->
@@ -32,13 +32,13 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..compiling import watch_compiling
-from ..models.transition_types import SpanGold, SpanTree, TransitionLearner, teacher_gold
+from ..components.annotate import JOIN_LABEL, codes, write_trees
+from ..components.base import ParserPipe
+from ..components.projective_gold import DECORATION, example_gold, lifted_labels
 from ..names import ROOT_LABEL, Span
 from ..segment import continues, sentence_spans, span_whitespace
-from ..transition.moves import n_classes
-from .annotate import JOIN_LABEL, codes, write_trees
-from .base import ParserPipe
-from .projective_gold import DECORATION, example_gold, lifted_labels
+from .moves import n_classes
+from .transition_types import SpanGold, SpanTree, TransitionLearner, teacher_gold
 
 FALLBACK_LABEL = "dep"  # words need a label other than ROOT to attach to each other
 

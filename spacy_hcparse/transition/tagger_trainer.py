@@ -1,8 +1,8 @@
-"""Averaged perceptron training of the parser's own tagger (``layers.perceptron_tagger``).
+"""Averaged perceptron training of the parser's own tagger (``transition.perceptron_tagger``).
 
 Tagging is ``transition.tagging``'s (greedy, left to right); in training each word is tagged with
 the current weights and, where its reference tag is known and differs, the features move toward
-the reference tag and away from the prediction. Averaging is that of ``learning.perceptron``
+the reference tag and away from the prediction. Averaging is that of ``transition.perceptron``
 (``U`` and a clock counting tagged words).
 
 ``TaggerTrainer`` owns the unaveraged weights; ``average()`` gives the weights the model keeps.
@@ -14,10 +14,10 @@ from typing import Optional
 import numpy as np
 
 from ..compiling import njit
-from ..transition.features import W
-from ..transition.scoring import score
-from ..transition.tagging import N_TAG_VALUES, tag_spans, word_features
+from .hashed_scoring import score
 from .perceptron import AveragedPerceptron, averaged
+from .tagging import N_TAG_VALUES, tag_spans, word_features
+from .templates import W
 
 
 @njit(cache=True)

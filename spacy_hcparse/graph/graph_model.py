@@ -1,5 +1,5 @@
 """``spacy_hcparse.GraphParserModel.v8``: tok2vec, context encoder, pruning and every scorer,
-assembled from registered parts (``models.graph_parts``), as spaCy's ``Tok2Vec.v2`` is from its
+assembled from registered parts (``graph.graph_parts``), as spaCy's ``Tok2Vec.v2`` is from its
 ``embed`` and ``encode``; ``.v5`` is the same model from a flat list of sizes (the shipped configs
 before ``.v8``: pipelines saved with it load and parse as they did).
 
@@ -22,13 +22,13 @@ from thinc.api import Model
 from thinc.types import Floats2d
 
 from ..decoders.batch import cut
-from ..graph.pruning import prune_batch
-from ..graph.scores import GraphInput, GraphScores, candidate_arcs, device_arrays, host_arrays
 from ..layers import biaffine_label as low_rank_labels, full_label as full_rank_labels
 from ..layers.sentence_encoder import sentence_encoder, token_rows
 from ..segment import index_groups, segment_docs
 from .graph_parts import (TagHeads, biaffine_arc_scorer, bilstm_context, full_label_scorer, grandparent_scorer,
                           low_rank_label_scorer, sentence_start_scorer, sibling_scorer, tag_scorers)
+from .pruning import prune_batch
+from .scores import GraphInput, GraphScores, candidate_arcs, device_arrays, host_arrays
 
 # Label arcs and factor triples scored in one call at prediction: bounds the scorers'
 # intermediate arrays (hundreds of bytes per arc, tens per triple) whatever the batch or doc.
@@ -50,7 +50,7 @@ def build_graph_parser_model(
     higher_order_max_length: int = 100,
     nO: Optional[int] = None,
 ) -> Model[GraphInput, GraphScores]:
-    """The graph parser's model from its parts (each a config block, see ``models.graph_parts``).
+    """The graph parser's model from its parts (each a config block, see ``graph.graph_parts``).
 
     tok2vec: token vectors of whole docs (any spaCy tok2vec or listener).
     context: a context encoder over each span's tok2vec rows, read beside them

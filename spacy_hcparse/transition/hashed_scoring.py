@@ -1,5 +1,5 @@
 """Numba kernels over hashed linear weights, shared by parsing (``transition.search``), tagging
-(``transition.tagging``) and perceptron training (``learning.perceptron``).
+(``transition.tagging``) and perceptron training (``transition.perceptron``).
 
 Weights are one flat array: a feature with bucket ``b`` holds the weights of classes
 ``0..n_classes-1`` at ``W[b : b + n_classes]`` (so ``len(W) == n_buckets + n_classes``; see
@@ -8,8 +8,8 @@ Weights are one flat array: a feature with bucket ``b`` holds the weights of cla
 import numpy as np
 
 from ..compiling import njit
-from .features import fill_context, hash_features
 from .moves import valid_mask
+from .templates import fill_context, hash_features
 
 
 @njit(cache=True)

@@ -1,10 +1,10 @@
 """Hashed perceptron tagger layer: word attribute rows of spans -> tag ids.
 
-Input: ``(attrs, offsets)``, the parser's word attribute rows (``transition.features.token_attrs``)
+Input: ``(attrs, offsets)``, the parser's word attribute rows (``transition.templates.token_attrs``)
 of spans one after another, span ``s`` at rows ``offsets[s]..offsets[s+1]-1`` with the root first.
 Output: ``(len(attrs),)`` int64 tag ids (``0..nO-1``), ``-1`` on root rows. Greedy, left to right
 (``transition.tagging``). ``W`` is flat hashed weights as in ``layers.sparse_linear``
-(``len(W) == nB + nO``); it has no gradient: ``learning.perceptron_tagger`` trains it and the
+(``len(W) == nB + nO``); it has no gradient: ``transition.tagger_trainer`` trains it and the
 averaged weights are set with ``set_param("W", ...)``.
 """
 from typing import Callable, Optional, Tuple
@@ -12,7 +12,7 @@ from typing import Callable, Optional, Tuple
 import numpy as np
 from thinc.api import Model
 
-from ..transition.tagging import tag_spans, tagger_templates
+from .tagging import tag_spans, tagger_templates
 
 TaggerInput = Tuple[np.ndarray, np.ndarray]
 
@@ -45,6 +45,6 @@ def forward(model: Model, X: TaggerInput, is_train: bool) -> Tuple[np.ndarray, C
     )
 
     def backprop(dY):
-        raise ValueError("hc_perceptron_tagger has no gradient: learning.perceptron_tagger trains it")
+        raise ValueError("hc_perceptron_tagger has no gradient: transition.tagger_trainer trains it")
 
     return out, backprop

@@ -9,15 +9,15 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..calibration import apply_knots
 from ..decoders import MAX_WORDS
 from ..decoders.batch import cut, decode_eisner_batch, layout, split_words
 from ..decoders.batch_marginals import head_margins_batch, sibling_probabilities_batch, tree_probabilities_batch
 from ..decoders.label_probs import chosen_label_probs
-from ..graph.decoding import DecodeResult
-from ..graph.parses import SpanParse
-from ..graph.reparse import whitespace_leaves, with_bonus
-from ..graph.scores import PRUNED, GraphScores
+from .calibration import apply_knots
+from .decoding import DecodeResult
+from .parses import SpanParse
+from .reparse import whitespace_leaves, with_bonus
+from .scores import PRUNED, GraphScores
 
 
 def span_arcs(scores: GraphScores, spaces: Sequence[np.ndarray], existing: Sequence, bonus: float

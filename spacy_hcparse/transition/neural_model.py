@@ -1,6 +1,6 @@
 """The neural transition model (``NeuralTransitionModel.v2``), a closed function of its input.
 
-A spaCy Tok2Vec; the vectors of the stack/buffer positions (``transition.features.SLOTS``) are
+A spaCy Tok2Vec; the vectors of the stack/buffer positions (``transition.templates.SLOTS``) are
 concatenated and scored by Maxout -> Linear; with ``sentence_width > 0`` it also scores where
 sentences begin (``layers.sentence_starts`` over the token vectors).
 
@@ -27,7 +27,7 @@ from ..compiling import njit
 from ..layers.sentence_starts import sentence_starts
 from ..names import Span
 from ..segment import segment_docs
-from ..transition.features import N_SLOTS
+from .templates import N_SLOTS
 
 
 class SpanBatch(NamedTuple):
@@ -163,7 +163,7 @@ def first_rows(docs: Sequence[Doc], spans: Sequence[Sequence[Span]]) -> List[int
 
 
 def slot_rows(slots: np.ndarray, first: int, null: int) -> np.ndarray:
-    """Token table rows of slot words (``transition.features.slot_words``: span words ``1..n``,
+    """Token table rows of slot words (``transition.templates.slot_words``: span words ``1..n``,
     ``0`` the root, ``-1`` empty) of a span whose word m is row ``first + m``; ``null`` the zero row."""
     return np.where(slots > 0, slots + first, null)
 

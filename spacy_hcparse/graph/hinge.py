@@ -6,7 +6,7 @@ Gradients are taken with respect to the scores the model produced: the dense arc
 values at the scored sibling and grandparent triples.
 
 These per-span functions define the hinge; training computes it for a whole batch in one call
-(``learning.batch_loss``, tested against them).
+(``graph.batch_loss``, tested against them).
 """
 from typing import Callable, Optional, Tuple
 
