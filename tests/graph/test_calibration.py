@@ -176,7 +176,7 @@ def test_calibrate_script_reports_ece_per_sent_id_genre(tmp_path):
     from spacy_hcparse.conllu import read_conllu
     from spacy_hcparse.evaluation.ud import gold_doc
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     spec = importlib.util.spec_from_file_location("scripts_calibrate", root / "scripts" / "calibrate.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
@@ -205,7 +205,7 @@ def load_script(name: str):
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
+    path = Path(__file__).resolve().parents[2] / "scripts" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"scripts_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -246,7 +246,7 @@ def test_report_script_links_the_reliability_plot(tmp_path):
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     metrics, reports = tmp_path / "metrics" / "RUN", tmp_path / "reports"
     metrics.mkdir(parents=True)
     reports.mkdir()
@@ -278,7 +278,7 @@ def test_calibrate_script_writes_the_json_and_the_reliability_plot(tmp_path):
     from spacy_hcparse.conllu import read_conllu
     from spacy_hcparse.evaluation.ud import gold_doc, input_doc
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     sample = root / "assets" / "sample"
     spacy.util.fix_random_seed(0)
     nlp = spacy.blank("en")

@@ -1,4 +1,4 @@
-"""Shared fixtures of the learning tests."""
+"""Shared fixtures of the graph parser's tests."""
 import pytest
 
 from spacy_hcparse.graph.decoding import HillClimb
