@@ -22,7 +22,6 @@ LEVELS = {
     "transition.system": 1,
     "segment": 1,
     "blas": 1,  # which BLAS a model multiplies with on a CPU (thinc only)
-    "graph.structures": 2,
     "transition.tagger": 2,
     "conllu": 2,
     "loggers": 2,
@@ -30,6 +29,7 @@ LEVELS = {
     "readers": 2,
     "layers": 2,
     "learning": 3,
+    "graph.structures": 3,
     "graph.learning": 4,
     "transition.learning": 4,
     "models": 4,
@@ -145,6 +145,16 @@ def test_decoders_and_transition_system_use_no_framework():
             for target in imports(path):
                 if target.split(".")[0] in FRAMEWORKS:
                     wrong.append(f"{module_name(path)} imports {target}")
+    assert not wrong, "\n".join(sorted(wrong))
+
+
+def test_shared_ground_imports_no_parser_package():
+    """Code both parsers stand on (everything outside ``graph/`` and ``transition/``, below the
+    corpus and the command line) reaches neither parser's package."""
+    wrong = []
+    for name, targets in graph().items():
+        if part(name).split(".")[0] not in PARSERS and LEVELS[part(name)] < LEVELS["graph.component"]:
+            wrong += [f"{name} imports {t}" for t in targets if part(t).split(".")[0] in PARSERS]
     assert not wrong, "\n".join(sorted(wrong))
 
 

@@ -23,12 +23,13 @@ from thinc.types import Floats2d
 
 from ..decoders.batch import cut
 from ..layers import biaffine_label as low_rank_labels, full_label as full_rank_labels
+from ..layers.rows import device_arrays, host_arrays
 from ..layers.sentence_encoder import sentence_encoder, token_rows
 from ..segment import index_groups, segment_docs
 from .graph_parts import (TagHeads, biaffine_arc_scorer, bilstm_context, full_label_scorer, grandparent_scorer,
                           low_rank_label_scorer, sentence_start_scorer, sibling_scorer, tag_scorers)
 from .pruning import prune_batch
-from .scores import GraphInput, GraphScores, candidate_arcs, device_arrays, host_arrays
+from .scores import GraphInput, GraphScores, candidate_arcs
 
 # Label arcs and factor triples scored in one call at prediction: bounds the scorers'
 # intermediate arrays (hundreds of bytes per arc, tens per triple) whatever the batch or doc.

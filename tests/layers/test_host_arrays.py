@@ -1,9 +1,9 @@
-"""graph.scores.host_arrays and device_arrays: one copy between host and device for a list of
+"""layers.rows.host_arrays and device_arrays: one copy between host and device for a list of
 arrays, the same values on the other side."""
 import numpy as np
 from thinc.api import NumpyOps
 
-from spacy_hcparse.graph.scores import device_arrays, host_arrays, split_flat
+from spacy_hcparse.layers.rows import device_arrays, host_arrays, split_flat
 
 
 class DeviceArray:
