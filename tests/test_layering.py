@@ -59,7 +59,7 @@ PARSERS = {
         "system": ("__init__", "state", "moves", "templates", "hashed_scoring", "oracle", "dynamic_oracle", "search",
                    "guided", "tagging"),
         "tagger": ("perceptron_tagger",),
-        "learning": ("perceptron", "tagger_trainer", "move_loss"),
+        "learning": ("perceptron", "tagger_trainer", "move_loss", "projective_gold"),
         "model": ("transition_types", "neural_model", "perceptron_model", "neural_learner", "perceptron_learner",
                   "transition_model"),
         "component": ("transition_parser",),

@@ -35,7 +35,7 @@ The held-out spans come as arrays laid out as a batch (``HeldOut``, ``decoders.b
 and every probability is computed by the batch kernels (``decoders.batch_marginals``) over all of
 them in one call.
 """
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import srsly
@@ -43,6 +43,8 @@ import srsly
 from ..decoders import tree_problem
 from ..decoders.batch import layout, pack, split_words
 from ..decoders.batch_marginals import sibling_probabilities_batch, tree_probabilities_batch
+from ..names import Span
+from .decoding import MBR, Eisner
 
 # Fewer dev words than this: the temperature alone (an isotonic map would follow the noise).
 MIN_MAP_WORDS = 2000
@@ -72,6 +74,37 @@ def held_out(arcs: Sequence[np.ndarray], chosen: Sequence[np.ndarray], correct: 
     heads = np.concatenate([np.asarray(c, dtype=np.int64) for c in chosen]) if len(chosen) else np.zeros(0, np.int64)
     flags = np.concatenate([np.asarray(c, dtype=np.int64) for c in correct]) if len(correct) else np.zeros(0, np.int64)
     return HeldOut(flat, sizes, heads, flags, sib)
+
+
+def calibration_factors(decoder) -> FrozenSet[str]:
+    """The factors the head probabilities of ``decoder`` (a ``graph.decoding`` object) are fitted
+    with: siblings where it maximizes a projective model with them (``Eisner.v1``, projective
+    ``MBR.v1``), else none (first-order)."""
+    siblings = "sib" in decoder.factors and (isinstance(decoder, Eisner) or
+                                             (isinstance(decoder, MBR) and decoder.projective))
+    return frozenset({"sib"}) if siblings else frozenset()
+
+
+def joined_factors(parts: Sequence) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``HeldOut.sib`` from the batches' sibling factors (``GraphScores.factors_of("sib")``, in
+    span order), or None without any."""
+    if not parts:
+        return None
+    return tuple(np.concatenate([getattr(f, name) for f in parts]) for name in ("counts", "triples", "values"))
+
+
+def written_heads(examples: Sequence, spans: Sequence[Sequence[Span]]) -> Tuple[List[np.ndarray], List[np.ndarray]]:
+    """Per span of each example's predicted doc (``spans[j]``: example ``j``'s, in order) its
+    written heads and whether each is the aligned gold head (``span_heads``)."""
+    chosen, correct = [], []
+    for eg, doc_spans in zip(examples, spans):
+        gold, _ = eg.get_aligned_parse(projectivize=False)
+        written = [tok.head.i for tok in eg.predicted]
+        for start, end in doc_spans:
+            heads, right = span_heads(written, gold, start, end)
+            chosen.append(heads)
+            correct.append(right)
+    return chosen, correct
 
 
 def reliability(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10) -> Tuple[List[Dict], float]:

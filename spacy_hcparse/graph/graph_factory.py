@@ -108,7 +108,45 @@ def make_graph_parser(nlp: Language, name: str, model: Model, decoder: Callable,
                       prob_temperature: Optional[float], set_tags: bool, scorer: Optional[Callable], cpu_blas: str,
                       threads: int, projectivize: bool, label_freq_cutoff: int) -> "GraphParser":
     """The component; its defaults are ``FACTORY_CONFIG`` above, and only there. Its kernels'
-    compiling, when slow, is said on stderr (``compiling``)."""
+    compiling, when slow, is said on stderr (``compiling``).
+
+    decoder: a decoder object (``graph.decoding``: ``Eisner.v1``, ``MST.v1``, ``MBR.v1``,
+        ``HillClimb.v1``/``.v2``, ``Dual.v1``, ``Certified.v1``); it names the factors it reads, and
+        only those are scored.
+    loss: the training objective (``spacy_hcparse.GraphLoss.v1``) with its cost-augmented decoder.
+    label_valency: the labeler (``graph.labeling.Labeler``) gives each tree at most one child per
+        head from each label class ``initialize`` learns (``cfg["label_classes"]``,
+        ``graph.valency``).
+    keep_doc_labels: the labeler keeps an earlier parser's label where the decoded head is that
+        parser's.
+    init_from_doc: when the doc already has a parse (e.g. from ``hc_transition_parser`` earlier in
+        the pipeline), hill climbing also considers that tree as its first start. The parse is
+        then overwritten.
+    doc_arc_bonus: when the doc already has a parse, its arcs stay candidates and their scores
+        are raised by this much before decoding (reparsing, Sagae & Lavie 2006). 0 = off.
+    head_probs: write ``token._.hc_head_prob`` and ``span._.hc_parse_prob``, the chosen heads'
+        marginal probabilities and the tree's probability under the model the decoder maximizes
+        (with siblings for Eisner and projective MBR, else the matrix-tree theorem), calibrated:
+        at each evaluation in training (``score`` after an ``update``) the calibration is fitted
+        on the evaluation's (dev) examples and kept in ``cfg["calibration"]``
+        (``spacy_hcparse.graph.calibration``: a temperature, then an isotonic map), so a trained
+        pipeline writes calibrated probabilities with no further step;
+        ``spacy evaluate`` does not refit. ``prob_temperature`` (null: the fitted calibration):
+        a temperature that replaces it, without the map. Also ``token._.hc_dep_prob``.
+    cpu_blas: on a CPU, the model's matrix products use numpy's BLAS (``"numpy"``: OpenBLAS in
+        numpy's wheels) or thinc's blis (``"blis"``), which is several times slower on some CPUs
+        (``spacy_hcparse.blas``); parses agree up to the order of summation.
+    threads: the threads the host work (decoding, labels, probabilities; numba, over the spans of
+        a batch) and numpy's BLAS may use; 1 runs serially, as spaCy's CPU models do.
+    set_tags: write the tags of the model's POS and TAG objectives (``TagScorers.v1``) on the
+        tokens that have none, so that a tagger earlier in the pipeline keeps its tags; a ``DEP``
+        objective only trains the encoder. Whitespace tokens get ``SPACE`` and ``_SP``.
+    scorer: the scorer ``score`` calls (``spacy_hcparse.parser_scorer.v1``).
+    projectivize: train on pseudo-projective gold (``graph.graph_gold``: non-projective arcs
+        lifted, their labels decorated) and deprojectivize the written parses, so that a
+        projective decoder can learn non-projective trees; ``label_freq_cutoff``: decorated
+        labels seen fewer times in the training data are not learned.
+    """
     watch_compiling()
     return GraphParser(nlp.vocab, model, name, decoder=decoder, loss=loss,
                        labeler=Labeler(valency=label_valency, keep_doc_labels=keep_doc_labels),

@@ -14,14 +14,15 @@ lifted, their labels decorated ``dep||head``); a decorated label the parser does
 back to its plain label.
 """
 import logging
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.pipeline._parser_internals import nonproj
 from spacy.training import Example
 
-from ..learning.gold import aligned_gold, aligned_tags, partial_problem, partial_span_tree, reference_spans
-from ..names import Span
+from ..learning.gold import (aligned_gold, aligned_tags, lifted_labels, partial_problem, partial_span_tree,
+                             reference_spans)
+from ..names import ROOT_LABEL, Span
 from .graph_loss import GraphGold, SpanGold
 
 
@@ -75,6 +76,27 @@ def batch_gold(examples: Sequence[Example], labels: Sequence[str], tags: Dict[st
         for attr, ids in tag_ids.items():
             tag_golds[attr].append(np.array([ids.get(t, -1) for t in aligned_tags(eg, attr)], dtype=np.int64))
     return GoldBatch(spans, GraphGold(span_golds, starts, tag_golds), sorted(seen), unusable)
+
+
+def gold_labels(get_examples: Callable[[], Iterable[Example]], projectivize: bool, cutoff: int) -> List[str]:
+    """The labels the parser learns from the examples' references, ``ROOT`` among them: with
+    ``projectivize`` the pseudo-projective ones (``learning.gold.lifted_labels``: decorated labels
+    seen at least ``cutoff`` times), else the references' own."""
+    if projectivize:
+        return sorted(set(lifted_labels(get_examples(), cutoff)) | {ROOT_LABEL})
+    return sorted({tok.dep_ for eg in get_examples() for tok in eg.reference if tok.dep_} | {ROOT_LABEL})
+
+
+def tag_sets(get_examples: Callable[[], Iterable[Example]], attrs: Sequence[str]) -> Dict[str, List[str]]:
+    """Per tag objective of the model (``attrs``: ``POS``, ``TAG``, ``DEP``) the tags the
+    references hold. None for ``TAG`` (XPOS) where it equals ``POS`` on every token that has one:
+    spaCy's CoNLL-U converter fills a treebank's missing XPOS with its UPOS, and a model should
+    then write ``_`` there, not a second guess at UPOS."""
+    tags = {attr: sorted({tag for eg in get_examples() for tag in aligned_tags(eg, attr) if tag}) for attr in attrs}
+    if tags.get("TAG") and all(tag == pos for eg in get_examples()
+                               for tag, pos in zip(aligned_tags(eg, "TAG"), aligned_tags(eg, "POS")) if tag):
+        tags["TAG"] = []
+    return tags
 
 
 def fully_annotated(eg: Example) -> bool:

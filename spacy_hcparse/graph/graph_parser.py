@@ -9,9 +9,8 @@ and returns the parses (``graph.parses``) without touching the Docs; ``set_annot
 them. Training: the batch's gold (``graph.graph_gold``) -> the model's scores -> ``get_loss``
 (``GraphLoss``) -> their gradients -> the model's backprop.
 """
-from contextlib import contextmanager
 from itertools import islice
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Callable, ContextManager, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 from spacy.language import Language
@@ -22,62 +21,31 @@ from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Model, set_dropout_rate
 
-from ..blas import blas_threads, use_blas
+from ..blas import model_blas, use_blas
 from ..components.annotate import JOIN_LABEL, SPACE_TAGS, CodeTable, write_parse
 from ..components.base import ParserPipe
-from ..components.projective_gold import lifted_labels
-from ..learning.gold import aligned_tags
-from ..names import ROOT_LABEL, Span
-from ..segment import continues, sentence_spans, span_whitespace
-from .calibration import HeldOut, fit_calibration, held_out, span_heads, written_head_ece
-from .decoding import MBR, DecodeResult, Eisner
+from ..names import Span
+from ..segment import sentence_spans, span_whitespace
+from .calibration import (HeldOut, calibration_factors, fit_calibration, held_out, joined_factors, written_head_ece,
+                          written_heads)
+from .decoding import DecodeResult, Eisner
 from .extensions import register_extensions, register_parser, write_values
 from .graph_batch import decode_eisner_spans, span_arcs, span_blocks, span_parses
-from .graph_gold import GoldBatch, batch_gold
+from .graph_gold import GoldBatch, batch_gold, gold_labels, tag_sets
 from .graph_loss import GraphGold, GraphLoss
 from .graph_model import resize_labels, tree_label_scores
 from .labeling import Labeler, LabelSet
-from .parses import DocParses, SpanParse, doc_sentence_starts, extension_values, joined_values
+from .parses import DocParses, SpanParse, extension_values, group_parses, joined_values
 from .rehearsal import rehearsal_loss, teacher_heads
-from .reparse import doc_parses
-from .scores import FACTORS, GraphInput, GraphScores, flatten, regroup
+from .reparse import given_spans
+from .scores import FACTORS, GraphInput, GraphScores
 from .valency import label_classes
 
 
 class GraphParser(ParserPipe):
-    """Graph-based parser with arc, sibling and grandparent factors and a configurable decoder.
-
-    decoder: a decoder object (``graph.decoding``: ``Eisner.v1``, ``MST.v1``, ``MBR.v1``,
-        ``HillClimb.v1``/``.v2``, ``Dual.v1``, ``Certified.v1``); it names the factors it reads, and
-        only those are scored.
-    loss: the training objective (``spacy_hcparse.GraphLoss.v1``) with its cost-augmented decoder.
-    labeler: labels the decoded trees (``graph.labeling.Labeler``; the factory's ``label_valency``
-        and ``keep_doc_labels``): ``label_valency`` gives each tree at most one child per head
-        from each label class ``initialize`` learns (``cfg["label_classes"]``,
-        ``graph.valency``); ``keep_doc_labels`` keeps an earlier parser's label where the decoded
-        head is that parser's.
-    init_from_doc: when the doc already has a parse (e.g. from ``hc_transition_parser`` earlier in
-        the pipeline), hill climbing also considers that tree as its first start. The parse is
-        then overwritten.
-    doc_arc_bonus: when the doc already has a parse, its arcs stay candidates and their scores
-        are raised by this much before decoding (reparsing, Sagae & Lavie 2006). 0 = off.
-    head_probs: write ``token._.hc_head_prob`` and ``span._.hc_parse_prob``, the chosen heads'
-        marginal probabilities and the tree's probability under the model the decoder maximizes
-        (with siblings for Eisner and projective MBR, else the matrix-tree theorem), calibrated:
-        at each evaluation in training (``score`` after an ``update``) the calibration is fitted
-        on the evaluation's (dev) examples and kept in ``cfg["calibration"]``
-        (``spacy_hcparse.graph.calibration``: a temperature, then an isotonic map), so a trained
-        pipeline writes calibrated probabilities with no further step;
-        ``spacy evaluate`` does not refit. ``prob_temperature`` (null: the fitted calibration):
-        a temperature that replaces it, without the map. Also ``token._.hc_dep_prob``.
-    cpu_blas: on a CPU, the model's matrix products use numpy's BLAS (``"numpy"``: OpenBLAS in
-        numpy's wheels) or thinc's blis (``"blis"``), which is several times slower on some CPUs
-        (``spacy_hcparse.blas``); parses agree up to the order of summation.
-    threads: the threads the host work (decoding, labels, probabilities; numba, over the spans of
-        a batch) and numpy's BLAS may use; 1 runs serially, as spaCy's CPU models do.
-    set_tags: write the tags of the model's POS and TAG objectives (``TagScorers.v1``) on the
-        tokens that have none, so that a tagger earlier in the pipeline keeps its tags; a ``DEP``
-        objective only trains the encoder. Whitespace tokens get ``SPACE`` and ``_SP``.
+    """Graph-based parser with arc, sibling and grandparent factors and a configurable decoder;
+    its settings are documented with its factory (``graph.graph_factory.make_graph_parser``),
+    where their defaults are defined.
 
     ``cfg`` holds what was learned (labels, label classes, tags, calibration); the settings are
     the config's, changeable at load time. ``add_label`` works on a trained parser too (the new
@@ -134,34 +102,20 @@ class GraphParser(ParserPipe):
             self.load_trained(weights_from)
             return
         validate_get_examples(get_examples, "GraphParser.initialize")
-        if labels is None and self.projectivize:
-            labels = sorted(set(lifted_labels(get_examples(), self.label_freq_cutoff)) | {ROOT_LABEL})
-        elif labels is None:
-            labels = sorted({tok.dep_ for eg in get_examples() for tok in eg.reference if tok.dep_} | {ROOT_LABEL})
+        if labels is None:
+            labels = gold_labels(get_examples, self.projectivize, self.label_freq_cutoff)
         for label in labels:
             self.add_label(label)
         self.model.set_dim("nO", len(self.labels))
         self.cfg["unseen_labels"] = []  # every label gets fresh weights below
         self.cfg["label_classes"] = label_classes(
             ([tok.head.i for tok in eg.reference], [tok.dep_ for tok in eg.reference]) for eg in get_examples())
-        self.cfg["tags"] = self._tag_sets(get_examples)
+        self.cfg["tags"] = tag_sets(get_examples, self.model.attrs.get("tag_attrs", ()))
         for attr, tags in self.cfg["tags"].items():
             self.model.set_dim(f"nT_{attr}", max(1, len(tags)))
         docs = [eg.predicted for eg in islice(get_examples(), 10)]
         sample = GraphInput(docs, [sentence_spans(doc, self.max_length) for doc in docs]) if docs else None
         self.model.initialize(X=sample)
-
-    def _tag_sets(self, get_examples: Callable[[], Iterable[Example]]) -> Dict[str, List[str]]:
-        """Per tag objective of the model the tags the references hold. None for ``TAG`` (XPOS)
-        where it equals ``POS`` on every token that has one: spaCy's CoNLL-U converter fills a
-        treebank's missing XPOS with its UPOS, and a model should then write ``_`` there, not a
-        second guess at UPOS."""
-        attrs = self.model.attrs.get("tag_attrs", ())
-        tags = {attr: sorted({tag for eg in get_examples() for tag in aligned_tags(eg, attr) if tag}) for attr in attrs}
-        if tags.get("TAG") and all(tag == pos for eg in get_examples()
-                                   for tag, pos in zip(aligned_tags(eg, "TAG"), aligned_tags(eg, "POS")) if tag):
-            tags["TAG"] = []
-        return tags
 
     # ----- prediction: spans -> scores -> decode -> labels -> Doc -------------------------
     def predict(self, docs: Iterable[Doc]) -> List[DocParses]:
@@ -178,29 +132,18 @@ class GraphParser(ParserPipe):
             spaces = span_whitespace(docs, scores.spans)
             results = self.decode_spans(scores, existing, spaces)
             parses = self.label_spans(scores, results, existing, spaces)
-            return self._doc_parses(docs, scores, parses)
+            return group_parses(docs, scores, parses)
 
-    @contextmanager
-    def model_threads(self) -> Iterator[None]:
-        """Inside: the model's CPU nodes multiply with ``cpu_blas`` (nodes added since, such as a
-        resized label scorer, included) and numpy's BLAS takes at most ``threads`` threads."""
-        use_blas(self.model, self.cpu_blas)
-        with blas_threads(self.threads):
-            yield
+    def model_threads(self) -> ContextManager[None]:
+        """``blas.model_blas`` with the component's ``cpu_blas`` and ``threads``."""
+        return model_blas(self.model, self.cpu_blas, self.threads)
 
     def _given_spans(self, docs: List[Doc]):
-        """Per doc its spans where given (its sentences; all docs when reparsing), else None (the
-        model segments it); when reparsing, per span the doc's own tree (``graph.reparse``) and
-        the arcs to keep candidates (with ``doc_arc_bonus``)."""
+        """``reparse.given_spans`` of ``docs``: reparsing with any of ``init_from_doc``,
+        ``doc_arc_bonus`` and ``keep_doc_labels``."""
         reparse = bool(self.init_from_doc or self.doc_arc_bonus or self.labeler.keep_doc_labels)
-        given = [sentence_spans(doc, self.max_length) if reparse or doc.has_annotation("SENT_START") else None
-                 for doc in docs]
-        if not reparse:
-            return given, None, None
-        label_ids = {self.vocab.strings[label]: i for i, label in enumerate(self.labels)}
-        existing = flatten([doc_parses(doc, spans, label_ids) for doc, spans in zip(docs, given)])
-        keep = [None if p is None or not self.doc_arc_bonus else p[0] for p in existing]
-        return given, existing, keep
+        label_ids = {self.vocab.strings[label]: i for i, label in enumerate(self.labels)} if reparse else None
+        return given_spans(docs, self.max_length, label_ids, keep_arcs=bool(self.doc_arc_bonus))
 
     def score_spans(self, docs: List[Doc], spans: List[Optional[List[Span]]], keep=None, factors=FACTORS,
                     tags: Tuple[str, ...] = ()) -> GraphScores:
@@ -255,19 +198,6 @@ class GraphParser(ParserPipe):
         of one, no whitespace tokens, no doc labels)."""
         return self.label_trees([heads], [scores], [np.zeros(len(heads) - 1, dtype=bool)])[0][0]
 
-    def _doc_parses(self, docs: List[Doc], scores: GraphScores, parses) -> List[DocParses]:
-        """``parses`` (one per span of ``scores``) grouped per doc, with where its sentences begin:
-        at every span of a doc the model segmented (a sentence it found longer than
-        ``max_length``, such as a long text without punctuation, becomes several), else at the
-        doc's own sentences (a longer one stays one sentence of several spans)."""
-        out = []
-        for d, (doc, spans, sentences, doc_parses_) in enumerate(
-                zip(docs, scores.spans, scores.sentences, regroup(parses, scores.spans))):
-            begins = [start for start, _ in spans] if sentences is not None else doc_sentence_starts(doc)
-            tags = {attr: np.asarray(logits[d]).argmax(axis=1) for attr, logits in scores.tags.items()}
-            out.append(DocParses(spans, doc_parses_, continues(spans, begins), tags))
-        return out
-
     def score(self, examples: Iterable[Example], **kwargs) -> Dict:
         """The scorer's scores, ``pos_acc``/``tag_acc`` of the tags this parser writes and
         ``hc_head_ece``, the calibration error of the written head probabilities. After an
@@ -288,15 +218,10 @@ class GraphParser(ParserPipe):
 
     def calibration_data(self, examples: Iterable[Example], batch_size: int = 256) -> HeldOut:
         """The held-out spans ``fit_calibration`` reads, from parsed ``examples``: per sentence
-        span of each predicted doc (``segment.sentence_spans``, as the parser split it) the
-        first-order arc scores the model gives it now, the written heads and per word whether its
-        head is the aligned gold one (``calibration.span_heads``), and the sibling factors where
-        the decoder maximizes a projective model with siblings (``Eisner.v1``, projective
-        ``MBR.v1``); ``batch_size`` docs per model call."""
-        decoder = self.decoder
-        siblings = "sib" in decoder.factors and (isinstance(decoder, Eisner) or
-                                                 (isinstance(decoder, MBR) and decoder.projective))
-        factors = frozenset({"sib"}) if siblings else frozenset()
+        span of each predicted doc (as the parser split it) the arc scores the model gives it now
+        and the factors of ``calibration_factors``, the written heads and per word whether its
+        head is the aligned gold one (``written_heads``); ``batch_size`` docs per model call."""
+        factors = calibration_factors(self.decoder)
         examples = [eg for eg in examples if len(eg.predicted)]
         arcs, chosen, correct, sib = [], [], [], []
         for lo in range(0, len(examples), batch_size):
@@ -304,19 +229,12 @@ class GraphParser(ParserPipe):
             spans = [sentence_spans(eg.predicted, self.max_length) for eg in batch]
             scores = self.score_spans([eg.predicted for eg in batch], spans, factors=factors)
             arcs.extend(scores.arc(i) for i in range(len(scores)))
-            if siblings:
+            if factors:
                 sib.append(scores.factors_of("sib"))
-            for eg, doc_spans in zip(batch, spans):
-                gold, _ = eg.get_aligned_parse(projectivize=False)
-                written = [tok.head.i for tok in eg.predicted]
-                for start, end in doc_spans:
-                    heads, right = span_heads(written, gold, start, end)
-                    chosen.append(heads)
-                    correct.append(right)
-        factors_of = None
-        if sib:
-            factors_of = tuple(np.concatenate([getattr(f, name) for f in sib]) for name in ("counts", "triples", "values"))
-        return held_out(arcs, chosen, correct, factors_of)
+            heads, right = written_heads(batch, spans)
+            chosen.extend(heads)
+            correct.extend(right)
+        return held_out(arcs, chosen, correct, joined_factors(sib))
 
     @property
     def calibration(self) -> Dict:

@@ -12,7 +12,9 @@ import numpy as np
 from spacy.tokens import Doc
 
 from ..names import Span
+from ..segment import continues
 from .decoding import DecodeResult
+from .scores import GraphScores, regroup
 
 
 class SpanParse(NamedTuple):
@@ -45,6 +47,20 @@ def doc_sentence_starts(doc: Doc) -> List[int]:
     if len(doc) == 0:
         return []
     return [sent.start for sent in doc.sents] if doc.has_annotation("SENT_START") else [0]
+
+
+def group_parses(docs: List[Doc], scores: GraphScores, parses: List[SpanParse]) -> List[DocParses]:
+    """``parses`` (one per span of ``scores``) grouped per doc, with where its sentences begin:
+    at every span of a doc the model segmented (a sentence it found longer than
+    ``max_length``, such as a long text without punctuation, becomes several), else at the
+    doc's own sentences (a longer one stays one sentence of several spans)."""
+    out = []
+    for d, (doc, spans, sentences, doc_parses) in enumerate(
+            zip(docs, scores.spans, scores.sentences, regroup(parses, scores.spans))):
+        begins = [start for start, _ in spans] if sentences is not None else doc_sentence_starts(doc)
+        tags = {attr: np.asarray(logits[d]).argmax(axis=1) for attr, logits in scores.tags.items()}
+        out.append(DocParses(spans, doc_parses, continues(spans, begins), tags))
+    return out
 
 
 def joined_values(spans: List[Span], continues: List[bool], values: List[Tuple[Dict, Dict]]

@@ -8,7 +8,8 @@ models and component.
   outside numba (``guided``) and the tagging kernel for the tag features (``tagging``);
 - tagger: the perceptron tagger layer (``perceptron_tagger``);
 - learning: averaged perceptron updates (``perceptron``), the tagger's training
-  (``tagger_trainer``) and the neural model's loss (``move_loss``);
+  (``tagger_trainer``), the neural model's loss (``move_loss``) and the pseudo-projective gold
+  (``projective_gold``);
 - model: what the component and its models exchange (``transition_types``), the perceptron and
   neural models (``perceptron_model``, ``neural_model``), their learners (``perceptron_learner``,
   ``neural_learner``) and the registered architectures (``transition_model``);

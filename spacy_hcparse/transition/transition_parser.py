@@ -13,7 +13,7 @@ carries, and their sentence starts. Gold that is partly known (heads the referen
 missing, tokens that do not align, arcs leaving a chunk of a long sentence, unknown labels) trains
 on its known arcs: the dynamic oracle counts every move that keeps them reachable correct. Gold
 that cannot be part of one tree is skipped, with a warning. Full gold trees are lifted with spaCy's
-pseudo-projective transform (``components.projective_gold``; decorated labels rarer than
+pseudo-projective transform (``transition.projective_gold``; decorated labels rarer than
 ``label_freq_cutoff`` fall back to their plain label), undone at prediction.
 
 ``rehearse`` (after ``nlp.resume_training()``) trains on the teacher's parses of the predicted
@@ -34,10 +34,11 @@ from thinc.api import Config, Model
 from ..compiling import watch_compiling
 from ..components.annotate import JOIN_LABEL, codes, write_trees
 from ..components.base import ParserPipe
-from ..components.projective_gold import DECORATION, example_gold, lifted_labels
+from ..learning.gold import DECORATION, lifted_labels
 from ..names import ROOT_LABEL, Span
 from ..segment import continues, sentence_spans, span_whitespace
 from .moves import n_classes
+from .projective_gold import example_gold
 from .transition_types import SpanGold, SpanTree, TransitionLearner, teacher_gold
 
 FALLBACK_LABEL = "dep"  # words need a label other than ROOT to attach to each other

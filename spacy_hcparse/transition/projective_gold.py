@@ -1,36 +1,20 @@
-"""Pseudo-projective gold for the transition parser: which labels it learns, and each example's
-gold: the reference's sentences as spans of the predicted doc, their trees as label ids
-(``-1`` where a head or label is unknown), the sentence starts and the tags.
+"""Pseudo-projective gold for the transition parser: each example's gold: the reference's
+sentences as spans of the predicted doc, their trees as label ids (``-1`` where a head or label
+is unknown), the sentence starts and the tags.
 
 spaCy's pseudo-projective transform (``Example.get_aligned_parse(projectivize=True)``) lifts
 non-projective arcs and decorates their labels ``head||dep``; decorated labels rarer than a
-cutoff in the training data are not learned and fall back to their plain label.
+cutoff in the training data are not learned (``learning.gold.lifted_labels``) and fall back to
+their plain label.
 """
-from collections import Counter
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
-from spacy.pipeline._parser_internals import nonproj
 from spacy.training import Example
 
-from ..learning.gold import aligned_gold, partial_span_tree, reference_spans
+from ..learning.gold import DECORATION, aligned_gold, partial_span_tree, partially_annotated, reference_spans
 from ..names import ROOT_LABEL, Span
 from ..segment import continues
-
-DECORATION = nonproj.DELIMITER  # "||"
-
-
-def lifted_labels(examples: Iterable[Example], cutoff: int) -> List[str]:
-    """The labels of the examples' projectivized trees: every plain label and the decorated ones
-    seen at least ``cutoff`` times, sorted, without the root's."""
-    counts: Counter = Counter()
-    for eg in examples:
-        _, deps = eg.get_aligned_parse(projectivize=not partially_annotated(eg))
-        counts.update(d for d in deps if d)
-    plain = {d.split(DECORATION)[0] for d in counts}
-    decorated = {d for d, c in counts.items() if DECORATION in d and c >= cutoff}
-    return sorted((plain | decorated) - {ROOT_LABEL, "root", ""})
-
 
 def span_gold(
     heads: np.ndarray, deps: Sequence[str], start: int, end: int, label_ids: Dict[str, int], root: int,
@@ -96,9 +80,3 @@ def example_gold(eg: Example, max_length: int, label_ids: Dict[str, int], tag_id
         trees.append((*gold, np.concatenate([[-1], tags[start:end]])))
     starts = np.concatenate([[-1], starts[1:]]).astype(np.int64) if len(starts) else starts
     return ExampleGold(kept, trees, starts, skipped, heads)
-
-
-def partially_annotated(eg: Example) -> bool:
-    """Whether the reference has some heads and leaves others missing (not projectivized)."""
-    ref = eg.reference
-    return ref.has_annotation("DEP") and not ref.has_annotation("DEP", require_complete=True)
