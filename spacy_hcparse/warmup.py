@@ -51,7 +51,7 @@ def warmup(model: Optional[str] = None, say: Callable[[str], None] = print) -> f
                     for name, pipe in nlp.pipeline)
     if hc_parsed and Doc.has_extension("hc_parse_prob"):
         for sent in docs[0].sents:
-            sent._.hc_kbest(3)
+            nlp.get_pipe("hc_parser").kbest(sent, 3)
     seconds = time.perf_counter() - start
     say(f"done: the kernels of {model or 'the default hc_parser'} ({', '.join(nlp.pipe_names)}) are in "
         f"numba's cache ({seconds:.1f} s)")

@@ -16,20 +16,18 @@ All are plain value extensions, so ``doc.to_json(underscore=[...])`` and ``DocBi
 Token values are written straight into ``doc.user_data`` under the keys spaCy's ``Underscore``
 reads (a ``token._`` assignment per token cost several microseconds, a tenth of a word's parse).
 
-One method extension: ``span._.hc_kbest(k)``, the k best trees of a sentence ``hc_parser``
-parsed, each ``(heads, labels, score)``: ``heads`` Doc token indices (the root heading itself, as
-in spaCy), ``labels`` label strings, scores non-increasing. Nothing is stored for it: the call
-scores the doc again with the pipeline that parsed it (found by the Doc's ``Vocab``), so it works
-on Docs from ``nlp.pipe(n_process=...)`` and from ``to_disk``/``DocBin`` read with that
-pipeline's vocab (``Doc(nlp.vocab).from_disk(...)``), and costs one forward pass of the doc. The
-trees and scores by decoder: ``Eisner.v1`` the k best projective trees by arc and sibling score
-(k-best Eisner), ``MST.v1`` the k best spanning trees by arc score, ``MBR.v1`` the k best trees by
-expected correct heads; with these the first tree is the written parse (the reparsing settings
-``init_from_doc``/``doc_arc_bonus`` aside). The searches (hill climbing, dual decomposition,
-certified) read grandparent factors no k-best algorithm here handles: their k best are the
-first-order spanning trees, whose first need not be the written parse.
+And on request, ``GraphParser.kbest(span, k)`` (``kbest_parses``): the k best trees of a sentence
+``hc_parser`` parsed, each ``(heads, labels, score)``: ``heads`` Doc token indices (the root
+heading itself, as in spaCy), ``labels`` label strings, scores non-increasing. Nothing is stored
+for it: the call scores the doc again with the component, so it works on Docs from
+``nlp.pipe(n_process=...)`` and from ``to_disk``/``DocBin``, and costs one forward pass of the
+doc. The trees and scores by decoder: ``Eisner.v1`` the k best projective trees by arc and
+sibling score (k-best Eisner), ``MST.v1`` the k best spanning trees by arc score, ``MBR.v1`` the k
+best trees by expected correct heads; with these the first tree is the written parse (the
+reparsing settings ``init_from_doc``/``doc_arc_bonus`` aside). The searches (hill climbing, dual
+decomposition, certified) read grandparent factors no k-best algorithm here handles: their k best
+are the first-order spanning trees, whose first need not be the written parse.
 """
-import weakref
 from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
@@ -45,9 +43,6 @@ from .reparse import whitespace_leaves
 DOC_ATTRS = ("hc_parse_score",)
 SPAN_ATTRS = ("hc_score", "hc_certified", "hc_upper_bound", "hc_gap", "hc_parse_prob")
 TOKEN_ATTRS = ("hc_head_margin", "hc_head_prob", "hc_dep_prob")
-# the live hc_parser components by id of their Vocab (weak references: a pipeline that goes away
-# does not stay alive for them)
-_PARSERS: Dict[int, List[weakref.ref]] = {}
 
 
 def register_extensions() -> None:
@@ -56,40 +51,16 @@ def register_extensions() -> None:
         for name in names:
             if not cls.has_extension(name):
                 cls.set_extension(name, default=None)
-    if not Span.has_extension("hc_kbest"):
-        Span.set_extension("hc_kbest", method=span_kbest)
-
-
-def register_parser(pipe) -> None:
-    """Make ``pipe`` (an ``hc_parser``) the one ``span._.hc_kbest`` uses for Docs of its Vocab."""
-    refs = _PARSERS.setdefault(id(pipe.vocab), [])
-    refs[:] = [ref for ref in refs if ref() is not None and ref() is not pipe]
-    refs.append(weakref.ref(pipe))
-
-
-def parser_for(doc: Doc):
-    """The ``hc_parser`` last built with ``doc``'s Vocab, or ``ValueError``."""
-    pipes = [ref() for ref in _PARSERS.get(id(doc.vocab), ())]
-    pipes = [pipe for pipe in pipes if pipe is not None and pipe.vocab is doc.vocab]
-    if not pipes:
-        raise ValueError("hc_kbest: no hc_parser shares this Doc's Vocab; load the pipeline that parsed it and "
-                         "read the Doc with its vocab (Doc(nlp.vocab).from_disk(...), DocBin.get_docs(nlp.vocab))")
-    return pipes[-1]
-
-
-def span_kbest(span: Span, k: int) -> List[Tuple[List[int], List[str], float]]:
-    """``span._.hc_kbest(k)``: the k best trees of ``span``, one of the sentences ``hc_parser``
-    parsed (see the module docstring)."""
-    return kbest_parses(parser_for(span.doc), span, k)
 
 
 def kbest_parses(pipe, span: Span, k: int) -> List[Tuple[List[int], List[str], float]]:
-    """The k best trees of ``span`` under ``pipe``'s scores and decoder, labelled by its labeler:
-    ``(heads, labels, score)`` with Doc token indices (the root heading itself)."""
+    """``pipe.kbest(span, k)``: the k best trees of ``span`` under ``pipe``'s scores and decoder
+    (``pipe``: an ``hc_parser``), labelled by its labeler: ``(heads, labels, score)`` with Doc
+    token indices (the root heading itself); see the module docstring."""
     doc = span.doc
     spans = sentence_spans(doc, pipe.max_length)
     if (span.start, span.end) not in spans:
-        raise ValueError(f"hc_kbest: doc[{span.start}:{span.end}] is not a sentence hc_parser parsed as one tree "
+        raise ValueError(f"kbest: doc[{span.start}:{span.end}] is not a sentence hc_parser parsed as one tree "
                          f"(the doc's sentences of at most max_length={pipe.max_length} tokens)")
     i = spans.index((span.start, span.end))
     factors = pipe.decoder.factors

@@ -29,7 +29,7 @@ from ..segment import sentence_spans, span_whitespace
 from .calibration import (HeldOut, calibration_factors, fit_calibration, held_out, joined_factors, written_head_ece,
                           written_heads)
 from .decoding import DecodeResult, Eisner
-from .extensions import register_extensions, register_parser, write_values
+from .extensions import kbest_parses, register_extensions, write_values
 from .graph_batch import decode_eisner_spans, span_arcs, span_blocks, span_parses
 from .graph_gold import GoldBatch, batch_gold, gold_labels, tag_sets
 from .graph_loss import GraphGold, GraphLoss
@@ -83,7 +83,6 @@ class GraphParser(ParserPipe):
         self._rehearsal_model = None
         self._codes = {attr: CodeTable(attr) for attr in ("DEP", *SPACE_TAGS)}
         self._calibrate_at_score = False  # set by update: the next score (an evaluation in training) refits
-        register_parser(self)
 
     # ----- set-up -------------------------------------------------------------------------
     def initialize(
@@ -197,6 +196,11 @@ class GraphParser(ParserPipe):
         """The labeler's label ids (n,) of one tree ``heads`` from its (n, L) ``scores`` (a batch
         of one, no whitespace tokens, no doc labels)."""
         return self.label_trees([heads], [scores], [np.zeros(len(heads) - 1, dtype=bool)])[0][0]
+
+    def kbest(self, span: Span, k: int) -> List[Tuple[List[int], List[str], float]]:
+        """The k best trees of ``span``, a sentence this parser parsed as one tree, each ``(heads,
+        labels, score)`` (``graph.extensions.kbest_parses``)."""
+        return kbest_parses(self, span, k)
 
     def score(self, examples: Iterable[Example], **kwargs) -> Dict:
         """The scorer's scores, ``pos_acc``/``tag_acc`` of the tags this parser writes and
