@@ -20,12 +20,12 @@ Partial gold: a word whose gold head is ``-1`` (unknown: a token that does not a
 reference, an arc leaving a chunk of a long sentence) has no gold arc to lose, and a gold label of
 ``-1`` accepts any label; the loss counts the known arcs only. ``zero_cost_path`` walks such a
 gold from the start, so training can learn the moves it determines (every move that keeps the
-best reachable tree is correct) and nothing about the rest.
+best reachable tree is correct) and nothing about the rest. Moves are ``transition.moves``'s classes.
 """
 import numpy as np
 
 from ..compiling import njit
-from .moves import LEFT, RIGHT, SHIFT, apply, class_of, is_valid, label_of, move_of, n_classes, valid_mask
+from .moves import LAYOUT, LEFT, RIGHT, SHIFT, apply, class_of, is_valid, label_of, move_of, n_classes, valid_mask
 from .state import HEAD, META, N, BUF, SP, STACK, initial_state
 
 _NEG = -(1 << 30)
@@ -113,53 +113,55 @@ def gold_so_far(st: np.ndarray, gold_heads: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def move_values(st: np.ndarray, gold_heads: np.ndarray, n_labels: int, root_label: int, out: np.ndarray) -> None:
+def move_values(st: np.ndarray, gold_heads: np.ndarray, n_labels: int, root_label: int, out: np.ndarray,
+                layout: int = LAYOUT) -> None:
     """``out[move]`` for ``SHIFT``, ``LEFT``, ``RIGHT``: the gold arcs of the best tree reachable
     after the move (arcs so far included), ``-1`` where the move is not valid. Labels are left to
     ``optimal_classes``."""
     for move in (SHIFT, LEFT, RIGHT):
         out[move] = -1
         for label in range(n_labels if move != SHIFT else 1):
-            cls = class_of(move, label, n_labels)
-            if is_valid(st, cls, n_labels, root_label):
+            cls = class_of(move, label, n_labels, layout)
+            if is_valid(st, cls, n_labels, root_label, layout):
                 nxt = st.copy()
-                apply(nxt, cls, n_labels)
+                apply(nxt, cls, n_labels, layout)
                 out[move] = gold_so_far(nxt, gold_heads) + reachable_gold(nxt, gold_heads)
                 break
 
 
 @njit(cache=True)
-def optimal_classes(st, gold_heads, gold_labels, n_labels, root_label, valid, out) -> None:
-    """``out[c] = True`` for the valid classes that keep the best reachable tree's gold arcs (and,
-    for an arc that is gold, carry its gold label, any label where that is ``-1``);
-    ``gold_labels`` are ids for words ``1..n``."""
+def optimal_classes(st, gold_heads, gold_labels, n_labels, root_label, valid, out, layout=LAYOUT) -> None:
+    """``out[c] = True`` for the valid classes (class layout ``layout``) that keep the best
+    reachable tree's gold arcs (and, for an arc that is gold, carry its gold label, any label where
+    that is ``-1``); ``gold_labels`` are ids for words ``1..n``."""
     values = np.empty(3, dtype=np.int64)
-    move_values(st, gold_heads, n_labels, root_label, values)
+    move_values(st, gold_heads, n_labels, root_label, values, layout)
     best = max(values[SHIFT], max(values[LEFT], values[RIGHT]))
     sp = st[META, SP]
     for cls in range(out.shape[0]):
         out[cls] = False
         if not valid[cls]:
             continue
-        move = move_of(cls, n_labels)
+        move = move_of(cls, n_labels, layout)
         if values[move] != best:
             continue
         if move != SHIFT:
             j, i = st[STACK, sp - 1], st[STACK, sp - 2]
             head, dep = (j, i) if move == LEFT else (i, j)
             gold_label = gold_labels[dep - 1]
-            if gold_heads[dep] == head and gold_label >= 0 and label_of(cls, n_labels) != gold_label:
+            if gold_heads[dep] == head and gold_label >= 0 and label_of(cls, n_labels, layout) != gold_label:
                 continue
         out[cls] = True
 
 
 @njit(cache=True)
-def zero_cost_path(gold_heads, gold_labels, n_labels, root_label):
+def zero_cost_path(gold_heads, gold_labels, n_labels, root_label, layout=LAYOUT):
     """A move sequence (2n,) from the start that keeps the best reachable tree at every step, and
-    the correct classes of each of its configurations ``(2n, n_classes)`` (``optimal_classes``).
-    At each step the path takes the first correct arc class (attaching eagerly), else a shift:
-    with full gold that builds the gold tree if it is projective; words of unknown head end up
-    attached somewhere, and nothing says where they belong."""
+    the correct classes of each of its configurations ``(2n, n_classes)`` (``optimal_classes``),
+    classes in layout ``layout``. At each step the path takes the first correct arc class
+    (attaching eagerly), else a shift: with full gold that builds the gold tree if it is
+    projective; words of unknown head end up attached somewhere, and nothing says where they
+    belong."""
     n = len(gold_heads) - 1
     n_cls = n_classes(n_labels)
     seq = np.empty(2 * n, dtype=np.int64)
@@ -167,8 +169,8 @@ def zero_cost_path(gold_heads, gold_labels, n_labels, root_label):
     valid = np.empty(n_cls, dtype=np.bool_)
     st = initial_state(n)
     for step in range(2 * n):
-        valid_mask(st, n_labels, root_label, valid)
-        optimal_classes(st, gold_heads, gold_labels, n_labels, root_label, valid, correct[step])
+        valid_mask(st, n_labels, root_label, valid, layout)
+        optimal_classes(st, gold_heads, gold_labels, n_labels, root_label, valid, correct[step], layout)
         cls = -1
         for c in range(1, n_cls):
             if correct[step, c]:
@@ -177,5 +179,5 @@ def zero_cost_path(gold_heads, gold_labels, n_labels, root_label):
         if cls < 0:
             cls = 0
         seq[step] = cls
-        apply(st, cls, n_labels)
+        apply(st, cls, n_labels, layout)
     return seq, correct

@@ -8,7 +8,7 @@ correct class. So no known arc is lost, and the model is trained where it will b
 (a fixed oracle path, such as ``zero_cost_path``'s eager one, leaves out the configurations the
 model reaches by taking another correct move). Spans are advanced together, as in
 ``search.greedy_batch``; rows follow its convention (word ``m`` of span ``i`` at ``firsts[i] + m``,
-empty slots and the root at ``null``).
+empty slots and the root at ``null``); classes are ``transition.moves``'s.
 """
 from typing import Callable, List, NamedTuple, Sequence, Tuple
 

@@ -3,12 +3,13 @@
 
 Weights are one flat array: a feature with bucket ``b`` holds the weights of classes
 ``0..n_classes-1`` at ``W[b : b + n_classes]`` (so ``len(W) == n_buckets + n_classes``; see
-``layers.sparse_linear``).
+``layers.sparse_linear``). Classes are ``transition.moves``'s, a label's two after those of the
+labels before it: a label added to a trained model appends two entries to ``W``.
 """
 import numpy as np
 
 from ..compiling import njit
-from .moves import valid_mask
+from .moves import LAYOUT, valid_mask
 from .templates import fill_context, hash_features
 
 
@@ -45,9 +46,11 @@ def best_allowed(scores, allowed) -> int:
 
 @njit(cache=True)
 def best_candidates(
-    beam, size, totals, span, W, templates, mask, n_labels, root_label, ctx, feats, scores, valid, top_s, top_k, top_c
+    beam, size, totals, span, W, templates, mask, n_labels, root_label, ctx, feats, scores, valid, top_s, top_k, top_c,
+    layout=LAYOUT,
 ):
-    """The ``len(top_s)`` best candidates over beam items ``0..size-1`` and their valid moves,
+    """The ``len(top_s)`` best candidates over beam items ``0..size-1`` and their valid moves
+    (classes in layout ``layout``, ``transition.moves``),
     scored by the item's total plus the move's score: ``top_s`` the scores (best first), ``top_k``
     the items, ``top_c`` the moves; ties keep the earlier (item, move). Returns how many were
     filled. A bounded insertion list, so no candidate array is sorted."""
@@ -58,7 +61,7 @@ def best_candidates(
         fill_context(beam[k], span, ctx)
         hash_features(ctx, templates, mask, feats)
         score(W, feats, n_cls, scores)
-        valid_mask(beam[k], n_labels, root_label, valid)
+        valid_mask(beam[k], n_labels, root_label, valid, layout)
         base = totals[k]
         for c in range(n_cls):
             if not valid[c]:

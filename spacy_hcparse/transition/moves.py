@@ -18,9 +18,15 @@ in the buffer); whitespace before a span's first word waits on the stack for tha
 attached to it by ``LeftArc``. Whitespace never heads a word, and a configuration still always has
 a valid move.
 
-Moves are numbered as classes: ``0`` shift, ``1 + l`` left-arc with label ``l``,
-``1 + n_labels + l`` right-arc with label ``l`` (``n_classes = 1 + 2 * n_labels``). With a root
-label there must be at least one other label, or words could never attach to each other.
+Moves are numbered as classes: ``0`` shift, ``1 + 2 * l`` left-arc with label ``l``,
+``2 + 2 * l`` right-arc with label ``l`` (``n_classes = 1 + 2 * n_labels``; layout ``LAYOUT``). A
+label's two classes come after those of the labels before it, so appending a label appends two
+classes and moves no existing one: the classes of the first ``k`` labels are
+``0..n_classes(k)-1`` whatever labels follow (``hc_transition_parser.add_label`` relies on it).
+Layout ``1``, that of models saved before layout 2 existed (their perceptron weights cannot be
+reordered), is ``1 + l`` left-arc and ``1 + n_labels + l`` right-arc: the kernels that map classes
+to moves take the layout as their last argument, ``LAYOUT`` where left out. With a root label there
+must be at least one other label, or words could never attach to each other.
 """
 import numpy as np
 
@@ -29,6 +35,8 @@ from .state import (BUF, HEAD, LABEL, LC1, LC2, META, N, NL, NR, RC1, RC2, SP, S
                     WORD)
 
 SHIFT, LEFT, RIGHT = 0, 1, 2
+LAYOUT = 2  # the class layout of models made now (see above); 1: that of older saved models
+LAYOUTS = (1, 2)
 
 
 @njit(cache=True)
@@ -37,24 +45,39 @@ def n_classes(n_labels: int) -> int:
 
 
 @njit(cache=True)
-def move_of(cls: int, n_labels: int) -> int:
+def move_of(cls: int, n_labels: int, layout: int = LAYOUT) -> int:
     if cls == 0:
         return SHIFT
-    return LEFT if cls <= n_labels else RIGHT
+    if layout == 1:
+        return LEFT if cls <= n_labels else RIGHT
+    return LEFT if cls % 2 == 1 else RIGHT
 
 
 @njit(cache=True)
-def label_of(cls: int, n_labels: int) -> int:
+def label_of(cls: int, n_labels: int, layout: int = LAYOUT) -> int:
     if cls == 0:
         return -1
-    return (cls - 1) % n_labels
+    if layout == 1:
+        return (cls - 1) % n_labels
+    return (cls - 1) // 2
 
 
 @njit(cache=True)
-def class_of(move: int, label: int, n_labels: int) -> int:
+def class_of(move: int, label: int, n_labels: int, layout: int = LAYOUT) -> int:
     if move == SHIFT:
         return 0
-    return 1 + label if move == LEFT else 1 + n_labels + label
+    if layout == 1:
+        return 1 + label if move == LEFT else 1 + n_labels + label
+    return 1 + 2 * label if move == LEFT else 2 + 2 * label
+
+
+def layout_order(n_labels: int, layout: int) -> np.ndarray:
+    """``(n_classes,)``: for each class of layout ``LAYOUT``, its number in ``layout`` (the rows of
+    a ``layout`` scorer in ``LAYOUT``'s order are ``rows[layout_order(n_labels, layout)]``)."""
+    out = np.empty(n_classes(n_labels), dtype=np.int64)
+    for cls in range(len(out)):
+        out[cls] = class_of(move_of(cls, n_labels, LAYOUT), label_of(cls, n_labels, LAYOUT), n_labels, layout)
+    return out
 
 
 # ----- the whitespace rule ----------------------------------------------------------------------
@@ -141,29 +164,29 @@ def right_apply(st: np.ndarray, label: int) -> None:
 
 # ----- by class -------------------------------------------------------------------------------
 @njit(cache=True)
-def is_valid(st: np.ndarray, cls: int, n_labels: int, root_label: int) -> bool:
-    move = move_of(cls, n_labels)
+def is_valid(st: np.ndarray, cls: int, n_labels: int, root_label: int, layout: int = LAYOUT) -> bool:
+    move = move_of(cls, n_labels, layout)
     shift_ok, left_ok, right_ok = whitespace_allows(st)
     if move == SHIFT:
         return shift_ok and shift_is_valid(st)
     if move == LEFT:
-        return left_ok and left_is_valid(st, label_of(cls, n_labels), root_label)
-    return right_ok and right_is_valid(st, label_of(cls, n_labels), root_label)
+        return left_ok and left_is_valid(st, label_of(cls, n_labels, layout), root_label)
+    return right_ok and right_is_valid(st, label_of(cls, n_labels, layout), root_label)
 
 
 @njit(cache=True)
-def apply(st: np.ndarray, cls: int, n_labels: int) -> None:
-    move = move_of(cls, n_labels)
+def apply(st: np.ndarray, cls: int, n_labels: int, layout: int = LAYOUT) -> None:
+    move = move_of(cls, n_labels, layout)
     if move == SHIFT:
         shift_apply(st)
     elif move == LEFT:
-        left_apply(st, label_of(cls, n_labels))
+        left_apply(st, label_of(cls, n_labels, layout))
     else:
-        right_apply(st, label_of(cls, n_labels))
+        right_apply(st, label_of(cls, n_labels, layout))
 
 
 @njit(cache=True)
-def valid_mask(st: np.ndarray, n_labels: int, root_label: int, out: np.ndarray) -> None:
+def valid_mask(st: np.ndarray, n_labels: int, root_label: int, out: np.ndarray, layout: int = LAYOUT) -> None:
     """``out[c] = True`` for the valid classes (checks each move kind once, not per label)."""
     sp = st[META, SP]
     buffer_empty = st[META, BUF] > st[META, N]
@@ -174,11 +197,12 @@ def valid_mask(st: np.ndarray, n_labels: int, root_label: int, out: np.ndarray) 
     right_other = right_space_ok and sp >= 2 and st[STACK, sp - 2] != 0
     for label in range(n_labels):
         is_root = label == root_label
-        out[1 + label] = left_ok and not is_root
+        left, right = (1 + label, 1 + n_labels + label) if layout == 1 else (1 + 2 * label, 2 + 2 * label)
+        out[left] = left_ok and not is_root
         if root_label < 0:
-            out[1 + n_labels + label] = right_root or right_other
+            out[right] = right_root or right_other
         else:
-            out[1 + n_labels + label] = (right_root and is_root) or (right_other and not is_root)
+            out[right] = (right_root and is_root) or (right_other and not is_root)
 
 
 class Shift:

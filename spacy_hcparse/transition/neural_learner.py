@@ -20,13 +20,15 @@ from ..names import Span
 from ..segment import index_groups, span_whitespace
 from .guided import guided_walk
 from .move_loss import correct_move_xent
-from .moves import n_classes
-from .neural_model import SlotBatch, SlotScores, SpanBatch, first_rows, slot_rows
+from .moves import LAYOUT, n_classes
+from .neural_model import (SlotBatch, SlotScores, SpanBatch, first_rows, grow_neural_classes,
+                                reorder_neural_classes, slot_rows)
 from .oracle import oracle_slots
 from .perceptron import is_partial
 from .search import greedy_batch
 from .templates import N_SLOTS
-from .transition_types import SpanGold, SpanTree, Spans, TransitionParses, label_moves
+from .transition_types import (SpanGold, SpanTree, Spans, TransitionParses, label_moves, move_layout,
+                               predicted_labels)
 
 WORDS_PER_GROUP = 4000  # words whose hidden layer the learner precomputes together (~86 MB)
 
@@ -58,15 +60,22 @@ class NeuralLearner:
         self.model.initialize(X=sample or None)
 
     def parse(self, docs: Sequence[Doc], spans: Spans) -> TransitionParses:
-        """Greedy search, spans in groups of about ``WORDS_PER_GROUP`` words."""
-        n_labels, root = label_moves(self.cfg)
+        """Greedy search over the labels training has seen (``predicted_labels``: the scores of
+        the first classes), spans in groups of about ``WORDS_PER_GROUP`` words."""
+        self._check_layout()
+        _, root = label_moves(self.cfg)
+        n_labels = predicted_labels(self.cfg)
+        n_cls = n_classes(n_labels)
+        if n_cls > self.model.get_dim("nO"):
+            raise ValueError(f"hc_transition_neural has {self.model.get_dim('nO')} move classes, fewer than the "
+                             f"{n_cls} of {n_labels} labels: grow it with the component's add_label")
         steps = self.model.predict(SpanBatch(list(docs), spans))
         spaces = span_whitespace(docs, steps.spans)
         trees: List[SpanTree] = []
         for lo, hi in index_groups(steps.sizes, WORDS_PER_GROUP):
             group = steps.group(lo, hi)
-            trees.extend(greedy_batch(group.scores, group.firsts, group.null, steps.sizes[lo:hi], n_labels, root,
-                                      spaces[lo:hi]))
+            trees.extend(greedy_batch(lambda rows: group.scores(rows)[:, :n_cls], group.firsts, group.null,
+                                      steps.sizes[lo:hi], n_labels, root, spaces[lo:hi]))
         return TransitionParses(trees, steps.spans, steps.sentences)
 
     def update(self, docs: Sequence[Doc], spans: Sequence[Sequence[Span]], golds: List[SpanGold],
@@ -87,6 +96,7 @@ class NeuralLearner:
         """The configurations the spans train on, their correct and valid classes: the static
         oracle's path of each whole gold tree (one correct class each), and for partial gold the
         walk that follows the model's best-scoring correct move (``_guided_steps``)."""
+        self._check_layout()
         n_labels, root = label_moves(self.cfg)
         null = sum(len(doc) for doc in docs)
         partial = [is_partial(heads, labels) for heads, labels, _ in golds]
@@ -160,3 +170,21 @@ class NeuralLearner:
 
     def after_load(self) -> None:
         """Nothing: no training state outside the model (the optimizer's is spaCy's)."""
+
+    def grow_labels(self) -> None:
+        """Two zero-weight output rows at the end of the move scorer (``grow_neural_classes``)."""
+        self._check_layout()
+        n_labels = len(self.cfg["labels"])
+        grow_neural_classes(self.model, n_classes(n_labels + 1) - n_classes(n_labels))
+
+    def reorder_classes(self, order: np.ndarray) -> bool:
+        """The output layer's rows reordered (``reorder_neural_classes``): always exact."""
+        reorder_neural_classes(self.model, order)
+        return True
+
+    def _check_layout(self) -> None:
+        """The search and the oracles here number classes in ``LAYOUT`` (the component reorders
+        weights saved in an earlier layout when it loads them)."""
+        if move_layout(self.cfg) != LAYOUT:
+            raise ValueError(f"hc_transition_neural: weights in move-class layout {move_layout(self.cfg)}, not "
+                             f"{LAYOUT}: load them with the component, which reorders them")

@@ -21,6 +21,7 @@ from typing import List, NamedTuple, Optional, Sequence
 import numpy as np
 from spacy.tokens import Doc
 from thinc.api import Linear, Maxout, Model, chain
+from thinc.layers.resizable import resize_linear_weighted
 from thinc.types import Floats1d, Floats2d
 
 from ..compiling import njit
@@ -66,6 +67,27 @@ def neural_model(tok2vec: Model[List[Doc], List[Floats2d]], hidden_width: int, m
         dims={"nO": nO},
         attrs={"max_length": max_length, "n_slots": N_SLOTS},
     )
+
+
+def grow_neural_classes(model: Model, n_new: int) -> None:
+    """``n_new`` more move classes: the output layer becomes a copy (thinc's
+    ``resize_linear_weighted``, a new layer, so the optimizer starts its state afresh) with the
+    existing rows in place and zero rows (weights and bias) appended."""
+    scorer, old = model.get_ref("scorer"), model.get_ref("output")
+    n_out = old.get_dim("nO") + n_new
+    output = resize_linear_weighted(old, n_out)
+    scorer.layers[scorer.layers.index(old)] = output
+    model.set_ref("output", output)
+    scorer.set_dim("nO", n_out, force=True)
+    model.set_dim("nO", n_out, force=True)
+
+
+def reorder_neural_classes(model: Model, order: np.ndarray) -> None:
+    """The output layer's rows (weights and bias) reordered in place, row ``c`` taking row
+    ``order[c]``: each class keeps its own weights, so its scores are exactly as they were."""
+    output = model.get_ref("output")
+    for name in ("W", "b"):
+        output.set_param(name, output.get_param(name)[order].copy())
 
 
 def _init_neural(model: Model, X=None, Y=None) -> Model:

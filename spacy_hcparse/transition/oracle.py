@@ -3,12 +3,12 @@
 With stack ``[.., i, j]``: shift if the stack holds fewer than two items; left-arc(l) if
 ``(j, i, l)`` is gold; right-arc(l) if ``(i, j, l)`` is gold and every gold dependent of ``j`` is
 already attached; shift otherwise. Gold heads use the package convention (``heads[0] == -1``,
-index 0 the root); labels are ids for words ``1..n``.
+index 0 the root); labels are ids for words ``1..n``; moves are ``transition.moves``'s classes.
 """
 import numpy as np
 
 from ..compiling import njit
-from .moves import LEFT, RIGHT, SHIFT, apply, class_of, is_valid, n_classes, valid_mask
+from .moves import LAYOUT, LEFT, RIGHT, SHIFT, apply, class_of, is_valid, n_classes, valid_mask
 from .state import META, N, NL, NR, SP, STACK, heads_of, initial_state, is_final, labels_of
 from .templates import N_SLOTS, slot_words
 
@@ -22,35 +22,36 @@ def gold_child_counts(gold_heads: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def oracle_class(st, gold_heads, gold_labels, child_counts, n_labels) -> int:
-    """The oracle's class in configuration ``st`` (``-1`` if no gold-consistent move exists)."""
+def oracle_class(st, gold_heads, gold_labels, child_counts, n_labels, layout=LAYOUT) -> int:
+    """The oracle's class in configuration ``st`` (``-1`` if no gold-consistent move exists), in
+    class layout ``layout`` (``transition.moves``)."""
     sp = st[META, SP]
     if sp >= 2:
         j = st[STACK, sp - 1]
         i = st[STACK, sp - 2]
         if i != 0 and gold_heads[i] == j:
-            return class_of(LEFT, gold_labels[i - 1], n_labels)
+            return class_of(LEFT, gold_labels[i - 1], n_labels, layout)
         if gold_heads[j] == i and st[NL, j] + st[NR, j] == child_counts[j]:
-            return class_of(RIGHT, gold_labels[j - 1], n_labels)
+            return class_of(RIGHT, gold_labels[j - 1], n_labels, layout)
     if st[META, 1] <= st[META, N]:
-        return class_of(SHIFT, 0, n_labels)
+        return class_of(SHIFT, 0, n_labels, layout)
     return -1
 
 
 @njit(cache=True)
-def oracle_sequence(gold_heads, gold_labels, n_labels, root_label):
-    """The gold class sequence (2n moves), or an empty array if the tree is not reachable
-    (non-projective, or not a single-rooted tree)."""
+def oracle_sequence(gold_heads, gold_labels, n_labels, root_label, layout=LAYOUT):
+    """The gold class sequence (2n moves, class layout ``layout``), or an empty array if the tree
+    is not reachable (non-projective, or not a single-rooted tree)."""
     n = len(gold_heads) - 1
     st = initial_state(n)
     counts = gold_child_counts(gold_heads)
     out = np.empty(2 * n, dtype=np.int64)
     for step in range(2 * n):
-        cls = oracle_class(st, gold_heads, gold_labels, counts, n_labels)
-        if cls < 0 or not is_valid(st, cls, n_labels, root_label):
+        cls = oracle_class(st, gold_heads, gold_labels, counts, n_labels, layout)
+        if cls < 0 or not is_valid(st, cls, n_labels, root_label, layout):
             return np.empty(0, dtype=np.int64)
         out[step] = cls
-        apply(st, cls, n_labels)
+        apply(st, cls, n_labels, layout)
     if not is_final(st):
         return np.empty(0, dtype=np.int64)
     return out

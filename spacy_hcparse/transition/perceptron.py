@@ -26,7 +26,7 @@ import numpy as np
 from ..compiling import njit
 from .dynamic_oracle import optimal_classes, zero_cost_path
 from .hashed_scoring import best_allowed, best_candidates, score
-from .moves import apply, n_classes, valid_mask
+from .moves import LAYOUT, apply, n_classes, valid_mask
 from .oracle import gold_child_counts, oracle_class, oracle_sequence
 from .state import initial_state, is_final
 from .templates import N_VALUES, fill_context, hash_features
@@ -57,9 +57,11 @@ def _update(W, U, c, feats, target, scores, rivals, n_cls) -> bool:
 
 @njit(cache=True)
 def train_spans(
-    attrs, offsets, gold_heads, gold_labels, W, U, counter, templates, mask, n_labels, root_label, explore, max_length
+    attrs, offsets, gold_heads, gold_labels, W, U, counter, templates, mask, n_labels, root_label, explore, max_length,
+    layout=LAYOUT,
 ):
-    """One online pass over the spans in order; returns the number of mistakes.
+    """One online pass over the spans in order; returns the number of mistakes. Classes are in
+    layout ``layout`` (``transition.moves``), the weights' own.
 
     ``attrs``/``gold_heads``/``gold_labels`` hold the spans one after another, ``n + 1`` rows
     each (row 0 the root), delimited by ``offsets``; ``counter[0]`` is the averaging clock.
@@ -90,16 +92,16 @@ def train_spans(
         on_path = not is_partial(heads, labels)
         explore_here = hi - lo - 1 <= max_length
         while not is_final(st):
-            valid_mask(st, n_labels, root_label, valid)
+            valid_mask(st, n_labels, root_label, valid, layout)
             gold = -1
             if on_path:
-                gold = oracle_class(st, heads, labels, counts, n_labels)
+                gold = oracle_class(st, heads, labels, counts, n_labels, layout)
                 if gold < 0 or not valid[gold]:
                     break  # not projective: nothing more to learn here
                 correct[:] = False
                 correct[gold] = True
             else:
-                optimal_classes(st, heads, labels, n_labels, root_label, valid, correct)
+                optimal_classes(st, heads, labels, n_labels, root_label, valid, correct, layout)
             fill_context(st, attrs[lo:hi], ctx)
             hash_features(ctx, templates, mask, feats)
             score(W, feats, n_cls, scores)
@@ -116,7 +118,7 @@ def train_spans(
             if explore_here and not correct[predicted] and explore > 0 and np.random.random() < explore:
                 move = predicted
                 on_path = False
-            apply(st, move, n_labels)
+            apply(st, move, n_labels, layout)
     return mistakes
 
 
@@ -158,18 +160,24 @@ class AveragedPerceptron:
         out.W[:] = weights
         return out
 
+    def grow(self, n_new: int) -> None:
+        """``n_new`` more entries at the end, zero in ``W`` and ``U`` (classes added to the model)."""
+        self.W = np.concatenate([self.W, np.zeros(n_new)])
+        self.U = np.concatenate([self.U, np.zeros(n_new)])
+
     def train(
         self, attrs, offsets, gold_heads, gold_labels, templates, mask: int, n_labels: int, root_label: int,
-        beam_width: int = 1, explore: float = 0.0, explore_max_length: int = 0,
+        beam_width: int = 1, explore: float = 0.0, explore_max_length: int = 0, layout: int = LAYOUT,
     ) -> int:
         """One online pass over the spans (``mask``: the number of buckets minus one): greedy
         with the ultraconservative update (``beam_width == 1``; with error exploration when
-        ``explore > 0``) or beam search with early update. Returns the number of updates."""
+        ``explore > 0``) or beam search with early update; ``layout``: the weights' class layout
+        (``transition.moves``). Returns the number of updates."""
         args = (attrs, offsets, gold_heads, gold_labels, self.W, self.U, self.counter, templates,
                 np.int64(mask), n_labels, root_label)
         if beam_width > 1:
-            return int(train_spans_beam(*args, beam_width))
-        return int(train_spans(*args, float(explore), int(explore_max_length)))
+            return int(train_spans_beam(*args, beam_width, int(layout)))
+        return int(train_spans(*args, float(explore), int(explore_max_length), int(layout)))
 
     def average(self) -> np.ndarray:
         """The average of the weights after every configuration seen, as float32."""
@@ -177,7 +185,7 @@ class AveragedPerceptron:
 
 
 @njit(cache=True)
-def _replay_update(W, U, c, attrs, seq, length, delta, templates, mask, n_labels, ctx, feats):
+def _replay_update(W, U, c, attrs, seq, length, delta, templates, mask, n_labels, ctx, feats, layout):
     """Add ``delta`` to the weights of the first ``length`` moves of ``seq`` from the start."""
     st = initial_state(attrs.shape[0] - 1)
     for step in range(length):
@@ -187,17 +195,19 @@ def _replay_update(W, U, c, attrs, seq, length, delta, templates, mask, n_labels
         for f in range(feats.shape[0]):
             W[feats[f] + cls] += delta
             U[feats[f] + cls] += c * delta
-        apply(st, cls, n_labels)
+        apply(st, cls, n_labels, layout)
 
 
 @njit(cache=True)
-def train_spans_beam(attrs, offsets, gold_heads, gold_labels, W, U, counter, templates, mask, n_labels, root_label, width):
+def train_spans_beam(
+    attrs, offsets, gold_heads, gold_labels, W, U, counter, templates, mask, n_labels, root_label, width, layout=LAYOUT
+):
     """Beam-search training with early update (Collins & Roark 2004; Zhang & Clark 2008): when
     the oracle's configuration falls out of the beam, or the best final configuration is not the
     oracle's, the features of the oracle's moves so far are added and those of the best beam
     item's moves subtracted. A span with partial gold takes the dynamic oracle's
     ``zero_cost_path`` as its oracle sequence (its guesses for the unknown arcs are trained as if
-    they were gold). Returns the number of updates."""
+    they were gold). Classes are in layout ``layout``. Returns the number of updates."""
     n_cls = n_classes(n_labels)
     ctx = np.empty(N_VALUES, dtype=np.int64)
     feats = np.empty(templates.shape[0], dtype=np.int64)
@@ -212,9 +222,9 @@ def train_spans_beam(attrs, offsets, gold_heads, gold_labels, W, U, counter, tem
         n = hi - lo - 1
         span = attrs[lo:hi]
         if is_partial(gold_heads[lo:hi], gold_labels[lo + 1 : hi]):
-            gold_seq, _ = zero_cost_path(gold_heads[lo:hi], gold_labels[lo + 1 : hi], n_labels, root_label)
+            gold_seq, _ = zero_cost_path(gold_heads[lo:hi], gold_labels[lo + 1 : hi], n_labels, root_label, layout)
         else:
-            gold_seq = oracle_sequence(gold_heads[lo:hi], gold_labels[lo + 1 : hi], n_labels, root_label)
+            gold_seq = oracle_sequence(gold_heads[lo:hi], gold_labels[lo + 1 : hi], n_labels, root_label, layout)
         if len(gold_seq) != 2 * n or n == 0:
             continue
         first = initial_state(n)
@@ -231,13 +241,13 @@ def train_spans_beam(attrs, offsets, gold_heads, gold_labels, W, U, counter, tem
         for step in range(2 * n):
             size = best_candidates(
                 beam, size, totals, span, W, templates, mask, n_labels, root_label, ctx, feats, scores, valid,
-                top_s, top_k, top_c,
+                top_s, top_k, top_c, layout,
             )
             gold_kept = False
             for r in range(size):
                 k, c = top_k[r], top_c[r]
                 new_beam[r] = beam[k]
-                apply(new_beam[r], c, n_labels)
+                apply(new_beam[r], c, n_labels, layout)
                 new_hist[r, :step] = hist[k, :step]
                 new_hist[r, step] = c
                 new_gold[r] = is_gold[k] and c == gold_seq[step]
@@ -249,8 +259,8 @@ def train_spans_beam(attrs, offsets, gold_heads, gold_labels, W, U, counter, tem
             last = step == 2 * n - 1
             if not gold_kept or (last and not is_gold[0]):
                 c = counter[0]
-                _replay_update(W, U, c, span, gold_seq, step + 1, 1.0, templates, mask, n_labels, ctx, feats)
-                _replay_update(W, U, c, span, hist[0], step + 1, -1.0, templates, mask, n_labels, ctx, feats)
+                _replay_update(W, U, c, span, gold_seq, step + 1, 1.0, templates, mask, n_labels, ctx, feats, layout)
+                _replay_update(W, U, c, span, hist[0], step + 1, -1.0, templates, mask, n_labels, ctx, feats, layout)
                 updates += 1
                 break
         counter[0] += 1

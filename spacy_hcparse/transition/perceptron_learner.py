@@ -16,12 +16,13 @@ from spacy.vocab import Vocab
 from thinc.api import Model
 
 from ..names import Span
+from .moves import LAYOUT, n_classes
 from .perceptron import AveragedPerceptron
-from .perceptron_model import (PerceptronFeatures, PerceptronInput, SpanRows, doc_rows, perceptron_features,
-                                    perceptron_weights, set_perceptron_weights, span_rows)
+from .perceptron_model import (PerceptronFeatures, PerceptronInput, SpanRows, doc_rows, grow_perceptron_classes,
+                                    perceptron_features, perceptron_weights, set_perceptron_weights, span_rows)
 from .tagger_trainer import TaggerTrainer
 from .tagging import fill_tags
-from .transition_types import SpanGold, Spans, TransitionParses, label_moves
+from .transition_types import SpanGold, Spans, TransitionParses, label_moves, move_layout, predicted_labels
 
 
 class PerceptronLearner:
@@ -61,11 +62,13 @@ class PerceptronLearner:
         self._reset()
 
     def parse(self, docs: Sequence[Doc], spans: Spans) -> TransitionParses:
-        """Greedy or beam search (``cfg["beam_width"]``) with the averaged weights."""
+        """Greedy or beam search (``cfg["beam_width"]``) with the averaged weights, over the
+        labels training has seen (``predicted_labels``)."""
         self.sync()
         _, root = label_moves(self.cfg)
         return self.model.predict(PerceptronInput(list(docs), spans, self._tag_values(), root,
-                                                  int(self.cfg["beam_width"])))
+                                                  int(self.cfg["beam_width"]), predicted_labels(self.cfg),
+                                                  move_layout(self.cfg)))
 
     def update(self, docs: Sequence[Doc], spans: Sequence[Sequence[Span]], golds: List[SpanGold],
                starts: List[np.ndarray], drop: float, sgd) -> float:
@@ -88,6 +91,7 @@ class PerceptronLearner:
             int(self.cfg["train_beam_width"]),
             explore=float(self.cfg.get("train_explore", 0.0)) if exploring else 0.0,
             explore_max_length=int(self.cfg.get("explore_max_length", 60)),
+            layout=move_layout(self.cfg),
         )
         self.stale = True
         return float(mistakes)
@@ -139,3 +143,27 @@ class PerceptronLearner:
     def after_load(self) -> None:
         """The loaded weights are the ones to train from: no training state."""
         self._reset()
+
+    def reorder_classes(self, order: np.ndarray) -> bool:
+        """False: a feature's class weights ``W[b : b + n_classes]`` overlap the next buckets', so
+        no reordering of ``W`` keeps every score (the kernels take the weights' layout instead)."""
+        return False
+
+    def grow_labels(self) -> None:
+        """Two zero-weight classes at the end of the model's weights and of the training state
+        (the current weights ``W`` and averaging sums ``U`` grow alike, so the averages of the
+        existing entries go on as they were). Weights in the earlier class layout cannot grow: the
+        new classes would fall between existing ones (``reorder_classes``)."""
+        if move_layout(self.cfg) != LAYOUT:
+            raise ValueError(
+                f"this perceptron model was saved by an earlier spacy-hcparse, in move-class layout "
+                f"{move_layout(self.cfg)}, which has no room for a new label, and its hashed weights cannot be "
+                f"reordered without changing its parses. It still parses and trains as before with its own "
+                f"labels. To add a label, train a fresh model on data that has it ('python -m spacy train', or "
+                f"nlp.initialize then updates)"
+            )
+        self.sync()
+        new = n_classes(len(self.cfg["labels"]) + 1) - n_classes(len(self.cfg["labels"]))
+        grow_perceptron_classes(self.model, new)
+        if self.parser is not None:
+            self.parser.grow(new)

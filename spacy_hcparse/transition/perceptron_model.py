@@ -19,6 +19,7 @@ from thinc.api import Model
 from ..layers.sparse_linear import sparse_linear
 from ..names import Span
 from ..segment import segment_docs, span_whitespace
+from .moves import LAYOUT, n_classes
 from .perceptron_tagger import perceptron_tagger
 from .search import beam_parse, greedy_parse
 from .tagging import fill_tags, tagger_templates
@@ -42,6 +43,8 @@ class PerceptronInput(NamedTuple):
     tag_values: np.ndarray  # (n_tags,) int64: the tag column's value for each tag id (the tag's hash)
     root_label: int  # label id of ROOT
     beam_width: int = 1  # 1: greedy
+    n_labels: Optional[int] = None  # the labels 0..n_labels-1 may be predicted; None: all the model's
+    layout: int = LAYOUT  # the weights' move-class layout (``transition.moves``)
 
 
 class PerceptronFeatures(NamedTuple):
@@ -105,7 +108,7 @@ def _init_perceptron(model: Model, X=None, Y=None) -> Model:
 
 def _perceptron_forward(model: Model, X: PerceptronInput, is_train: bool) -> Tuple[TransitionParses, Callable]:
     """Segment the docs without spans, tag the untagged rows, search: see the module docstring."""
-    docs, given, tag_values, root_label, beam_width = X
+    docs, given, tag_values, root_label, beam_width, n_labels, layout = X
     spans, sentences = segment_docs(docs, given, _perceptron_starts(model, docs, given), model.attrs["max_length"])
     rows = span_rows(docs, spans)
     attrs, offsets = rows.attrs, rows.offsets
@@ -115,14 +118,18 @@ def _perceptron_forward(model: Model, X: PerceptronInput, is_train: bool) -> Tup
     features = perceptron_features(model)
     heads = np.empty(len(attrs), dtype=np.int64)
     labels = np.empty(len(attrs), dtype=np.int64)
-    n_labels = (model.get_dim("nO") - 1) // 2
+    if n_labels is None or layout != LAYOUT:  # only in LAYOUT are the first labels' classes the first
+        n_labels = (model.get_dim("nO") - 1) // 2
+    elif n_classes(n_labels) > model.get_dim("nO"):
+        raise ValueError(f"hc_transition_perceptron has {model.get_dim('nO')} move classes, fewer than the "
+                         f"{n_classes(n_labels)} of {n_labels} labels: grow it with the component's add_label")
     space = space_rows(docs, spans)
     args = (attrs, space, offsets, model.get_ref("linear").get_param("W"), features.templates, features.mask,
             n_labels, root_label)
     if beam_width > 1:
-        beam_parse(*args, int(beam_width), heads, labels)
+        beam_parse(*args, int(beam_width), heads, labels, int(layout))
     else:
-        greedy_parse(*args, heads, labels)
+        greedy_parse(*args, heads, labels, int(layout))
     trees = [(heads[lo:hi].copy(), labels[lo + 1 : hi].copy()) for lo, hi in zip(offsets[:-1], offsets[1:])]
 
     def backprop(dY):
@@ -173,6 +180,18 @@ def set_perceptron_weights(model: Model, parser: np.ndarray, tagger: Optional[np
         model.get_ref("tagger").set_param("W", tagger)
     if sentences is not None:
         model.get_ref("sentence_tagger").set_param("W", sentences)
+
+
+def grow_perceptron_classes(model: Model, n_new: int) -> None:
+    """``n_new`` more move classes, appended with zero weights: the parser's flat weights
+    (``layers.sparse_linear``) keep every existing entry where it is and grow at the end."""
+    old = model.get_ref("linear")
+    n_out = old.get_dim("nO") + n_new
+    linear = sparse_linear(old.get_dim("nB"), nO=n_out)
+    linear.set_param("W", np.concatenate([old.get_param("W"), np.zeros(n_new, dtype="f")]))
+    model.layers[model.layers.index(old)] = linear  # a new layer, as thinc's resize makes
+    model.set_ref("linear", linear)
+    model.set_dim("nO", n_out, force=True)
 
 
 def span_rows(docs: Sequence[Doc], spans: Sequence[Sequence[Span]]) -> SpanRows:

@@ -7,7 +7,10 @@ go to ``out_heads`` (span convention, ``-1`` at the root row) and ``out_labels``
 row, ``-1`` at the root). ``space`` (bool per row, like ``attrs``) marks whitespace words, which
 the moves keep leaves (``state.mark_whitespace``).
 
-Only valid moves are taken, so every span ends as a single-rooted tree.
+Only valid moves are taken, so every span ends as a single-rooted tree. ``n_labels`` may be less
+than the model's labels: the search then keeps to the first ``n_labels`` labels, whose classes
+(``transition.moves``) are the first ``n_classes(n_labels)`` whatever labels follow. The hashed
+searches take the weights' class layout last (``transition.moves``; ``LAYOUT`` where left out).
 """
 from typing import Callable, List, Optional, Sequence, Tuple
 
@@ -15,7 +18,7 @@ import numpy as np
 
 from ..compiling import njit
 from .hashed_scoring import best_allowed, best_candidates, score
-from .moves import apply, n_classes, valid_mask
+from .moves import LAYOUT, apply, n_classes, valid_mask
 from .state import HEAD, LABEL, N_ROWS, NONE, heads_of, initial_state, is_final, labels_of, mark_whitespace
 from .templates import N_SLOTS, N_VALUES, fill_context, hash_features, slot_words
 
@@ -31,7 +34,7 @@ def _write(st, lo, hi, out_heads, out_labels):
 
 
 @njit(cache=True)
-def greedy_parse(attrs, space, offsets, W, templates, mask, n_labels, root_label, out_heads, out_labels):
+def greedy_parse(attrs, space, offsets, W, templates, mask, n_labels, root_label, out_heads, out_labels, layout=LAYOUT):
     n_cls = n_classes(n_labels)
     ctx = np.empty(N_VALUES, dtype=np.int64)
     feats = np.empty(templates.shape[0], dtype=np.int64)
@@ -46,13 +49,14 @@ def greedy_parse(attrs, space, offsets, W, templates, mask, n_labels, root_label
             fill_context(st, span_attrs, ctx)
             hash_features(ctx, templates, mask, feats)
             score(W, feats, n_cls, scores)
-            valid_mask(st, n_labels, root_label, valid)
-            apply(st, best_allowed(scores, valid), n_labels)
+            valid_mask(st, n_labels, root_label, valid, layout)
+            apply(st, best_allowed(scores, valid), n_labels, layout)
         _write(st, lo, hi, out_heads, out_labels)
 
 
 @njit(cache=True)
-def beam_parse(attrs, space, offsets, W, templates, mask, n_labels, root_label, width, out_heads, out_labels):
+def beam_parse(attrs, space, offsets, W, templates, mask, n_labels, root_label, width, out_heads, out_labels,
+               layout=LAYOUT):
     """Beam search keeping the ``width`` best configurations by summed move scores. All
     configurations of a span finish after the same 2n moves, so their totals compare fairly."""
     n_cls = n_classes(n_labels)
@@ -77,11 +81,11 @@ def beam_parse(attrs, space, offsets, W, templates, mask, n_labels, root_label, 
         for _ in range(2 * n):
             size = best_candidates(
                 beam, size, totals, span_attrs, W, templates, mask, n_labels, root_label,
-                ctx, feats, scores, valid, top_s, top_k, top_c,
+                ctx, feats, scores, valid, top_s, top_k, top_c, layout,
             )
             for r in range(size):
                 new_beam[r] = beam[top_k[r]]
-                apply(new_beam[r], top_c[r], n_labels)
+                apply(new_beam[r], top_c[r], n_labels, layout)
             totals[:size] = top_s[:size]
             beam, new_beam = new_beam, beam
         _write(beam[0], lo, hi, out_heads, out_labels)

@@ -37,9 +37,9 @@ from ..components.base import ParserPipe
 from ..learning.gold import DECORATION, lifted_labels
 from ..names import ROOT_LABEL, Span
 from ..segment import continues, sentence_spans, span_whitespace
-from .moves import n_classes
+from .moves import LAYOUT, LAYOUTS, layout_order, n_classes
 from .projective_gold import example_gold
-from .transition_types import SpanGold, SpanTree, TransitionLearner, teacher_gold
+from .transition_types import SpanGold, SpanTree, TransitionLearner, move_layout, teacher_gold
 
 FALLBACK_LABEL = "dep"  # words need a label other than ROOT to attach to each other
 
@@ -121,6 +121,17 @@ class TransitionParser(ParserPipe):
     explore_max_length: sentences longer than this are trained without exploration.
     label_freq_cutoff: decorated (lifted) labels seen fewer times in initialization are replaced
         by their plain label.
+
+    ``add_label`` works after initialization too, as spaCy's parser's does: the model grows two
+    move classes with zero weights (``transition.moves`` appends a label's classes, so no existing
+    class moves), and the label is not predicted until a training update has seen it in gold
+    (``cfg["unseen_labels"]``), so parses stay as they were until then.
+
+    ``cfg["move_layout"]`` is the weights' move-class layout (``transition.moves.LAYOUT`` for
+    weights made now; models saved without it have layout 1, in which no class can be appended).
+    Loading reorders layout-1 weights into ``LAYOUT`` where that is exact (the neural model's
+    output rows); the perceptron's hashed weights keep layout 1, parse and train as before, and
+    refuse a new label with ``add_label``.
     """
 
     SETTINGS = ("beam_width", "train_beam_width", "train_explore", "explore_after", "explore_max_length")
@@ -144,7 +155,7 @@ class TransitionParser(ParserPipe):
         self.model = model
         self.name = name
         self.scorer = scorer
-        self.cfg: Dict = {"labels": [], "tags": [], **settings}
+        self.cfg: Dict = {"labels": [], "tags": [], "move_layout": LAYOUT, **settings}
         # cfg is shared with the learner, which reads it at every call (loading updates it in place)
         self.learner: TransitionLearner = model.attrs["learner"](model, self.cfg, vocab)
         self._rehearsal_model = None
@@ -166,6 +177,8 @@ class TransitionParser(ParserPipe):
         for label in [ROOT_LABEL, *labels]:
             self.add_label(label)
         self.model.set_dim("nO", n_classes(len(self.labels)))
+        self.cfg["unseen_labels"] = []  # every label gets fresh weights below
+        self.cfg["move_layout"] = LAYOUT
         self.cfg["tags"] = self.learner.initial_tags([t.tag_ for eg in get_examples() for t in eg.reference if t.tag_])
         for tag in self.cfg["tags"]:
             self.vocab.strings.add(tag)
@@ -260,6 +273,27 @@ class TransitionParser(ParserPipe):
         """The learner's optimizer step, where it has one."""
         self.learner.finish_update(sgd)
 
+    def _grow_labels(self, label: str) -> None:
+        """Two more move classes for ``label`` (the learner's ``grow_labels``, and the teacher's
+        of ``rehearse``, as spaCy resizes its rehearsal model); it stays unseen, never predicted,
+        until a gold parse in training has it. Nothing changes where the learner cannot grow."""
+        try:
+            self.learner.grow_labels()
+        except ValueError as err:
+            raise ValueError(f"[{self.name}] cannot add label {label!r}: {err}") from err
+        if self._teacher_learner is not None:
+            self._teacher_learner.grow_labels()
+        self.cfg.setdefault("unseen_labels", []).append(label)
+
+    def _mark_seen(self, golds: List[SpanGold]) -> None:
+        """Take the labels used in ``golds`` off ``cfg["unseen_labels"]``."""
+        unseen = self.cfg.get("unseen_labels")
+        if unseen and golds:
+            used = set(np.concatenate([labels for _, labels, _ in golds]).tolist())
+            labels = self.labels
+            seen = {labels[i] for i in used if i >= 0}
+            self.cfg["unseen_labels"] = [label for label in unseen if label not in seen]
+
     def _gold(self, examples: List[Example]) -> Tuple[List[Doc], List[List[Span]], List[SpanGold], List[np.ndarray]]:
         """The predicted docs, per doc its usable spans, their gold (one ``SpanGold`` per span in
         order) and per doc its sentence starts (``projective_gold.example_gold``); spans whose gold
@@ -275,6 +309,7 @@ class TransitionParser(ParserPipe):
             spans.append(gold.spans)
             golds.extend(gold.trees)
             starts.append(gold.starts)
+        self._mark_seen(golds)
         return docs, spans, golds, starts
 
     # ----- serialization ------------------------------------------------------------------
@@ -283,8 +318,23 @@ class TransitionParser(ParserPipe):
         self.learner.before_save()
         super()._before_save()
 
+    def _check_format(self, cfg: Dict, where: str) -> None:
+        """The shared format check, then the move-class layout of the weights about to be loaded,
+        which becomes ``cfg["move_layout"]`` (1 where the saved cfg has none: loading only adds
+        the saved keys to ``cfg``)."""
+        super()._check_format(cfg, where)
+        layout = move_layout(cfg)
+        if layout not in LAYOUTS:
+            raise ValueError(
+                f"[{self.name}] {where} numbers its move classes in layout {layout}; this spacy-hcparse "
+                f"reads layouts {list(LAYOUTS)}: install the version that saved it, or retrain the model"
+            )
+        self.cfg["move_layout"] = layout
+
     def _after_load(self, where: str) -> None:
-        """Forget training state; refuse weights whose move classes do not fit the labels."""
+        """Forget training state; refuse weights whose move classes do not fit the labels;
+        reorder weights of an earlier move-class layout into ``LAYOUT`` where the learner can do
+        it exactly (``reorder_classes``), so that they can grow."""
         self.learner.after_load()
         expected = n_classes(len(self.labels))
         if self.model.has_dim("nO") and self.model.get_dim("nO") not in (None, expected):
@@ -292,6 +342,9 @@ class TransitionParser(ParserPipe):
                 f"[hc_transition_parser] model in {where} has {self.model.get_dim('nO')} move classes but "
                 f"its cfg lists {len(self.labels)} labels ({expected} classes): the files do not belong together"
             )
+        layout = move_layout(self.cfg)
+        if self.labels and layout != LAYOUT and self.learner.reorder_classes(layout_order(len(self.labels), layout)):
+            self.cfg["move_layout"] = LAYOUT
 
 
 def initial_heads(pipe: TransitionParser, doc: Doc, max_length: int) -> List[np.ndarray]:

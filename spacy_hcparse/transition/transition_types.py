@@ -72,10 +72,40 @@ class TransitionLearner(Protocol):
     def after_load(self) -> None:
         """Forget training state that no longer matches the weights."""
 
+    def grow_labels(self) -> None:
+        """Append the two move classes of one more label (``transition.moves``: no existing class
+        moves) to the model and to any training state, with weights that leave the scores of the
+        existing classes as they are; ``cfg["labels"]`` does not list the label yet. Raises a
+        ``ValueError`` saying what to do where the weights' class layout cannot grow."""
+
+    def reorder_classes(self, order: np.ndarray) -> bool:
+        """Reorder the model's move classes exactly, class ``c`` taking the scores of class
+        ``order[c]`` (``transition.moves.layout_order``: weights saved in an earlier class layout);
+        False, with nothing changed, where the weights cannot be reordered exactly."""
+
 
 def label_moves(cfg: Dict) -> Tuple[int, int]:
     """(number of labels, label id of ``ROOT``) of the component's ``cfg``."""
     return len(cfg["labels"]), cfg["labels"].index(ROOT_LABEL)
+
+
+def move_layout(cfg: Dict) -> int:
+    """The class layout (``transition.moves``) of the component's weights: ``cfg["move_layout"]``,
+    ``1`` for models saved before it was recorded."""
+    return int(cfg.get("move_layout", 1))
+
+
+def predicted_labels(cfg: Dict) -> int:
+    """How many labels, from the first, the search may predict: up to the last one that is not in
+    ``cfg["unseen_labels"]`` (labels added after initialization that training has not seen yet;
+    their classes are the last ones, so leaving them out leaves the model's scores of the others
+    as they were)."""
+    unseen = set(cfg.get("unseen_labels", ()))
+    labels = cfg["labels"]
+    k = len(labels)
+    while k and labels[k - 1] in unseen:
+        k -= 1
+    return k
 
 
 def teacher_gold(docs: Sequence[Doc], parses: TransitionParses) -> Tuple[List[SpanGold], List[np.ndarray]]:

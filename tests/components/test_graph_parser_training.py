@@ -203,6 +203,23 @@ def test_rehearsal_loss_starts_at_zero(trained_bytes):
     assert nlp.rehearse(raw, sgd=optimizer)["hc_parser"] > max(first, 1e-3)
 
 
+def test_label_added_after_resume_training_is_learned_while_rehearsing(trained_bytes):
+    """add_label after the teacher was taken (as hc_transition_parser allows too): the teacher
+    keeps its labels, rehearsal reads only those, and the student learns the new one."""
+    nlp = load(trained_bytes)
+    optimizer = nlp.resume_training()
+    parser = nlp.get_pipe("hc_parser")
+    teacher_outputs = parser._rehearsal_model.get_dim("nO")
+    assert parser.add_label("xcomp") == 1 and parser.add_label("xcomp") == 0
+    assert parser.model.get_dim("nO") == teacher_outputs + 1 == len(parser.labels)
+    spacy.util.fix_random_seed(0)
+    for _ in range(30):
+        nlp.update(make_examples(nlp, XCOMP), sgd=optimizer, drop=0.0)
+        assert np.isfinite(nlp.rehearse(raw_examples(nlp), sgd=optimizer)["hc_parser"])
+    assert parser._rehearsal_model.get_dim("nO") == teacher_outputs
+    assert parses(nlp, XCOMP) == [(heads, deps) for _, heads, deps in XCOMP]
+
+
 def test_rehearse_without_resume_training_takes_the_model_as_it_is(trained_bytes, caplog):
     nlp = load(trained_bytes)
     caplog.set_level(logging.WARNING, logger="spacy_hcparse")

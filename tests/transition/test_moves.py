@@ -4,7 +4,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spacy_hcparse.decoders import tree_problem
-from spacy_hcparse.transition.moves import LeftArc, RightArc, Shift, apply, is_valid, n_classes, valid_mask
+from spacy_hcparse.transition.moves import (LEFT, RIGHT, SHIFT, LeftArc, RightArc, Shift, apply, class_of, is_valid,
+                                            label_of, layout_order, move_of, n_classes, valid_mask)
 from spacy_hcparse.transition.state import heads_of, initial_state, is_final, labels_of, mark_whitespace, stack_item
 
 
@@ -36,6 +37,68 @@ def test_valid_mask_agrees_with_is_valid():
             expected = [is_valid(st, c, n_labels, 0) for c in range(len(mask))]
             assert mask.tolist() == expected
             apply(st, int(rng.choice(np.flatnonzero(mask))), n_labels)
+
+
+def test_appending_a_label_moves_no_class():
+    """What hc_transition_parser.add_label relies on: the classes of the first labels keep their
+    numbers, moves and labels when labels are appended, and the new classes come last."""
+    for n_labels in range(1, 6):
+        classes = [(SHIFT, -1)] + [(move, label) for label in range(n_labels) for move in (LEFT, RIGHT)]
+        for n_more in (n_labels, n_labels + 1, n_labels + 3):
+            for move, label in classes:
+                cls = class_of(move, label, n_more)
+                assert cls == class_of(move, label, n_labels) < n_classes(n_labels)
+                assert (move_of(cls, n_more), label_of(cls, n_more)) == (move, label)
+            new = {class_of(move, label, n_more) for move in (LEFT, RIGHT) for label in range(n_labels, n_more)}
+            assert new == set(range(n_classes(n_labels), n_classes(n_more)))
+
+
+def test_valid_mask_of_the_first_labels_is_a_prefix():
+    """Valid classes with labels appended (none of them the root) begin with those without."""
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        st = initial_state(int(rng.integers(0, 8)))
+        short, long = np.empty(n_classes(3), dtype=np.bool_), np.empty(n_classes(5), dtype=np.bool_)
+        while not is_final(st):
+            valid_mask(st, 3, 0, short)
+            valid_mask(st, 5, 0, long)
+            assert long[: len(short)].tolist() == short.tolist()
+            apply(st, int(rng.choice(np.flatnonzero(short))), 3)
+
+
+def test_layout_1_numbers_classes_as_models_saved_before_layout_2():
+    """Layout 1 (saved models without ``move_layout``): left-arc ``l`` is ``1 + l``, right-arc
+    ``1 + n_labels + l``; ``layout_order`` gives each layout-2 class its layout-1 number."""
+    for n_labels in range(1, 6):
+        order = layout_order(n_labels, 1)
+        assert order[0] == 0 and sorted(order.tolist()) == list(range(n_classes(n_labels)))
+        for label in range(n_labels):
+            for move, old in ((LEFT, 1 + label), (RIGHT, 1 + n_labels + label)):
+                assert class_of(move, label, n_labels, 1) == old
+                assert (move_of(old, n_labels, 1), label_of(old, n_labels, 1)) == (move, label)
+                assert order[class_of(move, label, n_labels)] == old
+        assert layout_order(n_labels, 2).tolist() == list(range(n_classes(n_labels)))
+
+
+def test_layout_1_valid_mask_and_moves_are_layout_2_reordered():
+    """Along random walks, layout 1's valid classes are layout 2's in ``layout_order``, and a class
+    applied in each layout makes the same configuration."""
+    rng = np.random.default_rng(1)
+    n_labels, root = 4, 2
+    order = layout_order(n_labels, 1)
+    for _ in range(50):
+        st = initial_state(int(rng.integers(0, 8)))
+        st1 = st.copy()
+        new, old = np.empty(n_classes(n_labels), dtype=np.bool_), np.empty(n_classes(n_labels), dtype=np.bool_)
+        while not is_final(st):
+            valid_mask(st, n_labels, root, new)
+            valid_mask(st1, n_labels, root, old, 1)
+            assert old[order].tolist() == new.tolist()
+            cls = int(rng.choice(np.flatnonzero(new)))
+            assert is_valid(st1, int(order[cls]), n_labels, root, 1)
+            apply(st, cls, n_labels)
+            apply(st1, int(order[cls]), n_labels, 1)
+            assert np.array_equal(st, st1)
 
 
 @settings(max_examples=200, deadline=None)
