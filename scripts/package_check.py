@@ -21,7 +21,11 @@ only, and parse a sentence there.
 4. There: ``spacy.load`` of the package, which finds ``hc_parser`` through spacy-hcparse's
    ``spacy_factories`` entry point (the package code never imports spacy_hcparse), parses a
    sentence; the check asserts that spaCy and spacy_hcparse were imported from the venv and that
-   no other site-packages directory is on its ``sys.path``.
+   no other site-packages directory is on its ``sys.path``. A pipeline saved with the trained UD
+   tokenizer (``[nlp.tokenizer] @tokenizers = "spacy_hcparse.UDTokenizer.v1"``, as the workflow's
+   ``hc_pipeline_ud``) must load with a ``UDTokenizer`` as ``nlp.tokenizer`` (found through the
+   ``spacy_tokenizers`` entry point) and segment the text with it (``tokenizer`` and
+   ``multiword_tokens`` in check.json).
 
 Writes ``OUTPUT_DIR/check.json`` (the parse, the entry points, the requirements, where each module
 was imported from). The temporary directory is removed at the end.
@@ -38,9 +42,11 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 import srsly
+from spacy.util import load_config
 from wasabi import msg
 
 SENTENCE = "The small dog chased a red ball in the garden."
+UD_TOKENIZER = ("spacy_hcparse.UDTokenizer.v1", "spacy_hcparse.tokenizer.tokenizer.UDTokenizer")  # config name, class
 # What a wheel of spacy-hcparse is built from (the rest of a clone is not needed).
 SOURCE_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "README.md", "LICENSE", "MANIFEST.in")
 SOURCE_PACKAGE = "spacy_hcparse"
@@ -57,6 +63,8 @@ factories = sorted(e.name for e in entry_points(group="spacy_factories") if e.na
 print(json.dumps({"python": sys.executable, "package": sys.argv[1], "pipeline": nlp.pipe_names,
                   "entry_points": factories, "module": type(nlp.get_pipe(nlp.pipe_names[-1])).__module__,
                   "parse": [[t.text, t.dep_, t.head.i] for t in doc], "pos": [t.pos_ for t in doc],
+                  "tokenizer": type(nlp.tokenizer).__module__ + "." + type(nlp.tokenizer).__name__,
+                  "multiword_tokens": doc._.hc_multiword_tokens if doc.has_extension("hc_multiword_tokens") else None,
                   "sentences": [s.text for s in doc.sents] if doc.has_annotation("DEP") else [],
                   "prefix": sys.prefix, "sys_path": sys.path, "user_site": site.ENABLE_USER_SITE,
                   "spacy_file": spacy.__file__, "spacy_hcparse_file": hcparse.__file__ if hcparse else None,
@@ -90,7 +98,8 @@ def main() -> None:
         hcparse_wheel = build_source_wheel(source, work / "src", dist)
         requirements = build_pipeline_wheel(args.model, output, dist, args.name, args.version, package)
         result = install_and_parse(work, dist, package, args.version, source)
-    result.update({"requirements": requirements, "wheels": sorted(p.name for p in dist.glob("*.whl"))})
+    result.update({"requirements": requirements, "wheels": sorted(p.name for p in dist.glob("*.whl")),
+                   "config_tokenizer": config_tokenizer(args.model)})
     problems = check_result(result, source)
     if problems:
         msg.fail("the package check failed:\n" + "\n".join(f"- {p}" for p in problems) + f"\n{json.dumps(result, indent=2)}",
@@ -99,6 +108,11 @@ def main() -> None:
     msg.good(f"{package} and {hcparse_wheel.name} installed in a clean venv parse: "
              + " ".join(f"{t}/{d}" for t, d, _ in result["parse"]))
     msg.info(f"the wheels to ship: {dist}")
+
+
+def config_tokenizer(model: Path) -> str:
+    """The registered name of the saved pipeline's ``[nlp.tokenizer]`` (e.g. ``spacy.Tokenizer.v1``)."""
+    return load_config(model / "config.cfg", interpolate=False)["nlp"]["tokenizer"].get("@tokenizers", "")
 
 
 def build_source_wheel(source: Path, copy: Path, dist: Path) -> Path:
@@ -159,6 +173,8 @@ def check_result(result: Dict, source: Path) -> List[str]:
         problems.append(f"the last pipe comes from {result['module']}, not spacy_hcparse")
     if not result["parse"]:
         problems.append("empty parse")
+    if result.get("config_tokenizer") == UD_TOKENIZER[0] and result.get("tokenizer") != UD_TOKENIZER[1]:
+        problems.append(f"the pipeline is saved with {UD_TOKENIZER[0]} but loads with {result.get('tokenizer')}")
     if result["system_site_packages"] or result["user_site"]:
         problems.append("the venv sees the system or user site packages")
     foreign = [p for p in result["sys_path"] if p.rstrip("/").endswith("-packages") and not is_within(p, result["prefix"])]

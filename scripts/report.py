@@ -7,7 +7,12 @@ Reads ``metrics/RUN/<parser>.json`` from evaluate.py (and ``local_optima.json`` 
 calibrate.py, if present). The main table is on test: parser, UAS and LAS on gold tokens (UD-style:
 punctuation counted, subtypes dropped; spaCy-scorer values beside them), words/sec and the ratio to
 spaCy's parser. Beside it, per split, the raw-text pipelines' CoNLL 2018 F1 (Tokens, Sentences,
-Words, UPOS, UAS, LAS, CLAS), words/sec and the ratio to spaCy's pipeline. With
+Words, UPOS, UAS, LAS, CLAS), words/sec and the ratio to spaCy's pipeline; a pipeline named
+``<name>_ud`` reads the text with the trained UD tokenizer, the others with spaCy's rule
+tokenizer. Where evaluate_raw.py scored both tokenizers (``--tokenizer``), a "Raw text by
+tokenizer" table sums up test: per pipeline and tokenizer, LAS from gold words beside Words,
+Sentences and LAS from raw text, with paragraph breaks and without (``tokenizer_table``, also in
+reports/multilingual.md). With
 ``calibration.json``, a Confidence section: the ECE of hc_parser's head probabilities per split (as
 written and at T = 1 without the map) and a link to the reliability diagram (the ``plot``
 calibrate.py drew, else reports/<run>-reliability.png, where it exists).
@@ -21,6 +26,8 @@ from typing import Dict, List, Optional
 PARSERS = ("hc_parser", "hc_transition_parser", "spacy_parser")
 PEER = "spacy_parser"
 RAW_METRICS = ("Tokens", "Sentences", "Words", "UPOS", "UAS", "LAS", "CLAS")
+TOKENIZER_METRICS = ("Words", "Sentences", "LAS")  # the raw-text figures of the tokenizer table
+UD = "_ud"  # the suffix of a pipeline with the trained UD tokenizer (scripts/evaluate_raw.py)
 DECODER_CLASSES = {"hill_climb": "HillClimb", "dual": "Dual", "mst": "MST", "eisner": "Eisner"}
 
 
@@ -94,13 +101,60 @@ def raw_table(raw: Dict, split: str) -> List[str]:
     return lines
 
 
+TOKENIZER_HEADER = [
+    "| treebank | pipeline | tokenizer | LAS, gold words | " + " | ".join(TOKENIZER_METRICS) + " | "
+    + " | ".join(f"{m}, no line breaks" for m in TOKENIZER_METRICS) + " | words/sec | ratio to spaCy |",
+    "| --- | --- | --- |" + " ---: |" * (2 * len(TOKENIZER_METRICS) + 3)]
+
+
+def tokenizer_kind(name: str, entry: Dict) -> str:
+    """"UD" (the trained UD tokenizer) or "spaCy rules": as evaluate_raw.py recorded it, else by name."""
+    return entry.get("tokenizer") or ("UD" if name.endswith(UD) else "spaCy rules")
+
+
+def tokenizer_rows(treebank: str, raw: Dict, flat: Optional[Dict], gold_las: Dict[str, float],
+                   split: str = "test") -> List[str]:
+    """One row per raw-text pipeline of ``raw`` (raw_text.json) on ``split``: its tokenizer, the
+    UD LAS of the same pipeline on gold words (``gold_las`` by pipeline name, ``<name>_ud`` reading
+    ``<name>``'s; n/a where not measured), then Words, Sentences and LAS F1 with paragraph breaks
+    and from ``flat`` (raw_text_flat.json: without line breaks), words/sec and the ratio to the
+    peer (with paragraph breaks)."""
+    lines = []
+    for name, entry in raw["pipelines"].items():
+        s = entry["splits"].get(split)
+        if s is None:
+            continue
+        f = ((flat or {}).get("pipelines", {}).get(name) or {}).get("splits", {}).get(split)
+        base = name[: -len(UD)] if name.endswith(UD) else name
+        cells = [_pct(s["scores"][m]["f1"]) for m in TOKENIZER_METRICS]
+        cells += [_pct(f["scores"][m]["f1"]) if f else "n/a" for m in TOKENIZER_METRICS]
+        ratio = "n/a" if s.get("ratio_to_spacy") is None else f"{s['ratio_to_spacy']:.2f}"
+        lines.append(f"| {treebank} | {name} | {tokenizer_kind(name, entry)} | {_pct(gold_las.get(base))} | "
+                     + " | ".join(cells) + f" | {s['words_per_sec']:,.0f} | {ratio} |")
+    return lines
+
+
+def tokenizer_table(run: str, results: List[Dict], raw: Dict, flat: Optional[Dict]) -> List[str]:
+    """The "Raw text by tokenizer" section of reports/<run>.md (test, else the first split)."""
+    split = "test" if any("test" in e["splits"] for e in raw["pipelines"].values()) else next(
+        iter(next(iter(raw["pipelines"].values()))["splits"]), "test")
+    gold = {r["parser"]: r["splits"][split]["ud_las"] for r in results if split in r.get("splits", {})}
+    return ([f"## Raw text by tokenizer ({split})", "",
+             "CoNLL 2018 F1 (%) from raw text with spaCy's rule tokenizer and with the UD tokenizer trained on this "
+             f"treebank (`training/{run}/tokenizer`; `_ud` pipelines), beside the same parser's UD LAS from gold words; "
+             "with paragraph breaks as blank lines and as spaces (no line breaks). Words/sec and the ratio to "
+             f"`{raw.get('peer', 'spacy_pipeline')}` with spaCy's tokenizer: with paragraph breaks.", ""]
+            + TOKENIZER_HEADER + tokenizer_rows(run, raw, flat, gold, split) + [""])
+
+
 def raw_note(raw: Dict) -> str:
     group = raw.get("group") or "a gold document's"
     return (f"Raw text (CoNLL 2018 F1): the pipelines (tokenizer, their own sentence boundaries, tags and parse) "
             f"parse the gold files' text in documents of {group} sentences and are scored with the CoNLL 2018 "
             "shared task evaluation (`spacy_hcparse.evaluation.conll18`; `metrics/<run>/raw_text.json` has every "
             "metric). Words/sec: gold words per second of `nlp.pipe`, median of the repeats; the ratio is to "
-            "spaCy's pipeline (`spacy_pipeline`) on the same text.")
+            f"spaCy's pipeline (`{raw.get('peer', 'spacy_pipeline')}`) on the same text. A pipeline named `<name>_ud` reads the "
+            "text with the UD tokenizer trained on the treebank, the others with spaCy's rule tokenizer.")
 
 
 def reliability_link(calibration: Dict, reports: Path, run: str) -> Optional[str]:
@@ -174,6 +228,8 @@ def render(run: str, results: List[Dict], data: Dict, optima, png: str, raw: Opt
         for metrics, title in ((raw, "Raw text (CoNLL 2018 F1):"), (flat, RAW_FLAT_TITLE)):
             if metrics and any(split in e["splits"] for e in metrics["pipelines"].values()):
                 out += [title, ""] + raw_table(metrics, split) + [""]
+    if raw and raw.get("tokenizer") and raw.get("pipelines"):
+        out += tokenizer_table(run, results, raw, flat)
     hc = next((r for r in results if r["parser"] == "hc_parser" and "splits" in r), None)
     if hc:
         split = main_split(hc)

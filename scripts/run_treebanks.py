@@ -14,7 +14,10 @@ starts to overfit. A treebank whose metrics and report already exist (e.g. EWT f
 
 Each treebank runs ``spacy project run treebank`` with its own variables (treebank, lang, file
 prefix, run name), so the same commands with their deps and outputs do the work. The multilingual
-run then writes reports/multilingual.md with one table row per language and parser. Without a
+run then writes reports/multilingual.md with one table row per language and parser, and, for
+the treebanks whose raw text was scored (``evaluate-raw-parsers``: hc_parser and spaCy's parser,
+each with spaCy's tokenizer and with the UD tokenizer trained on the treebank), Words, Sentences
+and LAS from raw text beside LAS from gold words (``report.tokenizer_rows``). Without a
 mirror the multilingual run covers English only (download or sample, see fetch_treebank.py).
 """
 import argparse
@@ -27,17 +30,19 @@ from pathlib import Path
 from wasabi import msg
 
 from nonprojective_table import table
+from report import TOKENIZER_HEADER, tokenizer_rows
 
 SMOKE = {
     "train_limit": 300, "eval_limit": 100, "max_steps": 0, "eval_frequency": 100, "repeats": 3,
     "graph_config": "configs/smoke_graph.cfg", "spacy_config": "configs/smoke_spacy.cfg",
     "transition_steps": 300, "analyze_limit": 100,
     "pipeline_config": "configs/smoke_pipeline.cfg", "spacy_pipeline_config": "configs/smoke_spacy_pipeline.cfg",
+    "tokenizer_epochs": 5,
     "nonprojective_config": "configs/smoke_graph.cfg",
 }
 FULL = {"train_limit": 0, "eval_limit": 0, "max_steps": 0, "eval_frequency": 0, "repeats": 3,
         "graph_config": "configs/ewt_fast.cfg", "spacy_config": "configs/spacy_parser.cfg",
-        "transition_steps": 0, "analyze_limit": 500,
+        "transition_steps": 0, "analyze_limit": 500, "tokenizer_epochs": 0,
         "pipeline_config": "configs/ewt_pipeline.cfg", "spacy_pipeline_config": "configs/spacy_pipeline.cfg"}
 SMALL = {**FULL, "graph_config": "configs/ud_fast.cfg", "max_steps": 2000, "eval_frequency": 250}
 PROFILES = {"full": FULL, "small": SMALL, "smoke": SMOKE}
@@ -125,6 +130,24 @@ def write_summary(runs, path: Path, profile_name: str, profile: dict) -> None:
             trained = data["train_on"] + (" (sample data!)" if data["source"] == "sample" else "")
             lines.append(f"| {data['treebank']} | {trained} | {name} | {100 * s['ud_uas']:.2f} | {100 * s['ud_las']:.2f} | "
                          f"{s['words_per_sec']:,.0f} | {ratio} |")
+    raw_runs = [run for run in runs if (Path("metrics") / run / "raw_text.json").exists()]
+    if raw_runs:
+        lines += ["", "## Raw text: spaCy's tokenizer and the UD tokenizer", "",
+                  "CoNLL 2018 F1 (%) on test from raw text (documents of `raw_group` sentences; `metrics/<run>/raw_text.json`, "
+                  "`raw_text_flat.json`): each parser with spaCy's rule tokenizer and with the UD tokenizer trained on "
+                  "the treebank's training text (`_ud`; the shipped `hc_parser_ud` carries it), beside its UD LAS "
+                  "from gold words; with paragraph breaks as blank lines and as spaces (no line breaks). Words/sec "
+                  "and the ratio to the run's spaCy peer with spaCy's tokenizer (`spacy_parser`; `spacy_pipeline` in "
+                  "runs of `all`): with paragraph breaks.", ""]
+        lines += TOKENIZER_HEADER
+        for run in raw_runs:
+            metrics = Path("metrics") / run
+            raw = json.loads((metrics / "raw_text.json").read_text())
+            flat_path = metrics / "raw_text_flat.json"
+            flat = json.loads(flat_path.read_text()) if flat_path.exists() else None
+            gold = {p.stem: json.loads(p.read_text()).get("splits", {}).get("test", {}).get("ud_las")
+                    for p in metrics.glob("*_parser.json")}
+            lines += tokenizer_rows(raw["treebank"], raw, flat, gold)
     crossing = [run for run in runs if (Path("metrics") / run / "nonprojective.json").exists()]
     if crossing:
         lines += ["", "## Where trees cross: recipes and decoders", "",

@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="dilation of each convolution block, comma-separated (default: %(default)s)")
     t.add_argument("--embed-rows", type=int, default=defaults.embed_rows,
                    help=f"rows of the hashed piece embedding (default: {defaults.embed_rows})")
-    t.add_argument("--max-epochs", type=int, default=settings.max_epochs, help="default: %(default)s")
+    t.add_argument("--max-epochs", type=int, default=settings.max_epochs, help="0: the default (%(default)s)")
     t.add_argument("--eval-every", type=int, default=settings.eval_every, help="steps between evaluations (default: %(default)s)")
     t.add_argument("--patience", type=int, default=settings.patience,
                    help="evaluations without a better score before stopping (default: %(default)s)")
@@ -273,7 +273,7 @@ def _evaluate(args) -> int:
 def _train_tokenizer(args) -> int:
     dilations = [int(d) for d in args.dilations.split(",") if d.strip()]
     cfg = {"width": args.width, "dilations": dilations, "embed_rows": args.embed_rows}
-    settings = TrainSettings(max_epochs=args.max_epochs, eval_every=args.eval_every, patience=args.patience,
+    settings = TrainSettings(max_epochs=args.max_epochs or TrainSettings.max_epochs, eval_every=args.eval_every, patience=args.patience,
                              learn_rate=args.learn_rate, seed=args.seed)
     result = train_files(args.train, args.dev, args.output, lang=args.lang, cfg=cfg, settings=settings,
                          log=lambda line: print(line, flush=True))

@@ -8,6 +8,9 @@ from numba.core import event
 
 from spacy_hcparse.cli import main
 from spacy_hcparse.compiling import CompileNotice, njit
+from spacy_hcparse.decoders import batch, batch_marginals, labels
+from spacy_hcparse.graph import pruning
+from spacy_hcparse.warmup import compile_fallbacks
 
 
 @njit
@@ -67,3 +70,13 @@ def test_quick_or_foreign_compiling_is_not_said():
 def test_warmup_verb_compiles_the_default_pipeline(capsys):
     assert main(["warmup"]) == 0
     assert "done: the kernels of the default hc_parser (hc_parser) are in numba's cache" in capsys.readouterr().err
+
+
+def test_warmup_reaches_the_kernels_a_batch_calls_only_when_needed():
+    """``compile_fallbacks`` runs each kernel that the README's text may not reach (first-order
+    spans, the log-space sibling chart, pruning's added tree, clashing labels): a warmed image
+    compiles none of them later."""
+    compile_fallbacks()
+    for kernel in (batch._eisner1_serial, batch._eisner2_serial, batch_marginals._sibling_log_serial,
+                   pruning._keep_trees_batch, labels._assign_groups):
+        assert kernel.signatures, kernel.py_func.__name__

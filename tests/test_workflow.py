@@ -42,12 +42,42 @@ def test_all_trains_evaluates_and_packages_the_raw_text_pipelines():
     assert commands["evaluate-raw"]["outputs"] == ["metrics/${vars.run}/raw_text.json",
                                                    "metrics/${vars.run}/raw_text_flat.json"]
     assert "training/${vars.run}/hc_parser/model-best" in commands["evaluate-raw"]["deps"]
-    assert config["vars"]["package_model"] == "hc_pipeline"
+    assert config["vars"]["package_model"] == "hc_pipeline_ud"
     assert config["vars"]["package_path"] == "training/${vars.run}/${vars.package_model}/model-best"
     assert commands["package"]["deps"][0] == "${vars.package_path}"
     # The `treebank` workflow (multilingual) trains no pipeline, so nothing it runs may depend on one.
     for step in config["workflows"]["treebank"]:
         assert not any("pipeline/" in d for d in commands[step].get("deps", [])), step
+
+
+def test_the_tokenizer_trains_first_and_ships_with_the_pipelines():
+    """train-tokenizer runs on the run's corpus before any pipeline trains; the shipped pipeline
+    (hc_pipeline_ud, hc_parser_ud in the treebank workflow) is saved with it before raw text is
+    scored, with both tokenizers, and before `package`."""
+    config = project()
+    commands = {c["name"]: c for c in config["commands"]}
+    tokenizer = "training/${vars.run}/tokenizer/tokenizer"
+    train = commands["train-tokenizer"]
+    assert train["script"][0].startswith("python -m spacy_hcparse train-tokenizer corpus/${vars.run}/train.conllu "
+                                         "corpus/${vars.run}/dev.conllu training/${vars.run}/tokenizer ")
+    assert "--max-epochs ${vars.tokenizer_epochs}" in train["script"][0] and train["outputs"][0] == tokenizer
+    assert set(train["deps"]) <= set(commands["convert"]["outputs"])
+    for workflow, first, assemble, evaluate in (("all", "train-graph", "assemble-ud-pipeline", "evaluate-raw"),
+                                                ("treebank", "train-graph", "assemble-ud-parser", "evaluate-raw-parsers")):
+        steps = config["workflows"][workflow]
+        assert steps.index("convert") < steps.index("train-tokenizer") < steps.index(first), workflow
+        assert steps.index("train-tokenizer") < steps.index(assemble) < steps.index(evaluate) < steps.index("report")
+        assert tokenizer in commands[assemble]["deps"] and tokenizer in commands[evaluate]["deps"]
+        assert all(f"--tokenizer {tokenizer}" in line for line in commands[evaluate]["script"])
+        assert [line.endswith("--flat") for line in commands[evaluate]["script"]] == [False, True]
+    steps = config["workflows"]["all"]
+    assert steps.index("train-tokenizer") < steps.index("train-pipeline") < steps.index("assemble-ud-pipeline")
+    assert steps.index("assemble-ud-pipeline") < steps.index("package")
+    assert commands["assemble-ud-pipeline"]["outputs"] == ["training/${vars.run}/hc_pipeline_ud/model-best"]
+    assert "training/${vars.run}/hc_pipeline_ud/model-best" in commands["evaluate-raw"]["deps"]
+    assert commands["assemble-ud-parser"]["outputs"] == ["training/${vars.run}/hc_parser_ud/model-best"]
+    assert 0 < PROFILES["smoke"]["tokenizer_epochs"] <= 5  # CI: a few passes
+    assert PROFILES["small"]["tokenizer_epochs"] == 0  # the multilingual run: train-tokenizer's own default
 
 
 def test_all_measures_hc_parser_calibration_before_the_report():
@@ -72,7 +102,7 @@ def test_smoke_workflow_on_sample(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "HCPARSE_UD_DIR"}
     env["HCPARSE_OFFLINE"] = "1"
     result = subprocess.run([sys.executable, "-m", "spacy", "project", "run", "smoke"], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=900)
+                            capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     run = "UD_English-EWT-smoke"
     for parser in ("hc_parser", "spacy_parser"):
@@ -85,6 +115,10 @@ def test_smoke_workflow_on_sample(tmp_path):
     assert raw["pipelines"]["hc_pipeline"]["pipeline"] == ["tok2vec", "morphologizer", "hc_parser"]
     assert raw["pipelines"]["spacy_pipeline"]["pipeline"] == ["tok2vec", "morphologizer", "parser"]
     assert raw["pipelines"]["hc_parser"]["pipeline"] == ["hc_parser"]
+    assert {name: entry["tokenizer"] for name, entry in raw["pipelines"].items()} == {
+        "hc_pipeline": "spaCy rules", "hc_pipeline_ud": "UD", "hc_parser": "spaCy rules", "hc_parser_ud": "UD",
+        "spacy_pipeline": "spaCy rules", "spacy_pipeline_ud": "UD"}
+    assert (tmp_path / f"training/{run}/tokenizer/tokenizer").is_file()
     flat = json.loads((tmp_path / f"metrics/{run}/raw_text_flat.json").read_text())
     assert flat["paragraphs"] == "space" and set(flat["pipelines"]) == set(raw["pipelines"])
     for entry in raw["pipelines"].values():
@@ -96,6 +130,7 @@ def test_smoke_workflow_on_sample(tmp_path):
     assert "SAMPLE DATA, NOT A UD TREEBANK" in report and "| spacy_parser |" in report
     assert "Raw text (CoNLL 2018 F1):" in report and "| hc_pipeline |" in report and "| spacy_pipeline |" in report
     assert "Raw text without line breaks" in report
+    assert "## Raw text by tokenizer (test)" in report and f"| {run} | hc_pipeline_ud | UD |" in report
     assert (tmp_path / f"reports/{run}.png").stat().st_size > 1000
     calibration = json.loads((tmp_path / f"metrics/{run}/calibration.json").read_text())
     assert {"written", "uncalibrated"} <= set(calibration["test"]) and {"written", "uncalibrated"} <= set(calibration["dev"])
@@ -104,6 +139,8 @@ def test_smoke_workflow_on_sample(tmp_path):
     check = json.loads((tmp_path / f"packages/{run}/check.json").read_text())
     assert "hc_parser" in check["entry_points"] and check["parse"]
     assert check["pipeline"] == ["tok2vec", "morphologizer", "hc_parser"] and len(check["pos"]) == len(check["parse"])
+    assert check["config_tokenizer"] == "spacy_hcparse.UDTokenizer.v1"
+    assert check["tokenizer"] == "spacy_hcparse.tokenizer.tokenizer.UDTokenizer"  # spacy.load(package): UD words
     assert not check["system_site_packages"] and check["spacy_hcparse_from_venv"]
     wheels = sorted(p.name for p in (tmp_path / f"packages/{run}/dist").glob("*.whl"))
     assert [w.split("-")[0] for w in wheels] == ["en_hcparse", "spacy_hcparse"]
@@ -119,4 +156,4 @@ def test_package_takes_any_trained_pipeline():
                                            "packages/quickstart ")
     default = load_project_config(ROOT)
     (command,) = [c for c in default["commands"] if c["name"] == "package"]
-    assert command["deps"][0] == "training/UD_English-EWT/hc_pipeline/model-best"
+    assert command["deps"][0] == "training/UD_English-EWT/hc_pipeline_ud/model-best"

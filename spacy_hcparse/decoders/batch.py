@@ -4,7 +4,10 @@ The per-span functions (``decode_eisner`` with ``tree_score``, ``constrained_lab
 argmax, ``tree_probabilities``, first-order head margins) run here over all the spans of a batch
 at once, with results identical to theirs: each span goes through the same compiled kernels, so
 what goes away is the Python loop around them (its checks, copies and calls). With ``threads > 1`` the spans are spread over numba's threads (``prange``, one span at a
-time per thread); ``threads=1`` runs a serial loop.
+time per thread); ``threads=1`` runs a serial loop. What numpy does as fast over the whole batch
+(input checks, labels, absent-arc ranges) is numpy, and the spans that need a kernel few batches
+need (first-order spans, clashing labels) go to a kernel of its own, so that a first parse
+compiles only what it uses (docs/speed.md, "Cold start").
 
 Layout (B spans; span ``i`` has ``n_i`` words and ``size_i = n_i + 1`` rows, index 0 the root):
 
@@ -31,9 +34,8 @@ from numba import prange
 
 from ..compiling import njit
 from ._checks import MAX_WORDS, _tree_problem_code
-from .absent import _any_absent, _fill_absent, _flat_range, usable_mask
 from .eisner import eisner2_kernel, eisner_kernel
-from .labels import _constrained
+from .labels import _assign_groups
 from .scoring import arc_part, sib_part
 
 
@@ -91,10 +93,37 @@ def decode_eisner_batch(arcs, sizes, sib_counts=None, sib_triples=None, sib_valu
     where = layout(sizes, counts)
     heads = np.full(int(sizes.sum()), -1, dtype=np.int64)
     scores = np.zeros(len(sizes))
+    second = counts >= 0
+    ranges = _usable_ranges(arcs, sizes, where.squares)
     with _threads(threads) as parallel:
-        kernel = _eisner_parallel if parallel else _eisner_serial
-        kernel(arcs, sizes, where.squares, where.rows, counts, triples, values, where.triples, heads, scores)
+        if second.any():
+            kernel = _eisner2_parallel if parallel else _eisner2_serial
+            kernel(np.flatnonzero(second), arcs, sizes, where.squares, where.rows, counts, triples, values,
+                   where.triples, ranges, heads, scores)
+        if not second.all():
+            kernel = _eisner1_parallel if parallel else _eisner1_serial
+            kernel(np.flatnonzero(~second), arcs, sizes, where.squares, where.rows, ranges, heads, scores)
     return heads, scores
+
+
+def _usable_ranges(arcs, sizes, squares) -> np.ndarray:
+    """Per span (float64 (B, 2)) the lowest and highest score of its usable arcs (finite,
+    ``h != m``, ``m >= 1``; ``lo > hi``: none), or NaN where none of its arcs is absent (``-inf``):
+    what ``absent.absent_floor`` starts from. Numpy over the batch."""
+    ranges = np.full((len(sizes), 2), np.nan)
+    if not len(sizes):
+        return ranges
+    cells = sizes * sizes
+    span = np.repeat(np.arange(len(sizes)), cells)
+    h, m = np.divmod(np.arange(len(arcs)) - np.repeat(squares, cells), np.repeat(sizes, cells))
+    tree_cell = (m >= 1) & (h != m)
+    finite = np.isfinite(arcs)
+    absent = np.bincount(span[tree_cell & ~finite], minlength=len(sizes)) > 0
+    if absent.any():
+        usable = tree_cell & finite
+        ranges[absent, 0] = np.minimum.reduceat(np.where(usable, arcs, np.inf), squares)[absent]
+        ranges[absent, 1] = np.maximum.reduceat(np.where(usable, arcs, -np.inf), squares)[absent]
+    return ranges
 
 
 def labels_batch(heads, sizes, scores, label_class=None, root: int = -1, *, threads: int = 1) -> np.ndarray:
@@ -104,7 +133,8 @@ def labels_batch(heads, sizes, scores, label_class=None, root: int = -1, *, thre
 
     ``scores`` (N, L): per word its label scores (``-inf``: ruled out). ``root`` >= 0: that label
     is the root's child's, and only its (the rule of ``hc_parser``'s ``ROOT`` label). Raises
-    ``ValueError`` on bad input.
+    ``ValueError`` on bad input. Numpy over the whole batch, and one compiled call for the heads
+    whose children's best labels clash (so ``threads`` changes nothing here).
     """
     sizes = _checked_sizes(sizes)
     heads = _checked_heads(heads, sizes, trees=False)
@@ -122,11 +152,41 @@ def labels_batch(heads, sizes, scores, label_class=None, root: int = -1, *, thre
     if not -1 <= root < max(n_labels, 1):
         raise ValueError(f"root must be -1 or a label id below {n_labels}, got {root}")
     n_classes = int(label_class.max()) + 1 if n_labels else 0
+    if not n_words:
+        return np.zeros(0, np.int64)
     where = layout(sizes)
-    out = np.zeros(n_words, dtype=np.int64)
-    with _threads(threads) as parallel:
-        kernel = _labels_parallel if parallel else _labels_serial
-        kernel(heads, sizes, where.rows, where.words, scores, label_class, n_classes, int(root), out)
+    # Numpy over the whole batch: each word's head as a row of ``heads`` (unique across spans).
+    words_of = sizes - 1
+    head_rows = np.repeat(where.rows - where.words + 1, words_of) + np.arange(n_words)
+    head_rows = np.repeat(where.rows, words_of) + heads[head_rows]
+    if root >= 0:
+        at_root = head_rows == np.repeat(where.rows, words_of)
+        scores = scores.copy()
+        scores[at_root] = -np.inf
+        scores[at_root, root] = 0.0
+        scores[~at_root, root] = -np.inf
+    best = scores.argmax(axis=1) if n_labels else np.zeros(n_words, np.int64)
+    if n_classes == 0:
+        return best
+    return _matched(best, head_rows, scores, label_class, n_classes)
+
+
+def _matched(best, head_rows, scores, label_class, n_classes: int) -> np.ndarray:
+    """``labels._constrained`` over a batch, given each word's best label and its head's row:
+    the children of heads where two take a label of one class are labelled again by
+    ``labels._assign`` (one compiled call for them all), the others keep their best label."""
+    classes = label_class[best]
+    constrained = classes >= 0
+    keys, counts = np.unique(head_rows[constrained] * n_classes + classes[constrained], return_counts=True)
+    clashing = np.unique(keys[counts > 1] // n_classes)
+    out = best.astype(np.int64)
+    if not len(clashing):
+        return out
+    kids = np.flatnonzero(np.isin(head_rows, clashing))
+    kids = kids[np.argsort(head_rows[kids], kind="stable")]  # grouped by head, in word order
+    starts = np.flatnonzero(np.diff(head_rows[kids], prepend=-1) != 0)
+    _assign_groups(kids, np.append(starts, len(kids)).astype(np.int64), scores, label_class, n_classes,
+                   best.astype(np.int64), out)
     return out
 
 
@@ -158,7 +218,7 @@ def _checked_squares(squares, sizes, name: str):
     if squares.shape != (expected,):
         raise ValueError(f"{name} must hold sum(size ** 2) = {expected} values end to end, got {squares.shape}")
     where = layout(sizes)
-    bad = _first_bad_square(squares, sizes, where.squares)
+    bad = _first_bad_square(squares, sizes, where.squares) if not _finite_or_absent(squares) else -1
     if bad >= 0:
         raise ValueError(f"{name} of span {bad} contain NaN or +inf where a tree can use them")
     return sizes, squares, where
@@ -173,7 +233,8 @@ def _checked_heads(heads, sizes: np.ndarray, trees: bool) -> np.ndarray:
         raise ValueError(f"heads must be an integer array: {err}") from None
     if heads.shape != (int(sizes.sum()),):
         raise ValueError(f"heads must hold sum(sizes) = {int(sizes.sum())} entries, got {heads.shape}")
-    span, code = _first_bad_heads(heads, sizes, layout(sizes).rows, trees)
+    rows = layout(sizes).rows
+    span, code = (-1, 0) if _heads_hold(heads, sizes, rows, trees) else _first_bad_heads(heads, sizes, rows, trees)
     if span >= 0:
         what = "a single-root tree" if trees else "a heads array (heads[0] == -1, heads in 0..n)"
         raise ValueError(f"heads of span {span} is not {what} (problem code {code})")
@@ -200,6 +261,40 @@ def _checked_siblings(sizes: np.ndarray, counts, triples, values):
     if total and (triples.min() < 0 or (triples >= bound[:, None]).any()):
         raise ValueError("sib_triples hold an index outside its span")
     return counts, triples, values
+
+
+def _finite_or_absent(squares: np.ndarray) -> bool:
+    """Whether no value is NaN or ``+inf`` (numpy; ``_first_bad_square`` finds the span where
+    one is where a tree can use it)."""
+    return not (np.isnan(squares).any() or (squares == np.inf).any())
+
+
+def _heads_hold(heads: np.ndarray, sizes: np.ndarray, rows: np.ndarray, trees: bool) -> bool:
+    """Whether every span's block of ``heads`` is a heads array (``heads[0] == -1``, heads in
+    ``0..n``) and, with ``trees``, a single-root tree (no self-loop, one word on the root, every
+    word reaching it): numpy over the batch, pointer jumping for the cycles. ``_first_bad_heads``
+    names the span and the problem where this is False."""
+    if not len(sizes):
+        return True
+    if (heads[rows] != -1).any():
+        return False
+    span_rows = np.repeat(rows, sizes)
+    words = np.ones(len(heads), dtype=np.bool_)
+    words[rows] = False
+    local = heads[words]
+    if (local < 0).any() or (local >= np.repeat(sizes, sizes)[words]).any():
+        return False
+    if not trees:
+        return True
+    parent = span_rows + np.maximum(heads, 0)  # each root row is its own parent
+    if (parent[words] == np.flatnonzero(words)).any():
+        return False
+    on_root = np.bincount(np.repeat(np.arange(len(sizes)), sizes)[words][local == 0], minlength=len(sizes))
+    if (on_root[sizes > 1] != 1).any():
+        return False
+    for _ in range(int(sizes.max()).bit_length()):  # 2 ** steps >= the longest path
+        parent = parent[parent]
+    return bool((parent == span_rows).all())
 
 
 @njit(cache=True)
@@ -252,55 +347,92 @@ def _threads(threads: int):
 
 
 # ----- Eisner ----------------------------------------------------------------------------------
+# First- and second-order spans go to kernels of their own, so that a batch compiles only the
+# Eisner kernel its spans use (one whose spans all have sibling factors: not the first-order one).
 @njit(cache=True, inline="always")  # one body in each loop below: no compile of its own
-def _eisner_span(i, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores, buffer):
-    """Span ``i``: ``decode_eisner``'s steps (absent arcs floored as ``absent.with_floor``
-    does, the first- or second-order kernel) and ``tree_score`` of the tree. The dense sibling
-    cube is zero but at the span's triples; it lives in ``buffer`` where that is large enough
-    (the serial loop: one allocation for the batch, its cells zeroed again after use), else in
-    an array of its own."""
+def _eisner2_span(i, arcs, sizes, squares, rows, counts, triples, values, first, ranges, heads, scores, buffer):
+    """Span ``i`` (with sibling factors): ``decode_eisner``'s steps (absent arcs floored as
+    ``absent.with_floor`` does, from the usable range ``ranges[i]``, the second-order kernel) and
+    ``tree_score`` of the tree. The
+    dense sibling cube is zero but at the span's triples; it lives in ``buffer`` where that is
+    large enough (the serial loop: one allocation for the batch, its cells zeroed again after
+    use), else in an array of its own."""
     size = sizes[i]
     arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
-    use_sib = counts[i] >= 0
-    shared = use_sib and buffer.shape[0] >= size * size * size
+    shared = buffer.shape[0] >= size * size * size
     if shared:
         cube = buffer[: size * size * size].reshape((size, size, size))
     else:
-        cube = np.zeros((size, size, size) if use_sib else (1, 1, 1))
-    if use_sib:
-        for k in range(first[i], first[i] + counts[i]):
-            cube[triples[k, 0], triples[k, 1], triples[k, 2]] = values[k]
-    finite = _floored(arc, cube, use_sib, triples, first[i], max(counts[i], 0))
-    tree = eisner2_kernel(finite, cube) if use_sib else eisner_kernel(finite)
-    heads[rows[i]: rows[i] + size] = tree
-    total = arc_part(tree, arc)
-    if use_sib:
-        total += sib_part(tree, cube)
-    scores[i] = total
+        cube = np.zeros((size, size, size))
+    for k in range(first[i], first[i] + counts[i]):
+        cube[triples[k, 0], triples[k, 1], triples[k, 2]] = values[k]
+    floor = np.nan
+    if not np.isnan(ranges[i, 0]):
+        floor = _floor(ranges[i, 0], ranges[i, 1], size - 1, _cube_spread(cube, triples, first[i], counts[i]))
+    tree = eisner2_kernel(_floored(arc, floor), cube)
+    for m in range(size):
+        heads[rows[i] + m] = tree[m]
+    scores[i] = arc_part(tree, arc) + sib_part(tree, cube)
     if shared:
         for k in range(first[i], first[i] + counts[i]):
             cube[triples[k, 0], triples[k, 1], triples[k, 2]] = 0.0
 
 
-@njit(cache=True)
-def _floored(arc, cube, use_sib, triples, start, count):
-    """``absent.with_floor(arc, cube).arc``: absent arcs at ``absent_floor``'s finite score."""
-    mask = usable_mask(arc)
-    if not _any_absent(arc, mask):
-        return arc
-    size = arc.shape[0]
-    lo, hi = _usable_range(arc, mask)
+@njit(cache=True, inline="always")  # one body in each loop below: no compile of its own
+def _eisner1_span(i, arcs, sizes, squares, rows, ranges, heads, scores):
+    """Span ``i`` (no sibling factors): ``decode_eisner``'s steps with the first-order kernel
+    and ``tree_score`` of the tree."""
+    size = sizes[i]
+    arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
+    floor = np.nan if np.isnan(ranges[i, 0]) else _floor(ranges[i, 0], ranges[i, 1], size - 1, 0.0)
+    tree = eisner_kernel(_floored(arc, floor))
+    for m in range(size):
+        heads[rows[i] + m] = tree[m]
+    scores[i] = arc_part(tree, arc)
+
+
+@njit(cache=True, inline="always")
+def _floor(lo, hi, n, cube_spread):
+    """``absent.absent_floor`` from the usable arcs' range ``lo``, ``hi`` and the sibling cube's
+    ``high - low`` (0: none)."""
     if lo > hi:  # no usable arc at all
-        floor = -1.0
-    else:
-        n = size - 1
-        spread = n * (hi - lo)
-        if use_sib and cube.size:
-            low, high = _cube_range(cube, triples, start, count)
-            spread += n * (high - low)
-        floor = lo - 2.0 * spread - 1.0
+        return -1.0
+    spread = n * (hi - lo)
+    if cube_spread != 0.0:
+        spread += n * cube_spread
+    return lo - 2.0 * spread - 1.0
+
+
+@njit(cache=True, inline="always")
+def _cube_spread(cube, triples, start, count):
+    """``high - low`` of the dense cube (``absent.cube_range``): with fewer triples than cells,
+    some cell is 0, so 0 and the triples' cells are all it takes; else every cell."""
+    low, high = 0.0, 0.0
+    if count >= cube.size:
+        flat = cube.ravel()
+        low, high = flat[0], flat[0]
+        for k in range(flat.shape[0]):
+            low = min(low, flat[k])
+            high = max(high, flat[k])
+        return high - low
+    for k in range(start, start + count):
+        value = cube[triples[k, 0], triples[k, 1], triples[k, 2]]
+        low = min(low, value)
+        high = max(high, value)
+    return high - low
+
+
+@njit(cache=True, inline="always")
+def _floored(arc, floor):
+    """``arc`` with its absent arcs at ``floor`` (a copy; ``arc`` itself where ``floor`` is NaN:
+    none is absent)."""
+    if np.isnan(floor):
+        return arc
     out = arc.copy()
-    _fill_absent(out, mask, floor)
+    for h in range(arc.shape[0]):
+        for m in range(1, arc.shape[0]):
+            if h != m and not np.isfinite(arc[h, m]):
+                out[h, m] = floor
     return out
 
 
@@ -317,62 +449,30 @@ def _usable_range(arc, mask):
 
 
 @njit(cache=True)
-def _cube_range(cube, triples, start, count):
-    """``(min, max)`` of the dense cube (``absent.cube_range``): with fewer triples than cells,
-    some cell is 0, so 0 and the triples' cells are all it takes; else every cell."""
-    if count >= cube.size:
-        return _flat_range(cube.ravel())
-    low, high = 0.0, 0.0
-    for k in range(start, start + count):
-        value = cube[triples[k, 0], triples[k, 1], triples[k, 2]]
-        low = min(low, value)
-        high = max(high, value)
-    return low, high
-
-
-@njit(cache=True)
-def _eisner_serial(arcs, sizes, squares, rows, counts, triples, values, first, heads, scores):
+def _eisner2_serial(spans, arcs, sizes, squares, rows, counts, triples, values, first, ranges, heads, scores):
     largest = 0
-    for i in range(sizes.shape[0]):
-        if counts[i] >= 0:
-            largest = max(largest, sizes[i])
+    for i in spans:
+        largest = max(largest, sizes[i])
     buffer = np.zeros(largest * largest * largest)
-    for i in range(sizes.shape[0]):
-        _eisner_span(i, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores, buffer)
+    for i in spans:
+        _eisner2_span(i, arcs, sizes, squares, rows, counts, triples, values, first, ranges, heads, scores, buffer)
 
 
 @njit(cache=True, parallel=True)
-def _eisner_parallel(arcs, sizes, squares, rows, counts, triples, values, first, heads, scores):
+def _eisner2_parallel(spans, arcs, sizes, squares, rows, counts, triples, values, first, ranges, heads, scores):
     none = np.zeros(0)
-    for i in prange(sizes.shape[0]):
-        _eisner_span(i, arcs, sizes, squares, rows, counts, triples, values, first, heads, scores, none)
-
-
-# ----- labels ----------------------------------------------------------------------------------
-@njit(cache=True, inline="always")  # one body in each loop below: no compile of its own
-def _labels_span(i, heads, sizes, rows, words, scores, label_class, n_classes, root, out):
-    """Span ``i``: the ``ROOT`` rule (``root`` >= 0), then ``labels._constrained`` (the argmax
-    without classes)."""
-    n = sizes[i] - 1
-    tree = heads[rows[i]: rows[i] + n + 1]
-    block = scores[words[i]: words[i] + n].copy()
-    if root >= 0:
-        for j in range(n):
-            if tree[j + 1] == 0:
-                block[j, :] = -np.inf
-                block[j, root] = 0.0
-            else:
-                block[j, root] = -np.inf
-    out[words[i]: words[i] + n] = _constrained(tree, block, label_class, n_classes)
+    for k in prange(spans.shape[0]):
+        _eisner2_span(spans[k], arcs, sizes, squares, rows, counts, triples, values, first, ranges, heads, scores,
+                      none)
 
 
 @njit(cache=True)
-def _labels_serial(heads, sizes, rows, words, scores, label_class, n_classes, root, out):
-    for i in range(sizes.shape[0]):
-        _labels_span(i, heads, sizes, rows, words, scores, label_class, n_classes, root, out)
+def _eisner1_serial(spans, arcs, sizes, squares, rows, ranges, heads, scores):
+    for i in spans:
+        _eisner1_span(i, arcs, sizes, squares, rows, ranges, heads, scores)
 
 
 @njit(cache=True, parallel=True)
-def _labels_parallel(heads, sizes, rows, words, scores, label_class, n_classes, root, out):
-    for i in prange(sizes.shape[0]):
-        _labels_span(i, heads, sizes, rows, words, scores, label_class, n_classes, root, out)
+def _eisner1_parallel(spans, arcs, sizes, squares, rows, ranges, heads, scores):
+    for k in prange(spans.shape[0]):
+        _eisner1_span(spans[k], arcs, sizes, squares, rows, ranges, heads, scores)

@@ -15,7 +15,7 @@ from numba import prange
 from ..compiling import njit
 from .absent import has_single_root_tree, usable_mask
 from .batch import _checked_heads, _checked_siblings, _checked_squares, _threads, layout
-from .marginals import _inside, _inside_sib, _is_projective, _matrix_tree
+from .marginals import _inside, _inside_sib, _inside_sib_linear, _is_projective, _matrix_tree
 from .scoring import arc_part, sib_part
 
 
@@ -66,10 +66,15 @@ def sibling_probabilities_batch(heads, sizes, arcs, sib_counts, sib_triples, sib
     log_probs = np.zeros(len(sizes))
     done = np.zeros(len(sizes), dtype=np.bool_)
     failed = np.zeros(len(sizes), dtype=np.bool_)
+    retry = np.zeros(len(sizes), dtype=np.bool_)
     with _threads(threads) as parallel:
         kernel = _sibling_parallel if parallel else _sibling_serial
         kernel(heads, sizes, arcs, where.squares, where.rows, where.words, counts, triples, values, first,
-               float(temperature), tree_t, probs, log_probs, done, failed)
+               float(temperature), tree_t, probs, log_probs, done, retry)
+        if retry.any():  # linear-space values out of range: those spans again, with log space where needed
+            kernel = _sibling_log_parallel if parallel else _sibling_log_serial
+            kernel(np.flatnonzero(retry), heads, sizes, arcs, where.squares, where.rows, where.words, counts, triples,
+                   values, first, float(temperature), tree_t, probs, log_probs, done, failed)
     if failed.any():
         raise ValueError(f"span {int(np.argmax(failed))}: no single-root tree avoids the absent (-inf) arcs")
     return probs, log_probs, done
@@ -233,15 +238,51 @@ def _probabilities_parallel(heads, sizes, arcs, squares, rows, words, projective
 
 
 # ----- probabilities with siblings ------------------------------------------------------------
+# Two passes, so that a batch compiles the log-space chart only where the linear one runs out of
+# range: ``_sibling_span`` with the linear chart alone (a span it cannot finish is marked for
+# retry), then ``_sibling_log_span`` (``marginals._inside_sib``: linear, else log) on those.
 @njit(cache=True, inline="always")  # one body in each loop below: no compile of its own
 def _sibling_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
-                  temperature, tree_temperature, probs, log_probs, done, failed):
+                  temperature, tree_temperature, probs, log_probs, done, retry):
     """Span ``i``: ``tree_probabilities(heads, arc / T, True, cube / T)``'s steps, then
-    the tree's log probability at ``tree_temperature`` (NaN: none)."""
+    the tree's log probability at ``tree_temperature`` (NaN: none), with
+    ``marginals._inside_sib_linear``; ``retry[i]`` where its values leave its range."""
     size = sizes[i]
     tree = heads[rows[i]: rows[i] + size]
     if counts[i] < 0 or size < 2 or not _is_projective(tree):
         return
+    arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
+    scaled = arc / temperature
+    mask = usable_mask(scaled)
+    clean = _where(mask, scaled, -np.inf)
+    sib = _scaled_cube(size, triples, values, first[i], counts[i], temperature)
+    log_z, marg, ok = _inside_sib_linear(clean, sib, True)
+    if not ok or not np.isfinite(log_z):
+        retry[i] = True
+        return
+    score = _write_chosen(tree, marg, clean, mask, probs, words[i])
+    log_probs[i] = -np.inf if score == -np.inf else (score + sib_part(tree, sib)) - log_z
+    if not np.isnan(tree_temperature):
+        scaled = arc / tree_temperature
+        sib = _scaled_cube(size, triples, values, first[i], counts[i], tree_temperature)
+        usable = _finite_or(scaled, -1e300)
+        score = arc_part(tree, usable) + sib_part(tree, sib)
+        clean = _where(usable_mask(scaled), scaled, -np.inf)
+        log_z, _, ok = _inside_sib_linear(clean, sib, False)
+        if not ok:
+            retry[i] = True
+            return
+        log_probs[i] = score - log_z
+    done[i] = True
+
+
+@njit(cache=True, inline="always")  # one body in each loop below: no compile of its own
+def _sibling_log_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
+                      temperature, tree_temperature, probs, log_probs, done, failed):
+    """Span ``i`` as ``_sibling_span``, with ``marginals._inside_sib`` (the log-space chart where
+    the linear one leaves its range); ``failed[i]`` where no tree avoids the absent arcs."""
+    size = sizes[i]
+    tree = heads[rows[i]: rows[i] + size]
     arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
     scaled = arc / temperature
     mask = usable_mask(scaled)
@@ -296,18 +337,34 @@ def _scaled_cube(size, triples, values, first, count, temperature):
 
 @njit(cache=True)
 def _sibling_serial(heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
-                    temperature, tree_temperature, probs, log_probs, done, failed):
+                    temperature, tree_temperature, probs, log_probs, done, retry):
     for i in range(sizes.shape[0]):
         _sibling_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
-                      temperature, tree_temperature, probs, log_probs, done, failed)
+                      temperature, tree_temperature, probs, log_probs, done, retry)
 
 
 @njit(cache=True, parallel=True)
 def _sibling_parallel(heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
-                      temperature, tree_temperature, probs, log_probs, done, failed):
+                      temperature, tree_temperature, probs, log_probs, done, retry):
     for i in prange(sizes.shape[0]):
         _sibling_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
-                      temperature, tree_temperature, probs, log_probs, done, failed)
+                      temperature, tree_temperature, probs, log_probs, done, retry)
+
+
+@njit(cache=True)
+def _sibling_log_serial(spans, heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
+                        temperature, tree_temperature, probs, log_probs, done, failed):
+    for i in spans:
+        _sibling_log_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
+                          temperature, tree_temperature, probs, log_probs, done, failed)
+
+
+@njit(cache=True, parallel=True)
+def _sibling_log_parallel(spans, heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
+                          temperature, tree_temperature, probs, log_probs, done, failed):
+    for k in prange(spans.shape[0]):
+        _sibling_log_span(spans[k], heads, sizes, arcs, squares, rows, words, counts, triples, values, first,
+                          temperature, tree_temperature, probs, log_probs, done, failed)
 
 
 # ----- margins ---------------------------------------------------------------------------------

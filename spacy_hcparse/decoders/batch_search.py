@@ -134,7 +134,8 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
     use_sib, use_grand = s_counts[i] >= 0, g_counts[i] >= 0
     mst = mst_kernel(_floored_copy(arc, 0.0))
     if (not use_sib and not use_grand) or size <= 2:
-        out[:] = mst
+        for j in range(out.shape[0]):  # element by element: no shape-error formatting to compile
+            out[j] = mst[j]
         return
     n = size - 1
     sib = cubes[0, : size * size * size].reshape((size, size, size))
@@ -157,7 +158,8 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
     stats = np.array([-np.inf, 0.0, 0.0])
     _search(floored, sib, grand, use_sib, use_grand, mst, True, head_cdf, root_cdf, share, seed, 1e-11 * top,
             max_restarts, low, converge, best, stats)
-    out[:] = best
+    for j in range(out.shape[0]):
+        out[j] = best[j]
     _clear_cube(sib, use_sib, s_triples, s_first[i], s_counts[i])
     _clear_cube(grand, use_grand, g_triples, g_first[i], g_counts[i])
 

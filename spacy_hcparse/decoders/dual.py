@@ -371,7 +371,8 @@ def _run(arc, sib, grand, use_sib, use_grand, tree_share, c, polyak, n_iter, rep
                 m = out_idx[e]
                 tree_w[h, m] = tree_share * arc[h, m] + lam[h, m] + mu[h, m]
         tree = mst_kernel(tree_w)
-        last_tree[:] = tree
+        for j in range(last_tree.shape[0]):  # element by element: no shape-error formatting to compile
+            last_tree[j] = tree[j]
         dual = values.sum()
         for m in range(1, size):
             dual += tree_w[tree[m], m]
@@ -395,7 +396,8 @@ def _run(arc, sib, grand, use_sib, use_grand, tree_share, c, polyak, n_iter, rep
             _keep_better(fixed, arc, sib, grand, use_sib, use_grand, cand, best_heads, stats)
         norm = _subgradient_norm(tree, out_ptr, out_idx, chosen, head_of, use_grand)
         if norm == 0.0:  # every copy agrees: the tree is optimal
-            best_heads[:] = tree
+            for j in range(best_heads.shape[0]):
+                best_heads[j] = tree[j]
             stats[_PRIMAL] = full_score(tree, arc, sib, grand, use_sib, use_grand)
             stats[_AGREE] = 1.0
             stats[_DONE] = 1.0
@@ -450,7 +452,8 @@ def _keep_better(heads, arc, sib, grand, use_sib, use_grand, cand, best_heads, s
     score = full_score(heads, arc, sib, grand, use_sib, use_grand)
     if score > stats[_PRIMAL]:
         stats[_PRIMAL] = score
-        best_heads[:] = heads
+        for j in range(best_heads.shape[0]):
+            best_heads[j] = heads[j]
 
 
 @njit(cache=True)

@@ -77,7 +77,8 @@ def search_candidates(arc, cand, sib, grand, use_sib, use_grand, heads, score, l
             value = full_score(current, arc, sib, grand, use_sib, use_grand)
             if value > best + _tol(best):
                 best = value
-                best_heads[:] = current
+                for w in range(best_heads.shape[0]):  # element by element: no shape-error formatting to compile
+                    best_heads[w] = current[w]
             depth -= 1
             continue
         m = words[depth]

@@ -180,8 +180,8 @@ def _tolerance(arc, sib, grand) -> float:
     (only the ``arc`` entries a tree can use: column 0 and the diagonal may hold anything)."""
     top = max(1.0, _arc_abs_max(arc))
     for scores in (sib, grand):
-        if scores is not None:
-            top = max(top, _abs_max(scores))
+        if scores is not None and scores.size:  # abs max of finite floats, two passes without a temporary
+            top = max(top, float(scores.max()), -float(scores.min()))
     return 1e-11 * top
 
 
@@ -193,20 +193,6 @@ def _arc_abs_max(arc):
             if m != h:
                 top = max(top, abs(arc[h, m]))
     return top
-
-
-@njit(cache=True)
-def _abs_max(scores):
-    """``abs(scores).max()`` for a C-contiguous array of finite floats, in one pass: for those,
-    the order of ``abs(x)`` is the integer order of the bits without the sign (a loop the
-    compiler vectorizes, unlike a floating-point max)."""
-    bits = scores.ravel().view(np.int64)
-    top = 0
-    for i in range(bits.shape[0]):
-        top = max(top, bits[i] & 0x7FFFFFFFFFFFFFFF)
-    out = np.empty(1, dtype=np.int64)
-    out[0] = top
-    return out.view(np.float64)[0]
 
 
 def _cubes(sib, grand):
@@ -252,7 +238,8 @@ def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_
         if k % _SEED_BLOCK == 0:
             np.random.seed((seed * 69069 + (k // _SEED_BLOCK) * 1013904223 + 1) % 4294967296)
         if use_init and k == 0:
-            heads[:] = init
+            for j in range(heads.shape[0]):  # element by element: no shape-error formatting to compile
+                heads[j] = init[j]
         elif _is_uniform_start(k - int(use_init), share):
             uniform_tree(heads, in_tree, work[0])
         else:
@@ -263,7 +250,8 @@ def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_
         if score > stats[0] + tol:
             stats[0] = score
             stats[1] = 1
-            best[:] = heads
+            for j in range(best.shape[0]):
+                best[j] = heads[j]
         elif score >= stats[0] - tol:
             stats[1] += 1
         if stats[2] >= min_restarts and stats[1] >= converge:

@@ -267,7 +267,8 @@ def _store(val, cnt, back, kind, s, t, got, out_val, out_back, offset):
     """Keep the ``got`` derivations of ``_merge`` as item ``(kind, s, t)``, ``offset`` added."""
     for j in range(got):
         val[kind, s, t, j] = out_val[j] + offset
-        back[kind, s, t, j] = out_back[j]
+        for c in range(out_back.shape[1]):  # element by element: no shape-error formatting to compile
+            back[kind, s, t, j, c] = out_back[j, c]
     cnt[kind, s, t] = got
 
 

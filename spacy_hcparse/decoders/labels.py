@@ -79,6 +79,14 @@ def _constrained(heads, scores, label_class, n_classes):
 
 
 @njit(cache=True)
+def _assign_groups(kids, starts, scores, label_class, n_classes, best, out):
+    """``_assign`` for each group ``kids[starts[g]:starts[g + 1]]`` of one head's children (rows
+    of ``scores``, ``best`` and ``out``): the batched labels' heads where classes clash."""
+    for g in range(starts.shape[0] - 1):
+        _assign(kids[starts[g]: starts[g + 1]], scores, label_class, n_classes, best, out)
+
+
+@njit(cache=True)
 def _stable_order(keys):
     """``np.argsort(keys, kind="stable")`` by insertion (a tree's few children per head: no
     merge sort to compile)."""

@@ -46,13 +46,19 @@ def _top_heads(arc, top_k):
 def _fill_top_heads(arc, top_k, mask):
     size = arc.shape[0]
     k = min(top_k, size - 1)
-    column = np.empty(size, dtype=np.float64)
     for m in range(1, size):
-        for h in range(size):
-            column[h] = arc[h, m] if h != m else -np.inf
-        order = np.argsort(-column, kind="mergesort")  # stable: ties keep the lower head
-        for r in range(k):
-            mask[order[r], m] = True
+        # The k first heads of a stable descending argsort of the column (``m`` itself at
+        # ``-inf``, NaN last, ties to the lower index), by k passes of a running maximum over
+        # the heads not yet taken (``mask`` starts empty; no sort to compile).
+        for _ in range(k):
+            best, top = -1, np.nan
+            for h in range(size):
+                if mask[h, m]:
+                    continue
+                value = -np.inf if h == m else float(arc[h, m])
+                if best < 0 or value > top or (np.isnan(top) and not np.isnan(value)):
+                    best, top = h, value
+            mask[best, m] = True
         mask[0, m] = True
         mask[m, m] = False
 
@@ -248,14 +254,19 @@ def prune_batch(arcs: Sequence[np.ndarray], top_k: int, keep: Sequence[Optional[
     keep_flat = np.concatenate([np.full(size, -1, np.int64) if k is None else np.asarray(k, np.int64)
                                 for k, size in zip(keep, sizes)] + [np.zeros(0, np.int64)])
     masks_flat = np.zeros(int((sizes * sizes).sum()), dtype=np.bool_)
-    _top_heads_batch(flat, sizes, int(top_k), keep_flat, masks_flat)
+    treeless = np.zeros(len(sizes), dtype=np.bool_)
+    _top_heads_batch(flat, sizes, int(top_k), keep_flat, masks_flat, treeless)
+    if treeless.any():  # compiled only where a batch needs it: the first-order Eisner kernel
+        _keep_trees_batch(flat, sizes, np.flatnonzero(treeless), masks_flat)
     masks = [square.reshape(size, size) for square, size in zip(cut(masks_flat, sizes * sizes), sizes)]
     return Pruned(masks, _triples_batch(masks_flat, sizes, np.asarray(sib, np.bool_), True),
                   _triples_batch(masks_flat, sizes, np.asarray(grand, np.bool_), False))
 
 
 @njit(cache=True)
-def _top_heads_batch(arcs, sizes, top_k, keep, masks):
+def _top_heads_batch(arcs, sizes, top_k, keep, masks, treeless):
+    """Each span's top heads and kept arcs in ``masks``; ``treeless[i]`` where they hold no
+    projective tree (``_keep_trees_batch`` adds one)."""
     square = row = 0
     for i in range(sizes.shape[0]):
         size = sizes[i]
@@ -264,9 +275,22 @@ def _top_heads_batch(arcs, sizes, top_k, keep, masks):
         for m in range(1, size):
             if keep[row + m] >= 0:
                 mask[keep[row + m], m] = True
-        keep_a_tree(arcs[square: square + size * size].reshape((size, size)), mask)
+        treeless[i] = not holds_projective_tree(mask)
         square += size * size
         row += size
+
+
+@njit(cache=True)
+def _keep_trees_batch(arcs, sizes, spans, masks):
+    """``keep_a_tree`` on the masks of ``spans``."""
+    starts = np.zeros(sizes.shape[0], np.int64)
+    for i in range(1, sizes.shape[0]):
+        starts[i] = starts[i - 1] + sizes[i - 1] * sizes[i - 1]
+    for i in spans:
+        size = sizes[i]
+        square = starts[i]
+        keep_a_tree(arcs[square: square + size * size].reshape((size, size)),
+                    masks[square: square + size * size].reshape((size, size)))
 
 
 def _triples_batch(masks_flat: np.ndarray, sizes: np.ndarray, scored: np.ndarray, sibling: bool) -> List[np.ndarray]:

@@ -11,9 +11,11 @@ from hypothesis import given, settings, strategies as st
 
 from spacy_hcparse.decoders import constrained_labels, decode_eisner, decode_mst, log_partition, tree_probabilities, tree_score
 from spacy_hcparse.decoders._checks import tree_problem
-from spacy_hcparse.decoders.batch import cut, decode_eisner_batch, labels_batch, pack, split_words
+from spacy_hcparse.decoders.batch import (_first_bad_heads, _heads_hold, cut, decode_eisner_batch, labels_batch, layout, pack,
+                                          split_words)
 from spacy_hcparse.decoders.batch_marginals import (head_margins_batch, sibling_probabilities_batch,
                                                     tree_probabilities_batch)
+from spacy_hcparse.decoders.marginals import _inside_sib_linear
 
 
 def candidates(arc, top_k):
@@ -184,6 +186,32 @@ def test_sibling_probabilities_batch_is_per_span(batch, temperature, tree_temper
             assert got_log_prob == expected_log_prob
 
 
+def test_sibling_probabilities_where_the_linear_chart_leaves_its_range():
+    """Scores hundreds apart overflow the linear-space chart: those spans are done again with
+    the log-space one (a second compiled call), equal to the per-span function, beside spans
+    the linear chart finishes."""
+    rng = np.random.default_rng(3)
+    arcs, sibs = random_batch(rng, 6, False, 0, 1.0)
+    arcs[1], arcs[4] = arcs[1] * 800.0, arcs[4] * 800.0
+    wide = [i for i, (arc, sib) in enumerate(zip(arcs, sibs)) if sib is not None
+            and not _inside_sib_linear(arc, dense(len(arc), sib), True)[2]]
+    assert wide and len(wide) < len(arcs)
+    flat, sizes = pack(arcs)
+    heads, _ = decode_eisner_batch(flat, sizes, *packed_siblings(sibs))
+    for threads in (1, 2):
+        probs, log_probs, done = sibling_probabilities_batch(heads, sizes, flat, *packed_siblings(sibs), 1.0, 2.0,
+                                                             threads=threads)
+        rows = zip(arcs, sibs, cut(heads, sizes), split_words(probs, sizes), log_probs, done)
+        for arc, sib, tree, got_probs, got_log_prob, got_done in rows:
+            assert got_done == (sib is not None and len(arc) >= 2)
+            if got_done:
+                cube = dense(len(arc), sib)
+                expected_probs, _ = tree_probabilities(tree, arc, True, cube)
+                usable = np.where(np.isfinite(arc / 2.0), arc / 2.0, -1e300)
+                expected = float(tree_score(tree, usable, cube / 2.0) - log_partition(arc / 2.0, True, cube / 2.0))
+                assert got_probs.tolist() == expected_probs.tolist() and got_log_prob == expected
+
+
 def test_sibling_probabilities_leave_crossing_trees_and_reject_bad_temperatures():
     flat, sizes = pack([np.zeros((5, 5))])
     crossing = np.array([-1, 0, 4, 1, 1])  # 2 <- 4 crosses 1 -> 3
@@ -258,3 +286,26 @@ def test_probabilities_where_the_matrix_tree_determinant_underflows():
     probs, log_probs = tree_probabilities_batch(heads, np.array([30]), arc.ravel())
     assert np.isfinite(probs).all() and ((probs >= 0) & (probs <= 1)).all()
     assert np.isfinite(log_probs).all() and log_probs[0] <= 0
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(0, 6), st.booleans())
+def test_heads_check_agrees_with_the_compiled_one(seed, n_spans, trees):
+    """The numpy check of a batch's heads (cycles by pointer jumping) accepts exactly what the
+    compiled per-span check accepts: random heads arrays, valid trees, cycles, self-loops,
+    several or no root children, bad root entries, heads out of range."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 8, size=n_spans).astype(np.int64)
+    blocks = []
+    for size in sizes:
+        block = rng.integers(-1, size + 1, size=size) if rng.random() < 0.5 else \
+            np.concatenate([[-1], rng.integers(0, size, size=size - 1)])
+        if rng.random() < 0.5 and size > 1:  # a random tree: each word under an earlier one, shuffled
+            order = np.concatenate([[0], rng.permutation(np.arange(1, size))])
+            block = np.full(size, -1)
+            for k in range(1, size):
+                block[order[k]] = order[rng.integers(1, k)] if k > 1 else 0
+        blocks.append(block)
+    heads = np.concatenate(blocks + [np.zeros(0, np.int64)]).astype(np.int64)
+    rows = layout(sizes).rows
+    assert _heads_hold(heads, sizes, rows, trees) == (_first_bad_heads(heads, sizes, rows, trees)[0] < 0)

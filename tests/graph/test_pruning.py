@@ -117,3 +117,18 @@ def test_mask_always_holds_a_projective_tree(seed, n, top_k, local):
         assert mask.tolist() == before.tolist()
     else:
         assert (mask | before).tolist() == mask.tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 8), top_k=st.integers(1, 10), odd=st.booleans())
+def test_top_heads_are_a_stable_sort_s(seed, n, top_k, odd):
+    """The top-k heads (selected without a sort) are the first k of a stable descending argsort
+    of each column, the word itself at ``-inf``: ties to the lower head, with ``-inf`` and NaN
+    scores (NaN last) and float32 or float64 scores."""
+    rng = np.random.default_rng(seed)
+    arc = rng.integers(-2, 3, size=(n + 1, n + 1)).astype(float)
+    if odd:
+        arc[rng.random(arc.shape) < 0.3] = -np.inf
+        arc[rng.random(arc.shape) < 0.2] = np.nan
+    for scores in (arc, arc.astype(np.float32)):
+        assert pruning._top_heads(scores, top_k).tolist() == top_k_only(arc, top_k).tolist()

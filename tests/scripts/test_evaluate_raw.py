@@ -32,7 +32,7 @@ def run_dirs(tmp_path_factory):
         shutil.copy(SAMPLE / f"sample-ud-{split}.conllu", corpus / f"{split}.conllu")
     (corpus / "data.json").write_text(json.dumps({"treebank": "UD_Sample", "source": "sample", "train_on": "train",
                                                   "eval_splits": ["dev", "test"]}))
-    for name in ("hc_pipeline", "hc_parser", "spacy_pipeline"):
+    for name in ("hc_pipeline", "hc_pipeline_ud", "hc_parser", "spacy_pipeline"):  # evaluate_raw.py's default list
         nlp = spacy.blank("en")
         nlp.add_pipe("sentencizer")
         (training / name).mkdir(parents=True)
@@ -53,7 +53,7 @@ def test_raw_text_json_has_conll18_scores_per_pipeline_and_split(raw_metrics, ru
     assert raw_metrics["group"] == 4 and raw_metrics["data_source"] == "sample"
     assert raw_metrics["splits"]["test"] == {"sentences": 12, "words": raw_metrics["splits"]["test"]["words"],
                                              "documents": 3, "texts_rebuilt": 0}
-    assert set(raw_metrics["pipelines"]) == {"hc_pipeline", "hc_parser", "spacy_pipeline"}
+    assert set(raw_metrics["pipelines"]) == {"hc_pipeline", "hc_pipeline_ud", "hc_parser", "spacy_pipeline"}
     for entry in raw_metrics["pipelines"].values():
         assert entry["pipeline"] == ["sentencizer"]
         for split in ("dev", "test"):
