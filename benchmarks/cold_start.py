@@ -9,7 +9,7 @@ first process left (every later run). A process times, in this order:
 - ``parse``: the README quickstart's first parse and the values it prints (``hc_parse_prob``,
   ``hc_head_prob``);
 - ``certified``: ``spacy.load`` with the ``Certified.v1`` decoder, then its first parse;
-- ``kbest``: the first ``span._.hc_kbest(3)`` call.
+- ``kbest``: the first ``GraphParser.kbest(span, 3)`` call.
 
 The peer is spaCy's parser pipeline (``--peer``; default: configs/spacy_parser.cfg trained for a
 few steps on the sample treebank), loaded and run on the same text in a fresh process: the
@@ -106,7 +106,7 @@ def child_hc(model: str, out: Path) -> None:
     laps["certified"] = clock.lap()
     if recorder:
         recorder.step = "kbest"
-    trees = list(doc.sents)[0]._.hc_kbest(3)
+    trees = nlp.get_pipe("hc_parser").kbest(list(doc.sents)[0], 3)
     laps["kbest"] = clock.lap()
     result = {"laps": laps, "kernels": recorder.own if recorder else {},
               "signatures": recorder.signatures if recorder else {}, "log": recorder.log if recorder else [],

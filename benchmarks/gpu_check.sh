@@ -141,7 +141,7 @@ if gpu >= 0:
     import cupy
     print("cupy", cupy.__version__, cupy.cuda.runtime.getDeviceProperties(gpu)["name"])
     print("spacy.require_gpu:", spacy.require_gpu(gpu))
-import spacy_hcparse.components.graph_parser  # noqa: F401
+import spacy_hcparse.graph.graph_parser  # noqa: F401
 from spacy.language import Language
 spacy.blank("en")
 print("hc_parser factory:", Language.has_factory("hc_parser"), "from", spacy_hcparse.__file__)

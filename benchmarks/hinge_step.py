@@ -7,7 +7,7 @@ batched MST and hill climbing (``configs/ud_nonprojective.cfg``'s training resta
 ``MODEL``: a trained pipeline with ``hc_parser`` (its weights give realistic scores). Batches of
 about ``--words`` words (whole docs) from the corpus. Per batch and decoder: the whole update
 without an optimizer (scores, gold, loss with the decoder's cost-augmented trees, backprop) and the
-hinge's decoding alone (``learning.batch_hinge.hinge_trees``), after one warm-up round; the
+hinge's decoding alone (``graph.batch_hinge.hinge_trees``), after one warm-up round; the
 decoders take turns batch by batch, ``--repeats`` rounds; printed as seconds per batch (best
 round) and as ratios to Eisner's.
 """
@@ -21,7 +21,7 @@ from spacy.training import Example
 
 from spacy_hcparse.graph.decoding import MST, Eisner, HillClimb
 from spacy_hcparse.graph.scores import GraphInput
-from spacy_hcparse.learning.batch_hinge import hinge_trees
+from spacy_hcparse.graph.batch_hinge import hinge_trees
 
 TRAINING_HILL_CLIMB = dict(max_restarts=4, min_restarts=1, converge=2, uniform_share=0.0, temperature=1.0,
                            time_limit=None, seed=0)

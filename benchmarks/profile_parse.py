@@ -45,9 +45,9 @@ from spacy.tokens import Doc, DocBin
 from thinc.api import require_gpu
 
 # (module, attribute, group): functions called by their global name in that module.
-GB, GP = "spacy_hcparse.components.graph_batch", "spacy_hcparse.components.graph_parser"
+GB, GP = "spacy_hcparse.graph.graph_batch", "spacy_hcparse.graph.graph_parser"
 FUNCTIONS = [
-    ("spacy_hcparse.models.graph_parser", "prune_batch", "pruning"),
+    ("spacy_hcparse.graph.graph_model", "prune_batch", "pruning"),
     (GP, "decode_eisner_spans", "decoding"),
     (GP, "span_arcs", "decoding"),
     (GP, "span_parses", "parses (other)"),

@@ -4,7 +4,7 @@ trains on, words of spans it skips, and what skipping every span with unknown go
 Reads a spaCy corpus the way ``spacy train`` does (``spacy.Corpus``; ``--raw`` for
 ``gold_preproc = false``: whole documents tokenized by spaCy's tokenizer, so some tokens do not
 align with the reference), builds each example's gold as the component does
-(``components.projective_gold.example_gold``: the reference's sentences, projectivized, labels
+(``transition.projective_gold.example_gold``: the reference's sentences, projectivized, labels
 learned at the given cutoff) and prints, over all predicted words:
 
 - known: words whose head (and so whose arc) is known: what training learns from;
@@ -22,7 +22,9 @@ from collections import Counter
 import spacy
 from spacy.training import Corpus
 
-from spacy_hcparse.components.projective_gold import ROOT_LABEL, example_gold, lifted_labels
+from spacy_hcparse.learning.gold import lifted_labels
+from spacy_hcparse.names import ROOT_LABEL
+from spacy_hcparse.transition.projective_gold import example_gold
 
 
 def main() -> None:

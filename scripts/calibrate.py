@@ -4,7 +4,7 @@
         [--by-genre]
 
 ``hc_parser`` calibrates itself: at each evaluation of ``spacy train`` it fits its calibration
-(``spacy_hcparse.calibration.fit_calibration``: a temperature, then an isotonic map) on the dev data
+(``spacy_hcparse.graph.calibration.fit_calibration``: a temperature, then an isotonic map) on the dev data
 and stores it in the model, so no step is needed. This script measures it: the expected calibration
 error and reliability table of ``token._.hc_head_prob`` as MODEL writes it (gold words, one Doc per
 sentence), on DEV and on ``--test``, beside the first-order marginals at temperature 1 without the
@@ -29,7 +29,7 @@ from spacy.language import Language
 from spacy.training import Example
 from wasabi import msg
 
-from spacy_hcparse.calibration import fit_calibration, reliability
+from spacy_hcparse.graph.calibration import fit_calibration, reliability
 from spacy_hcparse.conllu import read_conllu
 from spacy_hcparse.evaluation.ud import gold_doc, input_doc
 

@@ -53,3 +53,12 @@ def blas_threads(n: int) -> Iterator[None]:
         _CONTROLLER[pid] = ThreadpoolController()
     with _CONTROLLER[pid].limit(limits=n, user_api="blas"):
         yield
+
+
+@contextmanager
+def model_blas(model: Model, blas: str, threads: int) -> Iterator[None]:
+    """Inside: ``model``'s CPU nodes multiply with ``blas`` (``use_blas``; nodes added since, such
+    as a resized output layer, included) and numpy's BLAS takes at most ``threads`` threads."""
+    use_blas(model, blas)
+    with blas_threads(threads):
+        yield

@@ -52,11 +52,12 @@ def warmup(model: Optional[str] = None, say: Callable[[str], None] = print) -> f
     start = time.perf_counter()
     nlp = spacy.load(model) if model else default_pipeline()
     docs: List[Doc] = [nlp(TEXT), *nlp.pipe([TEXT, TEXT[:40]])]
-    hc_parsed = any(name == "hc_parser" or getattr(pipe, "factory_name", "") == "hc_parser"
-                    for name, pipe in nlp.pipeline)
+    parsers = [pipe for name, pipe in nlp.pipeline
+               if name == "hc_parser" or getattr(pipe, "factory_name", "") == "hc_parser"]
+    hc_parsed = bool(parsers)
     if hc_parsed and Doc.has_extension("hc_parse_prob"):
         for sent in docs[0].sents:
-            sent._.hc_kbest(3)
+            parsers[0].kbest(sent, 3)
     if hc_parsed:
         compile_fallbacks()
     seconds = time.perf_counter() - start

@@ -1,7 +1,7 @@
 """Labels of decoded trees: ``Labeler``, the object ``hc_parser`` labels its trees with.
 
 A tree's label scores are (n, L), row ``m - 1`` for word ``m`` on the arc the decoder chose
-(``models.graph_parser.tree_label_scores``). The labeler gives the root's child ``ROOT`` and no
+(``graph.graph_model.tree_label_scores``). The labeler gives the root's child ``ROOT`` and no
 other word ``ROOT``, never picks a label training has not seen (``LabelSet.unseen``), with
 ``valency`` picks the best labels under at most one child per head from each label class
 (``graph.valency``, ``decoders.constrained_labels``), and with ``keep_doc_labels`` keeps an earlier

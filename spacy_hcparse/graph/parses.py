@@ -1,10 +1,10 @@
 """What ``hc_parser.predict`` returns: per span its parse, per doc its spans and parses; and the
-values the parser writes as extensions (``components.extensions``) from them.
+values the parser writes as extensions (``graph.extensions``) from them.
 
 A span's parse: heads (n+1,), root at 0, label ids (n,), the decoder's ``DecodeResult``, each
 word's first-order head margin and, with head probabilities, each chosen head's calibrated
-marginal probability and the tree's log probability (``spacy_hcparse.calibration``), and each
-written label's probability given its head (``components.graph_batch.span_parses`` makes them).
+marginal probability and the tree's log probability (``spacy_hcparse.graph.calibration``), and each
+written label's probability given its head (``graph.graph_batch.span_parses`` makes them).
 """
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
@@ -12,7 +12,9 @@ import numpy as np
 from spacy.tokens import Doc
 
 from ..names import Span
+from ..segment import continues
 from .decoding import DecodeResult
+from .scores import GraphScores, regroup
 
 
 class SpanParse(NamedTuple):
@@ -47,6 +49,20 @@ def doc_sentence_starts(doc: Doc) -> List[int]:
     return [sent.start for sent in doc.sents] if doc.has_annotation("SENT_START") else [0]
 
 
+def group_parses(docs: List[Doc], scores: GraphScores, parses: List[SpanParse]) -> List[DocParses]:
+    """``parses`` (one per span of ``scores``) grouped per doc, with where its sentences begin:
+    at every span of a doc the model segmented (a sentence it found longer than
+    ``max_length``, such as a long text without punctuation, becomes several), else at the
+    doc's own sentences (a longer one stays one sentence of several spans)."""
+    out = []
+    for d, (doc, spans, sentences, doc_parses) in enumerate(
+            zip(docs, scores.spans, scores.sentences, regroup(parses, scores.spans))):
+        begins = [start for start, _ in spans] if sentences is not None else doc_sentence_starts(doc)
+        tags = {attr: np.asarray(logits[d]).argmax(axis=1) for attr, logits in scores.tags.items()}
+        out.append(DocParses(spans, doc_parses, continues(spans, begins), tags))
+    return out
+
+
 def joined_values(spans: List[Span], continues: List[bool], values: List[Tuple[Dict, Dict]]
                   ) -> Tuple[List[Span], List[Tuple[Dict, Dict]]]:
     """The sentences of several spans (a preset sentence longer than ``max_length``: each span
@@ -77,7 +93,7 @@ def joined_values(spans: List[Span], continues: List[bool], values: List[Tuple[D
 
 
 def extension_values(parse: SpanParse) -> Tuple[Dict, Dict]:
-    """A span's ``hc_`` extension values and its tokens' (see ``components.extensions``)."""
+    """A span's ``hc_`` extension values and its tokens' (see ``graph.extensions``)."""
     result = parse.result
     bound = None if np.isnan(result.upper_bound) else float(result.upper_bound)
     score = float(result.score)

@@ -12,6 +12,7 @@ from spacy.tokens import Doc
 
 from ..decoders import tree_problem
 from ..names import Span
+from ..segment import sentence_spans
 
 # A doc's own tree of a span: span-local heads (n+1,) and label ids (n,), -1 for unknown labels.
 DocParse = Tuple[np.ndarray, np.ndarray]
@@ -45,6 +46,21 @@ def with_bonus(pruned: np.ndarray, doc_heads: np.ndarray, bonus: float) -> np.nd
     words = np.arange(1, len(doc_heads))
     out[doc_heads[1:], words] += bonus
     return out
+
+
+def given_spans(docs: List[Doc], max_length: int, label_ids: Optional[dict] = None, keep_arcs: bool = False
+                ) -> Tuple[List[Optional[List[Span]]], Optional[List[Optional[DocParse]]], Optional[list]]:
+    """Per doc its spans where given (its sentences of at most ``max_length`` tokens; every doc's
+    when reparsing, that is with ``label_ids``), else None (the model segments it); when
+    reparsing, per span (doc after doc) the doc's own tree (``doc_parses``) and the heads whose
+    arcs stay candidates (that tree's with ``keep_arcs``, else None); else None, None."""
+    given = [sentence_spans(doc, max_length) if label_ids is not None or doc.has_annotation("SENT_START") else None
+             for doc in docs]
+    if label_ids is None:
+        return given, None, None
+    existing = [parse for doc, spans in zip(docs, given) for parse in doc_parses(doc, spans, label_ids)]
+    keep = [None if parse is None or not keep_arcs else parse[0] for parse in existing]
+    return given, existing, keep
 
 
 def doc_parses(doc: Doc, spans: Sequence[Span], label_ids: dict) -> List[Optional[DocParse]]:

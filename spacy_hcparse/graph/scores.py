@@ -17,7 +17,7 @@ A span is one tree's words: ``(start, end)`` token offsets into its doc, from
   arc ``label_arcs[i][c]``: in training, the arcs the loss reads (the kept trees' known arcs, or
   else the candidate arcs). At prediction both are empty and ``blocks[i]`` holds the encoder's
   (n+1, d) rows of the span (on the model's device), from which the model scores the arcs of
-  the decoded trees (``models.graph_parser.tree_label_scores``): labels are wanted on one head per
+  the decoded trees (``graph.graph_model.tree_label_scores``): labels are wanted on one head per
   word, the one the decoder chose, and scoring all ``top_k`` candidates of every word instead
   took about a tenth of prediction time.
 
@@ -40,6 +40,7 @@ from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from ..decoders.batch import cut
+from ..layers.rows import host_arrays
 from ..names import Span
 from .pruning import NO_TRIPLES, grandparent_triples, sibling_triples
 
@@ -176,42 +177,9 @@ class GraphScores:
     def tree_labels(self, trees: Sequence[np.ndarray], spans: Optional[Sequence[int]] = None) -> List[np.ndarray]:
         """Per tree, the (n, L) float64 label scores of its arcs from the scores computed in
         training (``trees[k]``: heads (n+1,) of span ``spans[k]``; by default spans 0, 1, ...); at
-        prediction the model scores them (``models.graph_parser.tree_label_scores``)."""
+        prediction the model scores them (``graph.graph_model.tree_label_scores``)."""
         spans = list(range(len(trees))) if spans is None else list(spans)
         return [self.label_rows(i, heads)[0] for i, heads in zip(spans, trees)]
-
-
-def host_arrays(ops, values: Sequence) -> list:
-    """``[ops.to_numpy(v) for v in values]`` in one device-to-host copy where they are on a device:
-    laid end to end there, copied once, cut back (the same values, shapes and dtype; on a GPU
-    each copy is a synchronization, and a batch has hundreds of spans). Numpy arrays, and lists
-    of mixed dtypes, go one by one as before."""
-    values = list(values)
-    if len(values) < 2 or any(isinstance(v, np.ndarray) for v in values) or len({v.dtype for v in values}) > 1:
-        return [ops.to_numpy(v) for v in values]
-    return split_flat(ops.to_numpy(ops.xp.concatenate([v.ravel() for v in values])), [v.shape for v in values])
-
-
-def device_arrays(ops, values: Sequence, dtype: str = "f") -> list:
-    """``[ops.asarray(v, dtype=dtype) for v in values]`` in one host-to-device copy where ``ops``
-    is a device's and the values are host arrays: laid end to end on the host, copied once, cut
-    back into views (the same values and shapes). On numpy's ops, or where a value is already on
-    the device, one by one as before."""
-    values = list(values)
-    if ops.xp is np or len(values) < 2 or not all(isinstance(v, np.ndarray) for v in values):
-        return [ops.asarray(v, dtype=dtype) for v in values]
-    flat = np.concatenate([v.ravel() for v in values]).astype(dtype, copy=False)
-    return split_flat(ops.asarray(flat, dtype=dtype), [v.shape for v in values])
-
-
-def split_flat(flat: np.ndarray, shapes: Sequence[Tuple[int, ...]]) -> list:
-    """``flat`` cut into consecutive arrays of ``shapes`` (views)."""
-    out, start = [], 0
-    for shape in shapes:
-        size = int(np.prod(shape))
-        out.append(flat[start: start + size].reshape(shape))
-        start += size
-    return out
 
 
 def triples_of(mask: np.ndarray, scored: bool, build) -> np.ndarray:

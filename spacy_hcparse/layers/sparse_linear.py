@@ -3,8 +3,8 @@
 ``W`` is flat: the weights of a feature with bucket ``b`` for classes ``0..nO-1`` are
 ``W[b : b + nO]`` (``len(W) == nB + nO``; ``nB`` a power of two). Input: an ``(n_states,
 n_features)`` int64 array of buckets; output: ``(n_states, nO)`` scores, the sums
-``transition.scoring.score`` computes inside the search kernels. The perceptron transition model
-(``models.transition``) hands ``W`` to those kernels instead of calling this forward, which serves
+``transition.hashed_scoring.score`` computes inside the search kernels. The perceptron transition model
+(``transition.transition_model``) hands ``W`` to those kernels instead of calling this forward, which serves
 callers that score outside them. Living in a thinc layer, the weights serialize with the model.
 """
 from typing import Callable, Optional, Tuple

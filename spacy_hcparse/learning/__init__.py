@@ -1,2 +1,3 @@
-"""Losses and updates (structured hinge, head-selection cross-entropy, label cross-entropy) and the
-gold they learn from (``gold``: both parsers' aligned gold; ``graph_gold``: the graph parser's batch gold)."""
+"""What both parsers learn with: the gold aligned to the predicted docs (``gold``) and the
+cross-entropy losses (``losses``). Each parser's own loss and gold sit in its package
+(``graph.graph_loss``, ``graph.graph_gold``; ``transition.perceptron``, ``transition.move_loss``)."""

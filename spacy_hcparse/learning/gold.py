@@ -5,10 +5,13 @@ or None unknown) until they become span-local, ``[-1, h_1 .. h_n]`` with the roo
 (``partial_span_tree``). ``reference_spans`` gives the sentences training learns from, whatever
 the predicted doc carries; ``aligned_gold`` and ``aligned_tags`` the reference's heads, labels and
 tags per predicted token; ``gold_problem`` and ``partial_problem`` say why some gold cannot be
-learned (the component logs it and skips the sentence).
+learned (the component logs it and skips the sentence); ``lifted_labels`` the labels of the
+pseudo-projective transform (spaCy's: non-projective arcs lifted, their labels decorated
+``head||dep``) that a parser learns.
 """
 import logging
-from typing import List, Optional, Sequence, Tuple
+from collections import Counter
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.attrs import DEP, HEAD, ORTH, POS, SENT_START, TAG
@@ -17,8 +20,23 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from ..decoders import tree_problem
-from ..names import Span
+from ..names import ROOT_LABEL, Span
 from ..segment import chunked
+
+
+DECORATION = nonproj.DELIMITER  # "||"
+
+
+def lifted_labels(examples: Iterable[Example], cutoff: int) -> List[str]:
+    """The labels of the examples' projectivized trees: every plain label and the decorated ones
+    seen at least ``cutoff`` times, sorted, without the root's."""
+    counts: Counter = Counter()
+    for eg in examples:
+        _, deps = eg.get_aligned_parse(projectivize=not partially_annotated(eg))
+        counts.update(d for d in deps if d)
+    plain = {d.split(DECORATION)[0] for d in counts}
+    decorated = {d for d, c in counts.items() if DECORATION in d and c >= cutoff}
+    return sorted((plain | decorated) - {ROOT_LABEL, "root", ""})
 
 
 def gold_problem(
@@ -237,3 +255,9 @@ def partial_problem(local: np.ndarray) -> str:
             return f"cycle through word {node} among the known heads"
         state[path] = 2
     return ""
+
+
+def partially_annotated(eg: Example) -> bool:
+    """Whether the reference has some heads and leaves others missing (not projectivized)."""
+    ref = eg.reference
+    return ref.has_annotation("DEP") and not ref.has_annotation("DEP", require_complete=True)

@@ -3,7 +3,7 @@
 Conventions as in ``spacy_hcparse.decoders``: index 0 is the root, ``arc[h, m]``, heads arrays
 with ``heads[0] == -1``. Every function returns ``(loss, gradient)`` with the gradient of the loss
 (to be minimised) with respect to the scores it was given. ``label_xent`` and ``binary_xent`` take
-the rows of a whole batch at once; the head cross-entropy is ``learning.batch_loss``'s.
+the rows of a whole batch at once; the head cross-entropy is ``graph.batch_loss``'s.
 """
 from typing import Tuple
 

@@ -8,8 +8,8 @@ from spacy.util import registry
 from thinc.api import Model, chain, with_array
 from thinc.types import Floats2d, Ints2d
 
-from ..graph.scores import device_arrays
 from ..layers.mlp import FixedDropout
+from ..layers.rows import device_arrays
 from ..layers.word_dropout import word_dropout
 
 
@@ -56,7 +56,7 @@ def build_multi_hash_embed(
 def feature_extractor(columns: List[Union[str, int]]) -> Model[List[Doc], List[Ints2d]]:
     """spaCy's ``FeatureExtractor`` (each doc's, or span's, ``to_array(columns)`` as a (n,
     len(columns)) uint64 array on ``model.ops``) with one host-to-device copy per batch instead of
-    one per doc (``graph.scores.device_arrays``); the same node name and attrs, so pipelines saved
+    one per doc (``layers.rows.device_arrays``); the same node name and attrs, so pipelines saved
     with spaCy's load into it."""
     return Model("extract_features", _extract_forward, attrs={"columns": columns})
 

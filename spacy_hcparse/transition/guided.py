@@ -16,10 +16,10 @@ import numpy as np
 
 from ..compiling import njit
 from .dynamic_oracle import optimal_classes
-from .features import N_SLOTS
 from .moves import n_classes
 from .search import apply_best, initial_states, step_inputs
 from .state import heads_of, labels_of
+from .templates import N_SLOTS
 
 # (heads (n+1,) with heads[0] == -1, label ids (n,)); -1 unknown
 PartialTree = Tuple[np.ndarray, np.ndarray]

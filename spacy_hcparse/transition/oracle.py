@@ -8,9 +8,9 @@ index 0 the root); labels are ids for words ``1..n``; moves are ``transition.mov
 import numpy as np
 
 from ..compiling import njit
-from .features import N_SLOTS, slot_words
 from .moves import LAYOUT, LEFT, RIGHT, SHIFT, apply, class_of, is_valid, n_classes, valid_mask
 from .state import META, N, NL, NR, SP, STACK, heads_of, initial_state, is_final, labels_of
+from .templates import N_SLOTS, slot_words
 
 
 @njit(cache=True)

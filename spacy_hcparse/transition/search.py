@@ -1,7 +1,7 @@
 """Search over arc-standard moves: greedy or beam search with hashed linear weights (numba), and
 a batched greedy loop for scorers outside numba (the neural model's step scorer).
 
-Hashed search: spans are laid out as everywhere in the perceptron (``learning.perceptron``):
+Hashed search: spans are laid out as everywhere in the perceptron (``transition.perceptron``):
 ``attrs`` rows one span after another (row 0 of each the root), delimited by ``offsets``. Results
 go to ``out_heads`` (span convention, ``-1`` at the root row) and ``out_labels`` (label id per
 row, ``-1`` at the root). ``space`` (bool per row, like ``attrs``) marks whitespace words, which
@@ -17,10 +17,10 @@ from typing import Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..compiling import njit
-from .features import N_SLOTS, N_VALUES, fill_context, hash_features, slot_words
+from .hashed_scoring import best_allowed, best_candidates, score
 from .moves import LAYOUT, apply, n_classes, valid_mask
-from .scoring import best_allowed, best_candidates, score
 from .state import HEAD, LABEL, N_ROWS, NONE, heads_of, initial_state, is_final, labels_of, mark_whitespace
+from .templates import N_SLOTS, N_VALUES, fill_context, hash_features, slot_words
 
 
 @njit(cache=True)

@@ -1,11 +1,11 @@
 """Greedy hashed part-of-speech tagging over the parser's word attribute rows (numba).
 
 The parser's Zhang & Nivre templates are built around tags; when no tagger ran before it, the
-perceptron model tags the words itself (``layers.perceptron_tagger``, trained by
-``learning.perceptron_tagger``). Left to right, with the previous two predicted tags as history
-(Collins 2002). Weights are flat hashed weights, ``W[b + tag]`` (``transition.scoring``).
+perceptron model tags the words itself (``transition.perceptron_tagger``, trained by
+``transition.tagger_trainer``). Left to right, with the previous two predicted tags as history
+(Collins 2002). Weights are flat hashed weights, ``W[b + tag]`` (``transition.hashed_scoring``).
 
-Input rows are the parser's word attribute rows (``transition.features.token_attrs``), spans one
+Input rows are the parser's word attribute rows (``transition.templates.token_attrs``), spans one
 after another delimited by ``offsets``; row 0 of each span is the root and gets no tag (``-1``).
 """
 from typing import Dict, List
@@ -13,8 +13,8 @@ from typing import Dict, List
 import numpy as np
 
 from ..compiling import njit
-from .features import ABSENT, PRE, SHAPE, SUF, T, W, hash_features
-from .scoring import score
+from .hashed_scoring import score
+from .templates import ABSENT, PRE, SHAPE, SUF, T, W, hash_features
 
 WINDOW = 2
 N_WORD_FIELDS = 4  # W, SUF, PRE, SHAPE of each word in the window

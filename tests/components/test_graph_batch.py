@@ -1,13 +1,13 @@
-"""components.graph_batch: hc_parser's host work for a whole batch (decoding, labels, margins,
+"""graph.graph_batch: hc_parser's host work for a whole batch (decoding, labels, margins,
 head and label probabilities) against brute force over every tree of the short spans, with and
 without sibling factors, whitespace tokens, unseen labels, a calibration map, one or two threads."""
 import numpy as np
 import pytest
 from spacy.tokens import Doc
 
-from spacy_hcparse.calibration import apply_knots
-from spacy_hcparse.components.graph_batch import decode_eisner_spans, span_arcs, span_parses
-from spacy_hcparse.models.graph_parser import tree_label_scores
+from spacy_hcparse.graph.calibration import apply_knots
+from spacy_hcparse.graph.graph_batch import decode_eisner_spans, span_arcs, span_parses
+from spacy_hcparse.graph.graph_model import tree_label_scores
 from spacy_hcparse.segment import span_whitespace
 from tests.decoders.brute import all_trees, is_projective, reference_score, tree_distribution
 

@@ -4,7 +4,7 @@ fair projective baseline where trees cross."""
 import spacy
 from spacy.tokens import Doc
 
-from spacy_hcparse.learning.graph_gold import batch_gold
+from spacy_hcparse.graph.graph_gold import batch_gold
 from tests.decoders.brute import is_projective
 from tests.treebank import SENTENCES, make_examples
 

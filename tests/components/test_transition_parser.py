@@ -11,9 +11,9 @@ import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from spacy_hcparse.components.transition_parser import initial_heads
+from spacy_hcparse.transition.transition_parser import initial_heads
 from spacy_hcparse.decoders import tree_problem
-from spacy_hcparse.models.transition_perceptron import perceptron_weights
+from spacy_hcparse.transition.perceptron_model import perceptron_weights
 from spacy_hcparse.segment import sentence_spans
 from tests.treebank import (SENTENCES, make_doc_examples, make_doc_with_sentences, make_examples,
                             update_with_annotating_senter)
@@ -495,7 +495,7 @@ def test_rehearse_without_teacher_takes_the_model_as_it_is(caplog):
 
 
 def test_a_model_without_learner_is_refused():
-    from spacy_hcparse.components.transition_parser import TransitionParser
+    from spacy_hcparse.transition.transition_parser import TransitionParser
     from thinc.api import Model
 
     with pytest.raises(ValueError, match="not a transition model"):

@@ -100,7 +100,7 @@ def test_the_default_kernel_is_layers_lstm_on_the_cpu():
     numpy arrays, whether or not torch is installed; an unknown kernel is refused."""
     from spacy.util import registry
 
-    import spacy_hcparse.models.graph_parts  # noqa: F401  (registers it)
+    import spacy_hcparse.graph.graph_parts  # noqa: F401  (registers it)
 
     make = registry.architectures.get("spacy_hcparse.BiLSTMContext.v1")
     X = inputs(3, width=6)

@@ -2,7 +2,7 @@
 import numpy as np
 
 from spacy_hcparse.layers.sparse_linear import sparse_linear
-from spacy_hcparse.transition.scoring import score
+from spacy_hcparse.transition.hashed_scoring import score
 
 
 def test_forward_is_the_kernels_score_and_backprop_scatters():

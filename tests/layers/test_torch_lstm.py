@@ -123,7 +123,7 @@ def test_an_empty_batch_and_no_backprop_at_prediction():
 def test_the_registered_context_is_bilstm_context_with_torchs_kernel():
     from spacy.util import registry
 
-    import spacy_hcparse.models.torch_context  # noqa: F401  (registers it)
+    import spacy_hcparse.graph.torch_context  # noqa: F401  (registers it)
 
     X = inputs(5, width=6)
     thinc_kernel = registry.architectures.get("spacy_hcparse.BiLSTMContext.v1")(width=8, depth=1, dropout=0.0)

@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spacy_hcparse.decoders import tree_problem
-from spacy_hcparse.transition.features import get_templates, token_attrs
+from spacy_hcparse.transition.templates import get_templates, token_attrs
 from spacy_hcparse.transition.search import beam_parse, greedy_parse
 
 N_BUCKETS = 2**12
@@ -51,8 +51,8 @@ def test_beam_of_one_is_greedy():
 
 def reference_beam(attrs, offsets, W, templates, mask, n_labels, root_label, width):
     """Beam search the plain way: every candidate listed, a stable sort, the first ``width`` kept."""
-    from spacy_hcparse.transition.scoring import score
-    from spacy_hcparse.transition.features import N_VALUES, fill_context, hash_features
+    from spacy_hcparse.transition.hashed_scoring import score
+    from spacy_hcparse.transition.templates import N_VALUES, fill_context, hash_features
     from spacy_hcparse.transition.moves import apply, n_classes, valid_mask
     from spacy_hcparse.transition.state import initial_state
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from spacy_hcparse.transition.features import T, token_attrs
+from spacy_hcparse.transition.templates import T, token_attrs
 from spacy_hcparse.transition.tagging import (
     BASE_TEMPLATES,
     EXTENDED_TEMPLATES,

@@ -1,0 +1,116 @@
+"""``hc_parser``'s host work per batch: the arcs its decoder reads, Eisner's trees, and each
+span's margins, head probabilities and label probabilities, for every span of a batch in a few
+compiled calls (``decoders.batch``, ``decoders.batch_marginals``). One sentence is a batch of one.
+
+Layout of a batch (``decoders.batch``): spans end to end, square arc blocks, heads with
+``heads[0] == -1`` per span, per-word rows. ``threads`` > 1 spreads the spans over numba's threads.
+"""
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..decoders import MAX_WORDS
+from ..decoders.batch import cut, decode_eisner_batch, layout, split_words
+from ..decoders.batch_marginals import head_margins_batch, sibling_probabilities_batch, tree_probabilities_batch
+from ..decoders.label_probs import chosen_label_probs
+from .calibration import apply_knots
+from .decoding import DecodeResult
+from .parses import SpanParse
+from .reparse import whitespace_leaves, with_bonus
+from .scores import PRUNED, GraphScores
+
+
+def span_arcs(scores: GraphScores, spaces: Sequence[np.ndarray], existing: Sequence, bonus: float
+              ) -> Tuple[np.ndarray, np.ndarray]:
+    """``(arcs, sizes)``: the arc scores every span's decoder reads, end to end (float64): the
+    pruned scores (pruned arcs ``-inf``), whitespace tokens ``spaces[i]`` kept leaves
+    (``graph.reparse.whitespace_leaves``) and, where ``existing[i]`` is the doc's own tree and
+    ``bonus`` is not 0, that tree's arcs raised by ``bonus`` (reparsing)."""
+    sizes = np.array([len(m) for m in scores.masks], dtype=np.int64)
+    if len(sizes) and sizes.max() > MAX_WORDS + 1:  # cannot happen with sentence_spans; guards direct calls
+        raise ValueError(f"[hc_parser] span of {sizes.max() - 1} words exceeds {MAX_WORDS}")
+    if not len(sizes):
+        return np.zeros(0), sizes
+    flat = np.concatenate([np.asarray(a).ravel() for a in scores.arcs]).astype(np.float64)
+    flat[~np.concatenate([m.ravel() for m in scores.masks])] = PRUNED
+    for i, (start, size) in enumerate(zip(layout(sizes).squares.tolist(), sizes.tolist())):
+        space, tree = spaces[i], existing[i]
+        if (space.any() and not space.all()) or (tree is not None and bonus):
+            block = flat[start: start + size * size].reshape(size, size)
+            arc = whitespace_leaves(block, space)
+            block[:] = with_bonus(arc, tree[0], bonus) if tree is not None and bonus else arc
+    return flat, sizes
+
+
+def span_blocks(arcs: np.ndarray, sizes: np.ndarray) -> List[np.ndarray]:
+    """Per span its (size, size) block of ``span_arcs``' arcs (views)."""
+    return [block.reshape(size, size) for block, size in zip(cut(arcs, sizes * sizes), sizes.tolist())]
+
+
+def decode_eisner_spans(scores: GraphScores, arcs: np.ndarray, sizes: np.ndarray, threads: int = 1
+                        ) -> List[DecodeResult]:
+    """Eisner's tree of every span (``arcs``, ``sizes``: ``span_arcs``) with sibling factors where
+    the span has them, and its score, in one compiled call (``graph.decoding.Eisner``'s result)."""
+    sib = scores.factors_of("sib")
+    heads, tree_scores = decode_eisner_batch(arcs, sizes, sib.counts, sib.triples, sib.values, threads=threads)
+    return [DecodeResult(tree, float(score), False, float("nan"), 0, False)
+            for tree, score in zip(cut(heads, sizes), tree_scores)]
+
+
+def head_probabilities(scores: GraphScores, heads: np.ndarray, sizes: np.ndarray, arcs: np.ndarray,
+                       calibration: Dict, threads: int = 1) -> Tuple[np.ndarray, np.ndarray]:
+    """``(probs, log_probs)`` before the isotonic map: per word the marginal probability of its
+    head in ``heads`` and per span its tree's log probability under the scores divided by the
+    calibration's temperature (``arcs``: the spans' unpruned arc scores end to end): with
+    siblings (a calibration fitted with them; the span has sibling scores and a projective tree)
+    the projective distribution of the arc and sibling scores, the tree at ``tree_temperature``
+    where the calibration has one; else the first-order (matrix-tree) distribution."""
+    temperature = calibration["temperature"]
+    probs, log_probs = np.zeros(int((sizes - 1).sum())), np.zeros(len(sizes))
+    done = np.zeros(len(sizes), dtype=bool)
+    if calibration.get("siblings") and "sib" in scores.factors:
+        sib = scores.factors_of("sib")
+        probs, log_probs, done = sibling_probabilities_batch(heads, sizes, arcs, sib.counts, sib.triples, sib.values,
+                                                             temperature, calibration.get("tree_temperature"),
+                                                             threads=threads)
+    rest = np.flatnonzero(~done)
+    if len(rest):
+        where = layout(sizes)
+        part = sizes[rest]
+        part_arcs = np.concatenate([arcs[where.squares[i]: where.squares[i] + sizes[i] ** 2] for i in rest])
+        part_heads = np.concatenate([heads[where.rows[i]: where.rows[i] + sizes[i]] for i in rest])
+        part_probs, part_logs = tree_probabilities_batch(part_heads, part, part_arcs / temperature, threads=threads)
+        for i, row in zip(rest.tolist(), split_words(part_probs, part)):
+            probs[where.words[i]: where.words[i] + sizes[i] - 1] = row
+        log_probs[rest] = part_logs
+    return probs, log_probs
+
+
+def span_parses(scores: GraphScores, results: Sequence[DecodeResult], labels: Sequence[np.ndarray],
+                calibration: Optional[Dict], masked: np.ndarray, spaces: Sequence[np.ndarray],
+                threads: int = 1) -> List[SpanParse]:
+    """Every span's ``SpanParse``: first-order margins on the full arc scores, with
+    ``calibration`` (None: none) the calibrated head probabilities (``head_probabilities``
+    through the isotonic map) and the tree's log probability (capped at the log of its lowest
+    head probability: a tree is never more probable than one of its arcs), and the written
+    labels' probabilities given their heads (the softmax of ``masked``, ``LabelSet.masked``'s
+    scores; 1 for whitespace tokens, whose label is set)."""
+    sizes = np.array([len(r.heads) for r in results], dtype=np.int64)
+    if not len(sizes):
+        return []
+    heads = np.concatenate([r.heads for r in results])
+    arcs = np.concatenate([np.asarray(a).ravel() for a in scores.arcs]).astype(np.float64)
+    margins = split_words(head_margins_batch(heads, sizes, arcs, threads=threads), sizes)
+    label_ids = np.concatenate(list(labels)) if len(labels) else np.zeros(0, np.int64)
+    dep_probs = chosen_label_probs(masked, label_ids)
+    dep_probs[np.concatenate(list(spaces)).astype(bool)] = 1.0
+    dep_probs = split_words(dep_probs, sizes)
+    head_probs, log_probs = [None] * len(sizes), [None] * len(sizes)
+    if calibration is not None:
+        probs, logs = head_probabilities(scores, heads, sizes, arcs, calibration, threads)
+        probs = split_words(apply_knots(probs, calibration.get("knots")), sizes)
+        for i in np.flatnonzero(sizes >= 2).tolist():
+            head_probs[i] = probs[i]
+            log_probs[i] = min(float(logs[i]), float(np.log(max(probs[i].min(), 1e-300))))
+    return [SpanParse(r.heads, labels[i], r, margins[i], head_probs[i], log_probs[i], dep_probs[i])
+            for i, r in enumerate(results)]
