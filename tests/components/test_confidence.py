@@ -1,6 +1,7 @@
 """hc_parser's confidence features: GraphParser.kbest (k best trees, the first the written parse for
 the exact decoders; after nlp.pipe(n_process=2) and Doc round trips), the MBR.v1 decoder,
 token._.hc_dep_prob, and the calibration fitted at evaluation in training (not by spacy evaluate)."""
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -79,6 +80,22 @@ def test_kbest_after_multiprocessing_and_round_trips(saved, tmp_path):
     assert [[kbest(s, 3) for s in doc.sents] for doc in again] == one
     docs[0].to_disk(tmp_path / "doc")
     assert [kbest(s, 3) for s in Doc(nlp.vocab).from_disk(tmp_path / "doc").sents] == one[0]
+
+
+def test_span_kbest_asks_the_component_that_parsed_the_doc(saved, tmp_path):
+    """``sent._.hc_kbest(k)`` on a Doc parsed in this process is the component's ``kbest``; a Doc
+    that lost the link (pickled, DocBin) is refused with what to call instead, and pickling a Doc
+    does not pickle the model."""
+    nlp = spacy.load(saved)
+    doc = nlp(" ".join(SENTENCES[0][0]))
+    parser = nlp.get_pipe("hc_parser")
+    assert [s._.hc_kbest(3) for s in doc.sents] == [parser.kbest(s, 3) for s in doc.sents]
+    data = pickle.dumps(doc)
+    assert len(data) < 20 * len(doc.to_bytes())
+    for lost in (pickle.loads(data), Doc(nlp.vocab).from_bytes(doc.to_bytes())):
+        with pytest.raises(ValueError, match="kbest\\(span, k\\)"):
+            next(iter(lost.sents))._.hc_kbest(3)
+        assert [parser.kbest(s, 3) for s in lost.sents] == [parser.kbest(s, 3) for s in doc.sents]
 
 
 def test_kbest_refuses_a_span_that_is_not_a_parsed_sentence(trained):
