@@ -21,15 +21,16 @@ And on request, ``GraphParser.kbest(span, k)`` (``kbest_parses``): the k best tr
 heading itself, as in spaCy), ``labels`` label strings, scores non-increasing. Nothing is stored
 for it: the call scores the doc again with the component, so it works on Docs from
 ``nlp.pipe(n_process=...)`` and from ``to_disk``/``DocBin``, and costs one forward pass of the doc.
-``span._.hc_kbest(k)`` is the same call for a Doc parsed in this process (the parse leaves the
-component in ``doc.user_hooks``, which no serialization keeps). The trees and scores by decoder:
-``Eisner.v1`` the k best projective trees by arc and sibling score (k-best Eisner), ``MST.v1`` the
-k best spanning trees by arc score, ``MBR.v1`` the k best trees by expected correct heads; with
-these the first tree is the written parse (the reparsing settings
+``span._.hc_kbest(k)`` is the same call for a Doc parsed in this process (``remember_parser``: a
+weak map from each parsed Doc to its component, which no serialization keeps). The trees and scores
+by decoder: ``Eisner.v1`` the k best projective trees by arc and sibling score (k-best Eisner),
+``MST.v1`` the k best spanning trees by arc score, ``MBR.v1`` the k best trees by expected correct
+heads; with these the first tree is the written parse (the reparsing settings
 ``init_from_doc``/``doc_arc_bonus`` aside). The searches (hill climbing, dual decomposition,
 certified) read grandparent factors no k-best algorithm here handles: their k best are the first-
 order spanning trees, whose first need not be the written parse.
 """
+import weakref
 from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
@@ -47,7 +48,10 @@ SPAN_ATTRS = ("hc_score", "hc_certified", "hc_upper_bound", "hc_gap", "hc_parse_
 TOKEN_ATTRS = ("hc_head_margin", "hc_head_prob", "hc_dep_prob")
 
 
-KBEST_HOOK = "hc_kbest"  # doc.user_hooks key of the component that parsed the Doc
+# The component that parsed each live Doc, for ``span._.hc_kbest`` (weak keys: an entry goes with
+# its Doc, and nothing reaches serialization; ``doc.user_hooks`` would, and spaCy warns (W109) on
+# every ``to_bytes`` of a Doc with hooks, which ``nlp.pipe(n_process=...)`` calls for each Doc).
+_PARSED_BY: "weakref.WeakKeyDictionary[Doc, Any]" = weakref.WeakKeyDictionary()
 
 
 def register_extensions() -> None:
@@ -60,29 +64,21 @@ def register_extensions() -> None:
         Span.set_extension("hc_kbest", method=span_kbest)
 
 
-class KbestHook:
-    """``doc.user_hooks["hc_kbest"]``: the component that parsed the Doc, for ``span._.hc_kbest``.
-
-    spaCy keeps user hooks in memory: ``to_bytes``, ``DocBin`` and ``nlp.pipe(n_process=...)`` drop
-    them, and a pickled hook drops its component (a Doc pickles without the model)."""
-
-    def __init__(self, pipe) -> None:
-        self.pipe = pipe
-
-    def __reduce__(self):
-        return (KbestHook, (None,))
+def remember_parser(doc: Doc, pipe) -> None:
+    """Record that ``pipe`` (an ``hc_parser``) parsed ``doc``, for ``span._.hc_kbest``."""
+    _PARSED_BY[doc] = pipe
 
 
 def span_kbest(span: Span, k: int) -> List[Tuple[List[int], List[str], float]]:
     """``span._.hc_kbest(k)``: ``kbest_parses`` with the component that parsed ``span.doc`` in
-    this process; a Doc without that link (from ``DocBin``, ``to_bytes``, pickling or
+    this process; a Doc it did not parse here (from ``DocBin``, ``to_bytes``, pickling or
     ``nlp.pipe(n_process=...)``) is refused with what to call instead."""
-    hook = span.doc.user_hooks.get(KBEST_HOOK)
-    if not isinstance(hook, KbestHook) or hook.pipe is None:
-        raise ValueError("span._.hc_kbest: this Doc keeps no link to the hc_parser that parsed it (Docs from "
-                         "DocBin, to_bytes, pickling or nlp.pipe(n_process=...) do not); call "
+    pipe = _PARSED_BY.get(span.doc)
+    if pipe is None:
+        raise ValueError("span._.hc_kbest: this Doc was not parsed by an hc_parser in this process (Docs from "
+                         "DocBin, to_bytes, pickling or nlp.pipe(n_process=...) keep no link to it); call "
                          "nlp.get_pipe('hc_parser').kbest(span, k) instead")
-    return kbest_parses(hook.pipe, span, k)
+    return kbest_parses(pipe, span, k)
 
 
 def kbest_parses(pipe, span: Span, k: int) -> List[Tuple[List[int], List[str], float]]:

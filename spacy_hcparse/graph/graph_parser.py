@@ -29,7 +29,7 @@ from ..segment import sentence_spans, span_whitespace
 from .calibration import (HeldOut, calibration_factors, fit_calibration, held_out, joined_factors, written_head_ece,
                           written_heads)
 from .decoding import DecodeResult, Eisner
-from .extensions import KBEST_HOOK, KbestHook, kbest_parses, register_extensions, write_values
+from .extensions import kbest_parses, register_extensions, remember_parser, write_values
 from .graph_batch import decode_eisner_spans, span_arcs, span_blocks, span_parses
 from .graph_gold import GoldBatch, batch_gold, gold_labels, tag_sets
 from .graph_loss import GraphGold, GraphLoss
@@ -65,7 +65,6 @@ class GraphParser(ParserPipe):
         self.cpu_blas = cpu_blas
         self.threads = threads
         register_extensions()
-        self._kbest_hook = KbestHook(self)
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -266,7 +265,7 @@ class GraphParser(ParserPipe):
                 nonproj.deprojectivize(doc)
             if not spans:
                 continue
-            doc.user_hooks[KBEST_HOOK] = self._kbest_hook
+            remember_parser(doc, self)
             doc._.hc_parse_score = float(sum(p.result.score for p in doc_parses))
             doc.user_data["hc_time_capped"] = sum(bool(p.result.time_capped) for p in doc_parses)
             values = [extension_values(parse) for parse in doc_parses]
