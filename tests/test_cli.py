@@ -12,7 +12,7 @@ from spacy.training import Example
 from spacy_hcparse.cli import build_parser, main
 from spacy_hcparse.conllu import read_conllu
 from spacy_hcparse.evaluation import input_doc
-from tests.ud_valid import ud_problems
+from tests.ud_valid import ud_problems, ud_validator, validator_report
 
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample"
 TINY_MODEL = {
@@ -154,6 +154,45 @@ def test_parse_output_keeps_ud_rules_from_text_and_conllu(model_dir, tmp_path):
         assert main(["parse", str(model_dir), str(source), "--output", str(out)]) == 0
         assert ud_problems(out) == [], source
     assert out.read_text().startswith("# sent_id = bare-1\n# text = ")
+
+
+MULTIWORD_CONLLU = """# sent_id = mwt-1
+# text = Vamos ao rio.
+1\tVamos\t_\tVERB\t_\t_\t0\troot\t_\t_
+2-3\tao\t_\t_\t_\t_\t_\t_\t_\t_
+2\ta\t_\tADP\t_\t_\t4\tcase\t_\t_
+3\to\t_\tDET\t_\t_\t4\tdet\t_\t_
+4\trio\t_\tNOUN\t_\t_\t1\tobl\t_\tSpaceAfter=No
+4.1\tvai\t_\tVERB\t_\t_\t_\t_\t0:root\t_
+5\t.\t_\tPUNCT\t_\t_\t1\tpunct\t_\t_
+
+"""
+
+
+@pytest.mark.slow
+def test_parse_output_passes_uds_validator(model_dir, tmp_path):
+    """UD's own validate.py (level 2) accepts ``parse`` output from text (doubled spaces, tabs,
+    no-break spaces, emoji, a long unpunctuated line) and from CoNLL-U (with and without comments,
+    a multiword token and an empty node)."""
+    validator = ud_validator()
+    if validator is None:
+        pytest.skip("UD's validate.py is not available: set HCPARSE_UD_TOOLS to a checkout of "
+                    "UniversalDependencies/tools (no network to clone it)")
+    text = tmp_path / "in.txt"
+    text.write_text("The old  farmer sold three goats, then left.\n\nMy sister\tpaints (small) boats.\n"
+                    "Caf\u00e9\u00a0prices rose 10% \U0001F600 today!!!\n" + " ".join(["word"] * 300) + "\n",
+                    encoding="utf8")
+    bare = tmp_path / "bare.conllu"
+    bare.write_text("".join(line + "\n" for line in (SAMPLE / "sample-ud-test.conllu").read_text().splitlines()
+                            if not line.startswith("#")))
+    multiword = tmp_path / "multiword.conllu"
+    multiword.write_text(MULTIWORD_CONLLU, encoding="utf8")
+    for source in (text, SAMPLE / "sample-ud-test.conllu", bare, multiword):
+        out = tmp_path / f"from_{source.name}.conllu"
+        assert main(["parse", str(model_dir), str(source), "--output", str(out)]) == 0
+        report = validator_report(validator, out, lang="en")
+        assert report.endswith("*** PASSED ***"), f"{source.name}:\n{report}"
+    assert "2-3\tao\t" in out.read_text()  # the range line kept (empty nodes are dropped: no enhanced graph)
 
 
 def test_ud_rules_are_checked():

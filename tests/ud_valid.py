@@ -1,11 +1,20 @@
-"""The UD level-2 rules a parser's CoNLL-U output must keep (UD's validate.py is not available
-offline): per sentence a unique ``# sent_id`` and a ``# text`` equal to the forms joined with a
-space except after ``SpaceAfter=No``; word ids 1..n in order (multiword ranges and empty nodes
-well placed); ten columns, no empty field, no space at a form's edges; heads within the
-sentence forming one tree with exactly one word on 0, labelled ``root`` exactly there. The file
-must also load in udapi (``udapi.core.document``)."""
+"""UD validity of a parser's CoNLL-U output, two ways.
+
+``ud_problems``: the UD level-2 rules a parser's output must keep, checked here with no download:
+per sentence a unique ``# sent_id`` and a ``# text`` equal to the forms joined with a space except
+after ``SpaceAfter=No``; word ids 1..n in order (multiword ranges and empty nodes well placed); ten
+columns, no empty field, no space at a form's edges; heads within the sentence forming one tree
+with exactly one word on 0, labelled ``root`` exactly there. The file must also load in udapi
+(``udapi.core.document``).
+
+``ud_validator``: UD's own ``validate.py`` (UniversalDependencies/tools), from the checkout named by
+``HCPARSE_UD_TOOLS``, else cloned once into ``~/.cache/spacy_hcparse/ud-tools``; ``None`` where
+neither works (no network), and the slow test that uses it skips and says why."""
+import os
+import subprocess
+import sys
 from pathlib import Path
-from typing import List
+from typing import List, Optional, Sequence
 
 from udapi.core.document import Document
 
@@ -91,3 +100,29 @@ def _sentence_problems(block, seen_ids) -> List[str]:
             out.append(f"line {words[m - 1][0]}: word {m} is on a cycle")
             break
     return out
+
+
+UD_TOOLS_REPO = "https://github.com/UniversalDependencies/tools"
+UD_TOOLS_CACHE = Path.home() / ".cache" / "spacy_hcparse" / "ud-tools"
+
+
+def ud_validator() -> Optional[Path]:
+    """``validate.py`` of UD's tools (``HCPARSE_UD_TOOLS``, else a shallow clone into
+    ``UD_TOOLS_CACHE``), or ``None`` where it cannot be had."""
+    folder = Path(os.environ.get("HCPARSE_UD_TOOLS") or UD_TOOLS_CACHE)
+    if not (folder / "validate.py").exists() and "HCPARSE_UD_TOOLS" not in os.environ:
+        try:
+            subprocess.run(["git", "clone", "-q", "--depth", "1", UD_TOOLS_REPO, str(folder)],
+                           check=True, timeout=120, capture_output=True)
+        except (OSError, subprocess.SubprocessError):
+            return None
+    return folder / "validate.py" if (folder / "validate.py").exists() else None
+
+
+def validator_report(validator: Path, path: Path, lang: str, level: int = 2, exclude: Sequence[str] = ()) -> str:
+    """UD's ``validate.py --level LEVEL --lang LANG`` on ``path`` (``exclude``: ids of its tests
+    to leave out): its output, which ends in ``*** PASSED ***`` where the file is valid."""
+    command = [sys.executable, str(validator), "--level", str(level), "--lang", lang, str(path)]
+    run = subprocess.run(command + (["--exclude", *exclude] if exclude else []),
+                         capture_output=True, text=True, cwd=validator.parent)
+    return (run.stdout + run.stderr).strip() + ("" if run.returncode == 0 else f"\n(exit status {run.returncode})")

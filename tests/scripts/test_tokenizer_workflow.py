@@ -23,6 +23,7 @@ from spacy_hcparse.names import MULTIWORD_TOKENS
 from spacy_hcparse.tokenizer import UDTokenizer
 from spacy_hcparse.tokenizer.train import TrainSettings, train_tokenizer
 from tests.tokenizer.tiny import SENTENCES, write
+from tests.ud_valid import ud_validator, validator_report
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -172,6 +173,25 @@ def test_shipped_pipeline_writes_range_lines(project, tmp_path):
         start = span.split("-")[0]
         assert any(line.startswith(f"{start}\t{word}\t") for line in lines for word in ("de", "De"))
     assert len(read_treebank(out).words) == 12  # the CoNLL 2018 reader takes the range lines
+
+
+@pytest.mark.slow
+def test_range_lines_pass_uds_validator(project, tmp_path):
+    """UD's own validate.py (level 2) accepts the shipped pipeline's output from raw text, whose
+    multiword tokens are range lines. The tiny pipeline has no tagger, so it writes UPOS ``_``
+    (nothing made up), which UD requires: that one test of the validator is left out."""
+    validator = ud_validator()
+    if validator is None:
+        pytest.skip("UD's validate.py is not available: set HCPARSE_UD_TOOLS to a checkout of "
+                    "UniversalDependencies/tools (no network to clone it)")
+    text = tmp_path / "in.txt"
+    text.write_text(TEXT + "\n\nVamos ao rio? O preço é 10%.\n")
+    out = tmp_path / "out.conllu"
+    shipped = project / "training" / RUN / "hc_parser_ud" / "model-best"
+    assert cli_main(["parse", str(shipped), str(text), "--output", str(out)]) == 0
+    assert re.search(r"^\d+-\d+\tdo\t", out.read_text(), flags=re.M)
+    report = validator_report(validator, out, lang="pt", exclude=["unknown-upos"])
+    assert report.endswith("*** PASSED ***"), report
 
 
 def test_use_tokenizer_refuses_a_missing_tokenizer(project, tmp_path):
