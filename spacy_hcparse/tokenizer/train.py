@@ -58,7 +58,7 @@ class TrainSettings:
         development treebank after training (empty: keep the tokenizer's).
     """
 
-    max_epochs: int = 20
+    max_epochs: int = 30
     batch_pieces: int = 2000
     learn_rate: float = 0.002
     eval_every: int = 200
