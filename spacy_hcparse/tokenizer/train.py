@@ -6,8 +6,8 @@ about ``batch_pieces`` pieces) and takes an Adam step on the mean cross-entropy 
 treebank's raw text twice, with paragraph breaks as blank lines and as spaces, and is scored with
 the CoNLL 2018 evaluation (``tokenizer_scores``), with the optimizer's running averages of the
 weights (``average``) in place of the last step's; the score it is chosen by
-(``selection_score``) is Words F1 (``select = "words"``) or the mean of Words F1 and the two
-Sentences F1 (``"words_sentences"``). Training stops after ``patience`` evaluations without a
+(``selection_score``) is Words F1, the Sentences F1 parting near-ties (``select = "words"``), or
+the mean of Words F1 and the two Sentences F1 (``"words_sentences"``). Training stops after ``patience`` evaluations without a
 better score or after ``max_epochs``. Then the best weights decode the development text with
 each of ``hint_weights`` (``UDTokenizer``'s ``hint_weight``: how far decoding leans to the rule
 tokenizer) and the tokenizer keeps the weight that scores best (the smallest of equals): where the
@@ -101,15 +101,18 @@ def tokenizer_scores(tokenizer: UDTokenizer, gold: Treebank, *, paragraphs: bool
 
 
 SELECTIONS = ("words", "words_sentences")
+SENTENCE_TIEBREAK = 0.01  # weight of the Sentences F1 in "words": it only parts near-equal Words F1
 
 
 def selection_score(blank: Dict[str, float], flat: Dict[str, float], select: str = "words") -> float:
-    """What training chooses by: Words F1 (``select = "words"``), or the mean of Words F1 and the
-    two Sentences F1, with blank lines and without (``"words_sentences"``)."""
+    """What training chooses by: Words F1 plus ``SENTENCE_TIEBREAK`` times the mean of the two
+    Sentences F1, with blank lines and without (``select = "words"``), or the mean of Words F1 and
+    that mean (``"words_sentences"``)."""
+    sentences = (blank["Sentences"] + flat["Sentences"]) / 2
     if select == "words":
-        return blank["Words"]
+        return blank["Words"] + SENTENCE_TIEBREAK * sentences
     if select == "words_sentences":
-        return (blank["Words"] + (blank["Sentences"] + flat["Sentences"]) / 2) / 2
+        return (blank["Words"] + sentences) / 2
     raise ValueError(f"select must be one of {SELECTIONS}, got {select!r}")
 
 
