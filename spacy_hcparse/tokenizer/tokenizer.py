@@ -7,8 +7,9 @@ character of every piece (``features.LABELS``); a token ends at every token-end 
 whitespace follows. The rule tokenizer is read twice: as a feature of the model, and in decoding,
 where ``hint_weight`` is added to the log-probability of the labels that agree with it (0: the
 model alone; large: the rule tokenizer's token ends, the model's sentence ends and multiword
-tokens among them). Training chooses the weight on the development treebank. A token the model marks as multiword is expanded by the ``MultiwordLexicon``
-(kept whole where it has no entry or rule).
+tokens among them). Training chooses the weight on the development treebank. A token the model
+marks as multiword is expanded by the ``MultiwordLexicon`` (kept whole where it has no entry or
+rule).
 
 The Doc holds both levels: its tokens are the syntactic words (``do`` -> ``de``, ``o``; only the
 last word of a multiword token keeps its trailing space) and ``doc._.hc_multiword_tokens`` lists

@@ -7,8 +7,8 @@ treebank's raw text twice, with paragraph breaks as blank lines and as spaces, a
 the CoNLL 2018 evaluation (``tokenizer_scores``), with the optimizer's running averages of the
 weights (``average``) in place of the last step's; the score it is chosen by
 (``selection_score``) is Words F1, the Sentences F1 parting near-ties (``select = "words"``), or
-the mean of Words F1 and the two Sentences F1 (``"words_sentences"``). Training stops after ``patience`` evaluations without a
-better score or after ``max_epochs``. Then the best weights decode the development text with
+the mean of Words F1 and the two Sentences F1 (``"words_sentences"``). Training stops after
+``patience`` evaluations without a better score or after ``max_epochs``. Then the best weights decode the development text with
 each of ``hint_weights`` (``UDTokenizer``'s ``hint_weight``: how far decoding leans to the rule
 tokenizer) and the tokenizer keeps the weight that scores best (the smallest of equals): where the
 training text is small the rule tokenizer is often the better judge of token ends.

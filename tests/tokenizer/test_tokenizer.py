@@ -18,7 +18,8 @@ from spacy_hcparse.evaluation.raw_text import raw_documents, tokenized
 from spacy_hcparse.evaluation.system_output import doc_to_conllu
 from spacy_hcparse.names import MULTIWORD_TOKENS
 from spacy_hcparse.tokenizer import UDTokenizer, ud_tokenizer_for, use_ud_tokenizer
-from spacy_hcparse.tokenizer.features import INSIDE, SENT_END, SEPARATOR, TOKEN_END, join_texts, piece_features, piece_spans
+from spacy_hcparse.tokenizer.features import (INSIDE, SENT_END, SEPARATOR, TOKEN_END, join_texts, piece_features,
+                                              piece_spans)
 from spacy_hcparse.tokenizer.inference import _layers, predict_probs
 from spacy_hcparse.tokenizer.tokenizer import _decode, hinted_scores
 from spacy_hcparse.tokenizer.train import TrainSettings, choose_hint_weight, tokenizer_scores, train_tokenizer
