@@ -22,7 +22,8 @@ from spacy_hcparse.tokenizer.features import (INSIDE, SENT_END, SEPARATOR, TOKEN
                                               piece_spans)
 from spacy_hcparse.tokenizer.inference import _layers, predict_probs
 from spacy_hcparse.tokenizer.tokenizer import _decode, hinted_scores
-from spacy_hcparse.tokenizer.train import TrainSettings, choose_hint_weight, tokenizer_scores, train_tokenizer
+from spacy_hcparse.tokenizer.train import (TrainSettings, choose_hint_weight, selection_score, tokenizer_scores,
+                                         train_tokenizer)
 
 from .tiny import conllu, write
 
@@ -342,3 +343,13 @@ def test_data_written_before_the_hint_weight_loads_without_it(trained):
 def test_unknown_selection_is_rejected(bank):
     with pytest.raises(ValueError, match="select"):
         train_tokenizer(UDTokenizer(spacy.blank("xx").vocab, **CFG), bank, bank, TrainSettings(select="loss"))
+
+
+def test_selection_is_by_words_with_sentences_parting_ties():
+    better_words = ({"Words": 0.991, "Sentences": 0.80}, {"Sentences": 0.70})
+    better_sentences = ({"Words": 0.990, "Sentences": 0.90}, {"Sentences": 0.80})
+    same_words = ({"Words": 0.991, "Sentences": 0.85}, {"Sentences": 0.75})
+    assert selection_score(*better_words) > selection_score(*better_sentences)
+    assert selection_score(*same_words) > selection_score(*better_words)
+    mean = selection_score(*better_sentences, select="words_sentences")
+    assert mean == pytest.approx((0.990 + 0.85) / 2)
