@@ -111,6 +111,7 @@ N_GAPS = 5 * 5
 N_FEATURES = 6
 N_RULE_VALUES = 3
 HASHED_COLUMNS = [0, 1, 4]  # the piece's text, its last and first three characters
+RULE_COLUMN = 5  # what the rule tokenizer says of the piece's end
 UNKNOWN = np.uint64(0)  # what training puts in a hashed column to hide the text (piece dropout)
 
 
@@ -162,7 +163,7 @@ def piece_features(text: str, starts: np.ndarray, ends: np.ndarray, rule_ends: O
         after = _gap_kinds(codes, ends, np.minimum(np.concatenate((starts[1:], [len(text)])), hi))
     feats[:, 3] = (before * 5 + after).astype(np.uint64)
     if rule_ends is not None:
-        feats[:, 5] = np.isin(ends, rule_ends).astype(np.uint64) + np.uint64(1)
+        feats[:, RULE_COLUMN] = np.isin(ends, rule_ends).astype(np.uint64) + np.uint64(1)
     return feats
 
 

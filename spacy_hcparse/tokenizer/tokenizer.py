@@ -4,8 +4,12 @@ Registered as ``[nlp.tokenizer] @tokenizers = "spacy_hcparse.UDTokenizer.v1"``. 
 cut into pieces (``features.piece_spans``: letter runs, digit runs, single other characters,
 runs cut by the learned ``SplitTable``) and the model (``model.build_char_model``) labels the last
 character of every piece (``features.LABELS``); a token ends at every token-end label and wherever
-whitespace follows. A token the model marks as multiword is expanded by the ``MultiwordLexicon``
-(kept whole where it has no entry or rule).
+whitespace follows. The rule tokenizer is read twice: as a feature of the model, and in decoding,
+where ``hint_weight`` is added to the log-probability of the labels that agree with it (0: the
+model alone; large: the rule tokenizer's token ends, the model's sentence ends and multiword
+tokens among them). Training chooses the weight on the development treebank. A token the model
+marks as multiword is expanded by the ``MultiwordLexicon`` (kept whole where it has no entry or
+rule).
 
 The Doc holds both levels: its tokens are the syntactic words (``do`` -> ``de``, ``o``; only the
 last word of a multiword token keeps its trailing space) and ``doc._.hc_multiword_tokens`` lists
@@ -40,8 +44,8 @@ from thinc.types import Ragged
 
 from ..blas import blas_threads, use_blas
 from ..names import MULTIWORD_TOKENS as MWT_ATTR
-from .features import (IS_MWT, IS_SENT_END, IS_TOKEN_END, SEPARATOR, SplitTable, code_points, is_space, join_texts,
-                       piece_features, piece_spans)
+from .features import (IS_MWT, IS_SENT_END, IS_TOKEN_END, RULE_COLUMN, SEPARATOR, SplitTable, code_points, is_space,
+                       join_texts, piece_features, piece_spans)
 from .inference import predict_probs
 from .lexicon import MultiwordLexicon
 from .model import build_char_model
@@ -60,6 +64,7 @@ class TokenizerDefaults:
     width: int = 64
     dilations: Tuple[int, ...] = (1, 2, 4, 8)
     embed_rows: int = 5000
+    hint_weight: float = 0.0
 
 
 DEFAULTS = TokenizerDefaults()
@@ -71,7 +76,8 @@ if not Doc.has_extension(MWT_ATTR):
 @registry.tokenizers(TOKENIZER_NAME)
 def create_ud_tokenizer(width: int = DEFAULTS.width, dilations: List[int] = list(DEFAULTS.dilations),
                         embed_rows: int = DEFAULTS.embed_rows, set_sent_starts: bool = True,
-                        rule_lang: Optional[str] = None) -> Callable[[Language], "UDTokenizer"]:
+                        rule_lang: Optional[str] = None,
+                        hint_weight: float = DEFAULTS.hint_weight) -> Callable[[Language], "UDTokenizer"]:
     """The ``[nlp.tokenizer]`` factory.
 
     width (int): width of the character vectors.
@@ -80,10 +86,12 @@ def create_ud_tokenizer(width: int = DEFAULTS.width, dilations: List[int] = list
     set_sent_starts (bool): set ``is_sent_start`` from the predicted sentence ends.
     rule_lang (Optional[str]): the language whose spaCy rule tokenizer the model reads as a hint
         (None: the pipeline's language; "": none). A trained tokenizer keeps its own.
+    hint_weight (float): added in decoding to the log-probability of the labels that agree with
+        the rule tokenizer (see module docstring). A trained tokenizer keeps its own.
     """
     def make(nlp: Language) -> UDTokenizer:
         return UDTokenizer(nlp.vocab, width=width, dilations=dilations, embed_rows=embed_rows,
-                           set_sent_starts=set_sent_starts, rule_lang=rule_lang)
+                           set_sent_starts=set_sent_starts, rule_lang=rule_lang, hint_weight=hint_weight)
 
     return make
 
@@ -93,11 +101,14 @@ class UDTokenizer:
 
     def __init__(self, vocab: Vocab, *, width: int = DEFAULTS.width, dilations: Sequence[int] = DEFAULTS.dilations,
                  embed_rows: int = DEFAULTS.embed_rows, set_sent_starts: bool = True,
-                 rule_lang: Optional[str] = None):
+                 rule_lang: Optional[str] = None, hint_weight: float = DEFAULTS.hint_weight):
+        if not hint_weight >= 0:
+            raise ValueError(f"hint_weight must be a number >= 0, got {hint_weight!r}")
         self.vocab = vocab
         self.cfg: Dict[str, Any] = {"width": int(width), "dilations": [int(d) for d in dilations],
                                     "embed_rows": int(embed_rows), "set_sent_starts": bool(set_sent_starts),
-                                    "rule_lang": rule_lang if rule_lang is not None else vocab.lang}
+                                    "rule_lang": rule_lang if rule_lang is not None else vocab.lang,
+                                    "hint_weight": float(hint_weight)}
         self._rules = None  # spaCy's rule tokenizer of cfg["rule_lang"], made when first needed
         self.model = self._build_model()
         self.lexicon = MultiwordLexicon()
@@ -173,7 +184,7 @@ class UDTokenizer:
         features = piece_features(joined, starts, ends, self.batch_rule_ends(texts, offsets[:-1]), bounds)
         cuts = np.searchsorted(text_of, np.arange(1, len(texts)))
         probs = np.concatenate(self.piece_probs(np.split(features, cuts)))
-        labels = _decode(joined, starts, ends, probs)
+        labels = _decode(joined, starts, ends, probs, features[:, RULE_COLUMN], self.cfg["hint_weight"])
         return [labels[offsets[i]:offsets[i + 1] - len(SEPARATOR)] for i in range(len(texts))]
 
     def piece_probs(self, features: Sequence[np.ndarray]) -> List[np.ndarray]:
@@ -293,7 +304,9 @@ class UDTokenizer:
         if msg.get("version") != FORMAT_VERSION:
             raise ValueError(f"UDTokenizer data of version {msg.get('version')!r}; this version reads {FORMAT_VERSION}")
         cfg = msg.get("cfg")
-        if not isinstance(cfg, dict) or set(cfg) != set(self.cfg):
+        if isinstance(cfg, dict) and "hint_weight" not in cfg:  # written before the weight existed
+            cfg = {**cfg, "hint_weight": 0.0}
+        if not isinstance(cfg, dict) or set(cfg) != set(self.cfg) or not _is_weight(cfg["hint_weight"]):
             raise ValueError(f"UDTokenizer data with settings {cfg!r}; expected {sorted(self.cfg)}")
         lexicon = MultiwordLexicon.from_dict(msg.get("lexicon"))
         splits = msg.get("splits")
@@ -351,14 +364,34 @@ def use_ud_tokenizer(nlp: Language, tokenizer: UDTokenizer) -> Language:
     return nlp
 
 
-def _decode(text: str, starts: np.ndarray, ends: np.ndarray, probs: np.ndarray) -> np.ndarray:
+def _is_weight(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+
+
+def hinted_scores(probs: np.ndarray, hints: np.ndarray, hint_weight: float) -> np.ndarray:
+    """Per piece and label, the log-probability plus ``hint_weight`` where the label agrees with
+    the rule tokenizer's hint (``features.piece_features`` column 5: 2 a token ends, 1 none ends,
+    0 unknown: no change)."""
+    scores = np.log(np.maximum(probs, 1e-30))
+    if hint_weight > 0 and len(hints):
+        hints = np.asarray(hints).astype(np.int64)
+        agrees = np.where((hints == 2)[:, None], IS_TOKEN_END[None, :], ~IS_TOKEN_END[None, :])
+        scores = scores + hint_weight * (agrees & (hints > 0)[:, None])
+    return scores
+
+
+def _decode(text: str, starts: np.ndarray, ends: np.ndarray, probs: np.ndarray, hints: Optional[np.ndarray] = None,
+            hint_weight: float = 0.0) -> np.ndarray:
     """A label per character from the probabilities of the pieces (``starts``, ``ends``): each
-    piece's most probable label on its last character, except that a piece before whitespace or
-    at the end of the text ends a token, and the token before a blank line or at the end of the
-    text ends a sentence; every other character is ``INSIDE``."""
+    piece's best label (``hinted_scores`` with the rule tokenizer's ``hints``, one per piece) on
+    its last character, except that a piece before whitespace or at the end of the text ends a
+    token, and the token before a blank line or at the end of the text ends a sentence; every
+    other character is ``INSIDE``."""
     labels = np.zeros(len(text), dtype=np.int32)
     if not len(ends):
         return labels
+    if hints is not None and hint_weight > 0:
+        probs = hinted_scores(probs, hints, hint_weight)
     piece_labels = probs.argmax(axis=1).astype(np.int32)
     space = is_space(text)
     forced = np.append(space, True)[ends]  # whitespace or the end of the text follows

@@ -4,16 +4,21 @@ Each step reads a batch of labelled texts (``data.labelled_texts`` as ``data.pie
 about ``batch_pieces`` pieces) and takes an Adam step on the mean cross-entropy per piece. Every
 ``eval_every`` steps (and after the last step) the tokenizer segments the development
 treebank's raw text twice, with paragraph breaks as blank lines and as spaces, and is scored with
-the CoNLL 2018 evaluation (``tokenizer_scores``); the score it is chosen by is the mean of Words
-F1 and the two Sentences F1. Training stops after ``patience`` evaluations without a better score
-or after ``max_epochs``; the best tokenizer is returned.
+the CoNLL 2018 evaluation (``tokenizer_scores``), with the optimizer's running averages of the
+weights (``average``) in place of the last step's; the score it is chosen by
+(``selection_score``) is Words F1, the Sentences F1 parting near-ties (``select = "words"``), or
+the mean of Words F1 and the two Sentences F1 (``"words_sentences"``). Training stops after
+``patience`` evaluations without a better score or after ``max_epochs``. Then the best weights decode the development text with
+each of ``hint_weights`` (``UDTokenizer``'s ``hint_weight``: how far decoding leans to the rule
+tokenizer) and the tokenizer keeps the weight that scores best (the smallest of equals): where the
+training text is small the rule tokenizer is often the better judge of token ends.
 """
 import random
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import spacy
@@ -46,9 +51,14 @@ class TrainSettings:
         characters) is replaced by an unknown value in training, so that the model learns to read
         shapes and neighbours, not only pieces it has seen.
     seed (int): the random seed (weights, order, flat documents).
+    average (bool): evaluate and keep the optimizer's running averages of the weights.
+    select (str): what the best evaluation is chosen by: "words" (Words F1) or
+        "words_sentences" (see ``selection_score``).
+    hint_weights (Tuple[float, ...]): the decoding weights of the rule hint to choose from on the
+        development treebank after training (empty: keep the tokenizer's).
     """
 
-    max_epochs: int = 20
+    max_epochs: int = 30
     batch_pieces: int = 2000
     learn_rate: float = 0.002
     eval_every: int = 200
@@ -56,6 +66,9 @@ class TrainSettings:
     flat_share: float = 0.5
     piece_dropout: float = 0.2
     seed: int = 0
+    average: bool = True
+    select: str = "words"
+    hint_weights: Tuple[float, ...] = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
 
 @dataclass
@@ -75,6 +88,7 @@ class TrainResult:
     tokenizer: UDTokenizer
     best: Optional[Evaluation]
     history: List[Evaluation] = field(default_factory=list)
+    hint_scores: Dict[float, Dict[str, float]] = field(default_factory=dict)  # weight -> dev scores
 
 
 def tokenizer_scores(tokenizer: UDTokenizer, gold: Treebank, *, paragraphs: bool = True, group: int = 0) -> Dict[str, float]:
@@ -86,10 +100,20 @@ def tokenizer_scores(tokenizer: UDTokenizer, gold: Treebank, *, paragraphs: bool
     return {m: scores[m].f1 for m in ("Tokens", "Words", "Sentences")}
 
 
-def selection_score(blank: Dict[str, float], flat: Dict[str, float]) -> float:
-    """What training chooses by: the mean of Words F1 and the two Sentences F1 (with blank lines
-    and without)."""
-    return (blank["Words"] + (blank["Sentences"] + flat["Sentences"]) / 2) / 2
+SELECTIONS = ("words", "words_sentences")
+SENTENCE_TIEBREAK = 0.01  # weight of the Sentences F1 in "words": it only parts near-equal Words F1
+
+
+def selection_score(blank: Dict[str, float], flat: Dict[str, float], select: str = "words") -> float:
+    """What training chooses by: Words F1 plus ``SENTENCE_TIEBREAK`` times the mean of the two
+    Sentences F1, with blank lines and without (``select = "words"``), or the mean of Words F1 and
+    that mean (``"words_sentences"``)."""
+    sentences = (blank["Sentences"] + flat["Sentences"]) / 2
+    if select == "words":
+        return blank["Words"] + SENTENCE_TIEBREAK * sentences
+    if select == "words_sentences":
+        return (blank["Words"] + sentences) / 2
+    raise ValueError(f"select must be one of {SELECTIONS}, got {select!r}")
 
 
 def train_tokenizer(tokenizer: UDTokenizer, train: Treebank, dev: Treebank, settings: TrainSettings = TrainSettings(),
@@ -97,6 +121,8 @@ def train_tokenizer(tokenizer: UDTokenizer, train: Treebank, dev: Treebank, sett
     """Train ``tokenizer`` (in place: its model and lexicon are replaced) on ``train``, choose on
     ``dev`` (see module docstring); ``on_eval`` is called after each evaluation. The returned
     tokenizer holds the best weights."""
+    if settings.select not in SELECTIONS:
+        raise ValueError(f"select must be one of {SELECTIONS}, got {settings.select!r}")
     fix_random_seed(settings.seed)
     texts = labelled_texts(train, flat_share=settings.flat_share, seed=settings.seed)
     if not texts:
@@ -116,15 +142,18 @@ def train_tokenizer(tokenizer: UDTokenizer, train: Treebank, dev: Treebank, sett
 
     def evaluate_now(epoch: int) -> bool:
         nonlocal best_bytes, since_best
-        blank = tokenizer_scores(tokenizer, dev, paragraphs=True)
-        flat = tokenizer_scores(tokenizer, dev, paragraphs=False)
+        averages = optimizer.averages if settings.average and optimizer.averages else {}
+        with model.use_params(averages):
+            blank = tokenizer_scores(tokenizer, dev, paragraphs=True)
+            flat = tokenizer_scores(tokenizer, dev, paragraphs=False)
+            weights = model.to_bytes()
         scores = {**blank, "Sentences_flat": flat["Sentences"]}
         ev = Evaluation(epoch, step, float(np.mean(losses)) if losses else 0.0, scores,
-                        selection_score(blank, flat), time.perf_counter() - start)
+                        selection_score(blank, flat, settings.select), time.perf_counter() - start)
         losses.clear()
         result.history.append(ev)
         if result.best is None or ev.score > result.best.score:
-            result.best, best_bytes, since_best = ev, model.to_bytes(), 0
+            result.best, best_bytes, since_best = ev, weights, 0
         else:
             since_best += 1
         if on_eval is not None:
@@ -146,7 +175,28 @@ def train_tokenizer(tokenizer: UDTokenizer, train: Treebank, dev: Treebank, sett
         evaluate_now(epoch)
     if best_bytes is not None:
         model.from_bytes(best_bytes)
+    if settings.hint_weights:
+        result.hint_scores = choose_hint_weight(tokenizer, dev, settings.hint_weights, settings.select)
     return result
+
+
+def choose_hint_weight(tokenizer: UDTokenizer, dev: Treebank, weights: Sequence[float],
+                       select: str = "words") -> Dict[float, Dict[str, float]]:
+    """Set ``tokenizer.cfg["hint_weight"]`` to the one of ``weights`` whose decoding of ``dev``
+    scores best by ``selection_score`` (the smallest of equals); returns every weight's scores
+    (with the selection score as ``"score"``)."""
+    out: Dict[float, Dict[str, float]] = {}
+    best = None
+    for weight in sorted(float(w) for w in weights):
+        tokenizer.cfg["hint_weight"] = weight
+        blank = tokenizer_scores(tokenizer, dev, paragraphs=True)
+        flat = tokenizer_scores(tokenizer, dev, paragraphs=False)
+        out[weight] = {**blank, "Sentences_flat": flat["Sentences"], "score": selection_score(blank, flat, select)}
+        if best is None or out[weight]["score"] > out[best]["score"]:
+            best = weight
+    if best is not None:
+        tokenizer.cfg["hint_weight"] = best
+    return out
 
 
 def _batches(examples: Sequence[PieceExample], batch_pieces: int):
@@ -217,8 +267,13 @@ def train_files(train_path: PathLike, dev_path: PathLike, output: PathLike, *, l
     tokenizer.to_disk(out / "tokenizer")
     report = {"train": str(train_path), "dev": str(dev_path), "cfg": tokenizer.cfg, "settings": asdict(settings),
               "multiword_forms": len(tokenizer.lexicon), "cut_runs": len(tokenizer.splits),
-              "best": asdict(result.best) if result.best else None, "history": [asdict(e) for e in result.history]}
+              "best": asdict(result.best) if result.best else None, "history": [asdict(e) for e in result.history],
+              "hint_weights": [{"hint_weight": w, **s} for w, s in result.hint_scores.items()]}
     srsly.write_json(out / "scores.json", report)
+    for weight, s in result.hint_scores.items():
+        log(f"hint weight {weight:g}: Words {100 * s['Words']:.2f}, Sentences {100 * s['Sentences']:.2f} / "
+            f"{100 * s['Sentences_flat']:.2f}, score {100 * s['score']:.2f}")
     if result.best is not None:
-        log(f"best: step {result.best.step}, score {100 * result.best.score:.2f}; wrote {out / 'tokenizer'}")
+        log(f"best: step {result.best.step}, score {100 * result.best.score:.2f}, hint weight "
+            f"{tokenizer.cfg['hint_weight']:g}; wrote {out / 'tokenizer'}")
     return result
