@@ -151,29 +151,15 @@ def grandparent_triples(mask: np.ndarray) -> np.ndarray:
 
 @njit(cache=True)
 def _sibling_triples(mask):
-    out = np.empty((_sibling_count(mask), 3), dtype=np.int32)
+    out = np.empty((_fill_sibling(mask, np.empty((0, 3), np.int32)), 3), dtype=np.int32)
     _fill_sibling(mask, out)
     return out
 
 
 @njit(cache=True)
-def _sibling_count(mask):
-    size = mask.shape[0]
-    total = 0
-    for h in range(size):
-        for step in (1, -1):
-            count = 0
-            m = h + step
-            while 0 < m < size:
-                if mask[h, m]:
-                    count += 1
-                    total += count  # h itself plus every closer candidate
-                m += step
-    return total
-
-
-@njit(cache=True)
 def _fill_sibling(mask, out):
+    """Writes the sibling triples of ``mask`` into ``out`` while it has rows; returns their count
+    (so an empty ``out`` counts them)."""
     size = mask.shape[0]
     mods = np.empty(size, dtype=np.int64)
     k = 0
@@ -183,38 +169,25 @@ def _fill_sibling(mask, out):
             m = h + step
             while 0 < m < size:
                 if mask[h, m]:
-                    out[k, 0], out[k, 1], out[k, 2] = h, h, m
-                    k += 1
-                    for i in range(count):
-                        out[k, 0], out[k, 1], out[k, 2] = h, mods[i], m
-                        k += 1
+                    k = _put(out, k, h, h, m)
+                    for i in range(count):  # h itself above, then every closer candidate
+                        k = _put(out, k, h, mods[i], m)
                     mods[count] = m
                     count += 1
                 m += step
+    return k
 
 
 @njit(cache=True)
 def _grandparent_triples(mask):
-    out = np.empty((_grandparent_count(mask), 3), dtype=np.int32)
+    out = np.empty((_fill_grandparent(mask, np.empty((0, 3), np.int32)), 3), dtype=np.int32)
     _fill_grandparent(mask, out)
     return out
 
 
 @njit(cache=True)
-def _grandparent_count(mask):
-    size = mask.shape[0]
-    total = 0
-    for m in range(1, size):
-        for h in range(1, size):
-            if mask[h, m]:
-                for g in range(size):
-                    if g != m and mask[g, h]:
-                        total += 1
-    return total
-
-
-@njit(cache=True)
 def _fill_grandparent(mask, out):
+    """As ``_fill_sibling``, for the grandparent triples."""
     size = mask.shape[0]
     k = 0
     for m in range(1, size):
@@ -222,8 +195,16 @@ def _fill_grandparent(mask, out):
             if mask[h, m]:
                 for g in range(size):
                     if g != m and mask[g, h]:
-                        out[k, 0], out[k, 1], out[k, 2] = g, h, m
-                        k += 1
+                        k = _put(out, k, g, h, m)
+    return k
+
+
+@njit(cache=True, inline="always")
+def _put(out, k, a, b, c):
+    """Row ``k`` of ``out`` is ``(a, b, c)`` where ``out`` has it; returns ``k + 1``."""
+    if k < out.shape[0]:
+        out[k, 0], out[k, 1], out[k, 2] = a, b, c
+    return k + 1
 
 
 # ----- a whole batch in a few compiled calls ---------------------------------------------------
@@ -297,36 +278,23 @@ def _triples_batch(masks_flat: np.ndarray, sizes: np.ndarray, scored: np.ndarray
     """Per span its sibling (or grandparent) triples where ``scored``, else none."""
     if not scored.any():
         return [NO_TRIPLES] * len(sizes)
-    counts = _triple_counts(masks_flat, sizes, scored, sibling)
+    counts = np.zeros(len(sizes), dtype=np.int64)
+    _batch_triples(masks_flat, sizes, scored, sibling, counts, NO_TRIPLES)
     out = np.empty((int(counts.sum()), 3), dtype=np.int32)
-    _fill_triples(masks_flat, sizes, counts, sibling, out)
+    _batch_triples(masks_flat, sizes, scored, sibling, counts, out)
     return cut(out, counts)
 
 
 @njit(cache=True)
-def _triple_counts(masks, sizes, scored, sibling):
-    counts = np.zeros(sizes.shape[0], dtype=np.int64)
-    square = 0
+def _batch_triples(masks, sizes, scored, sibling, counts, out):
+    """Each scored span's triples into ``out`` end to end, or with an empty ``out`` only their
+    ``counts``."""
+    square = at = 0
     for i in range(sizes.shape[0]):
         size = sizes[i]
         if scored[i]:
             mask = masks[square: square + size * size].reshape((size, size))
-            counts[i] = _sibling_count(mask) if sibling else _grandparent_count(mask)
-        square += size * size
-    return counts
-
-
-@njit(cache=True)
-def _fill_triples(masks, sizes, counts, sibling, out):
-    square = at = 0
-    for i in range(sizes.shape[0]):
-        size = sizes[i]
-        count = counts[i]
-        if count:
-            mask = masks[square: square + size * size].reshape((size, size))
-            if sibling:
-                _fill_sibling(mask, out[at: at + count])
-            else:
-                _fill_grandparent(mask, out[at: at + count])
-            at += count
+            part = out[at: at + counts[i]]
+            counts[i] = _fill_sibling(mask, part) if sibling else _fill_grandparent(mask, part)
+            at += counts[i]
         square += size * size
