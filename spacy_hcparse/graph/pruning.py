@@ -141,19 +141,24 @@ def sibling_triples(mask: np.ndarray) -> np.ndarray:
     ``s == h`` for the closest modifier; otherwise ``s`` lies strictly between ``h`` and ``m``
     and is itself a candidate modifier of ``h``.
     """
-    return _sibling_triples(np.ascontiguousarray(mask, dtype=np.bool_))
+    return _mask_triples(np.ascontiguousarray(mask, dtype=np.bool_), True)
 
 
 def grandparent_triples(mask: np.ndarray) -> np.ndarray:
     """(T, 3) int array of the (g, h, m) grandparent factors compatible with ``mask``."""
-    return _grandparent_triples(np.ascontiguousarray(mask, dtype=np.bool_))
+    return _mask_triples(np.ascontiguousarray(mask, dtype=np.bool_), False)
 
 
 @njit(cache=True)
-def _sibling_triples(mask):
-    out = np.empty((_fill_sibling(mask, np.empty((0, 3), np.int32)), 3), dtype=np.int32)
-    _fill_sibling(mask, out)
+def _mask_triples(mask, sibling):
+    out = np.empty((_fill_triples(mask, np.empty((0, 3), np.int32), sibling), 3), dtype=np.int32)
+    _fill_triples(mask, out, sibling)
     return out
+
+
+@njit(cache=True, inline="always")
+def _fill_triples(mask, out, sibling):
+    return _fill_sibling(mask, out) if sibling else _fill_grandparent(mask, out)
 
 
 @njit(cache=True)
@@ -176,13 +181,6 @@ def _fill_sibling(mask, out):
                     count += 1
                 m += step
     return k
-
-
-@njit(cache=True)
-def _grandparent_triples(mask):
-    out = np.empty((_fill_grandparent(mask, np.empty((0, 3), np.int32)), 3), dtype=np.int32)
-    _fill_grandparent(mask, out)
-    return out
 
 
 @njit(cache=True)
@@ -295,6 +293,6 @@ def _batch_triples(masks, sizes, scored, sibling, counts, out):
         if scored[i]:
             mask = masks[square: square + size * size].reshape((size, size))
             part = out[at: at + counts[i]]
-            counts[i] = _fill_sibling(mask, part) if sibling else _fill_grandparent(mask, part)
+            counts[i] = _fill_triples(mask, part, sibling)
             at += counts[i]
         square += size * size
