@@ -416,7 +416,7 @@ def test_whitespace_is_a_leaf_of_the_word_before_it(trained, decoder):
 
 
 def test_whitespace_leaves_keep_whitespace_only_spans():
-    from spacy_hcparse.graph.reparse import whitespace_leaves
+    from spacy_hcparse.graph.graph_batch import whitespace_leaves
 
     arc = np.zeros((3, 3))
     assert whitespace_leaves(arc, np.array([True, True])) is arc
