@@ -17,31 +17,6 @@ from ..decoders.batch import cut
 from ..decoders.eisner import eisner_kernel
 
 
-def candidate_heads(arc: np.ndarray, top_k: int, keep=None) -> np.ndarray:
-    """Boolean (n+1, n+1) mask ``mask[h, m]``: h is among m's ``top_k`` heads, or the root, or
-    an arc of the tree ``keep_a_tree`` adds.
-
-    ``keep`` (a heads array, ``-1`` where a head is unknown) adds those arcs too, so gold arcs
-    stay scorable in training. Ties at the k-th score keep the lower head index.
-    """
-    arc = np.ascontiguousarray(arc, dtype=np.float64)
-    mask = _top_heads(arc, int(top_k))
-    if keep is not None and len(mask) > 1:
-        words = np.arange(1, len(mask))
-        known = keep[1:] >= 0
-        mask[keep[1:][known], words[known]] = True
-    keep_a_tree(arc, mask)
-    return mask
-
-
-@njit(cache=True)
-def _top_heads(arc, top_k):
-    size = arc.shape[0]
-    mask = np.zeros((size, size), dtype=np.bool_)
-    _fill_top_heads(arc, top_k, mask)
-    return mask
-
-
 @njit(cache=True)
 def _fill_top_heads(arc, top_k, mask):
     size = arc.shape[0]
@@ -207,7 +182,7 @@ def _put(out, k, a, b, c):
 
 # ----- a whole batch in a few compiled calls ---------------------------------------------------
 class Pruned(NamedTuple):
-    """A batch's pruning (``prune_batch``): per span its ``candidate_heads`` mask and its
+    """A batch's pruning (``prune_batch``): per span its candidate heads' mask and its
     ``sibling_triples`` / ``grandparent_triples`` (``NO_TRIPLES`` where that type is not scored),
     views into one array each."""
 
@@ -221,10 +196,11 @@ NO_TRIPLES = np.zeros((0, 3), dtype=np.int32)
 
 def prune_batch(arcs: Sequence[np.ndarray], top_k: int, keep: Sequence[Optional[np.ndarray]],
                 sib: Sequence[bool], grand: Sequence[bool]) -> Pruned:
-    """``candidate_heads(arcs[i], top_k, keep[i])`` of every span (square arc scores on the host,
-    ranked in their own precision: float32 to float64 keeps every order), and its sibling and
-    grandparent triples where ``sib[i]`` / ``grand[i]``: the per-span functions' arrays, in three
-    compiled calls."""
+    """Every span's candidate heads (square arc scores on the host, ranked in their own precision:
+    float32 to float64 keeps every order; ties at the k-th score keep the lower head), with the
+    arcs of ``keep[i]`` (a heads array, ``-1`` where unknown: gold arcs stay scorable in training)
+    and a kept tree where needed, and its sibling and grandparent triples where ``sib[i]`` /
+    ``grand[i]``, in three compiled calls."""
     sizes = np.array([len(a) for a in arcs], dtype=np.int64)
     if len(keep) != len(sizes) or any(k is not None and len(k) != size for k, size in zip(keep, sizes)):
         raise ValueError(f"prune_batch: {len(keep)} heads arrays to keep for {len(sizes)} spans, each as long as its "

@@ -15,7 +15,6 @@ from hypothesis import given, settings, strategies as st
 from spacy_hcparse.decoders import arc_marginals, log_partition
 from spacy_hcparse.graph.decoding import MST, Eisner, HillClimb
 from spacy_hcparse.graph import pruning
-from spacy_hcparse.graph.pruning import candidate_heads
 from spacy_hcparse.graph.scores import GraphScores
 from spacy_hcparse.graph.batch_loss import tree_losses
 from spacy_hcparse.graph.graph_loss import GraphLoss
@@ -139,7 +138,7 @@ def random_batch(rng, n_spans, factors):
         known = gold.copy()
         if n and rng.random() < 0.3:
             known[1 + rng.integers(n)] = -1
-        mask = candidate_heads(arc, int(rng.integers(1, 4)), keep=known)
+        mask = pruning.prune_batch([arc], int(rng.integers(1, 4)), [known], [False], [False]).masks[0]
         arcs.append(arc.astype("f"))
         masks.append(mask)
         higher.append(bool(n > 1 and rng.random() < 0.8))
