@@ -37,9 +37,13 @@ import time
 from pathlib import Path
 from typing import List, Optional
 
+import spacy
+
 from .conllu import ConlluError, iter_lines
 from .corpus import ParseOptions, Progress, Summary, atomic_output, parse_corpus, parse_stream, plan_files
+from .distributed import run_tasks_dask
 from .evaluation import score_conllu
+from .evaluation.conll18 import METRICS, evaluate_files, format_table
 from .warmup import warmup
 from .tokenizer.tokenizer import TokenizerDefaults
 from .tokenizer.train import TrainSettings, train_files
@@ -180,13 +184,9 @@ def _parse(args) -> int:
                         f"(patterns: {', '.join(args.pattern or ['*'])})")
     progress = False if args.quiet else None
     if args.scheduler:
-        from .distributed import run_tasks_dask
-
         summary = run_tasks_dask(args.model, tasks, args.scheduler, options=options, n_workers=args.n_process,
                                  overwrite=args.overwrite, strict=args.strict, progress=progress)
     else:
-        import spacy
-
         nlp = spacy.load(args.model)  # errors here are reported before any work starts
         summary = parse_corpus(args.model, tasks, options, n_process=args.n_process, parallel=args.parallel,
                                overwrite=args.overwrite, strict=args.strict, progress=progress, nlp=nlp)
@@ -211,8 +211,6 @@ def _parse_one(args, options: ParseOptions) -> int:
         raise ValueError("several inputs or a directory: give --output-dir DIR")
     if args.scheduler:
         raise ValueError("--scheduler needs --output-dir")
-    import spacy
-
     nlp = spacy.load(args.model)
     source = args.inputs[0]
     name = "<stdin>" if str(source) == "-" else str(source)
@@ -243,8 +241,6 @@ def _parse_one(args, options: ParseOptions) -> int:
 def _evaluate(args) -> int:
     """The CoNLL 2018 evaluation (any tokenization); when both files hold the same words, also the
     UD-style details of ``evaluation.ud`` (exact match, non-projective arcs, per label)."""
-    from .evaluation.conll18 import METRICS, evaluate_files, format_table
-
     scores = evaluate_files(args.gold, args.system)
     print(f"{args.system} against {args.gold}: CoNLL 2018 shared task evaluation (F1 of LAS: labels without subtypes)")
     print(format_table(scores))

@@ -20,27 +20,17 @@ from .corpus import FileResult, FileTask, ParseOptions, Progress, Summary, load_
 IN_FLIGHT_PER_WORKER = 4  # tasks submitted ahead per worker: the scheduler holds a window, not the corpus
 
 
-def parse_files_dask(
-    model: Union[str, Path],
-    inputs: Sequence[Union[str, Path]],
-    output_dir: Union[str, Path],
-    client=None,
-    *,
-    patterns: Sequence[str] = ("*",),
-    options: ParseOptions = ParseOptions(),
-    n_workers: int = 2,
-    overwrite: bool = False,
-    strict: bool = False,
-    progress: Optional[bool] = None,
-) -> Summary:
+def parse_files_dask(model: Union[str, Path], inputs: Sequence[Union[str, Path]], output_dir: Union[str, Path],
+                     client=None, *, patterns: Sequence[str] = ("*",), options: ParseOptions = ParseOptions(),
+                     **run) -> Summary:
     """Parse ``inputs`` (files, or directories searched for ``patterns``) to ``output_dir`` on a
     Dask cluster, one task per file (see ``spacy_hcparse.corpus.plan_files`` for the output
     paths). ``client``: a ``distributed.Client``, a scheduler address, ``"local"`` (a local
     cluster of ``n_workers`` single-threaded worker processes, closed at the end), or None for
-    the current default client. Returns the run's ``Summary``."""
+    the current default client; ``run``: ``run_tasks_dask``'s ``n_workers``, ``overwrite``,
+    ``strict`` and ``progress``. Returns the run's ``Summary``."""
     tasks = plan_files(inputs, output_dir, patterns, options.output_format)
-    return run_tasks_dask(model, tasks, client, options=options, n_workers=n_workers, overwrite=overwrite,
-                          strict=strict, progress=progress)
+    return run_tasks_dask(model, tasks, client, options=options, **run)
 
 
 def run_tasks_dask(

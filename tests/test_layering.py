@@ -51,7 +51,7 @@ PARSERS = {
     "graph": {
         "structures": ("__init__", "scores", "pruning", "decoding", "reparse", "labeling", "valency", "parses",
                        "calibration"),
-        "learning": ("graph_loss", "batch_loss", "hinge", "batch_hinge", "graph_gold", "rehearsal"),
+        "learning": ("graph_loss", "batch_loss", "batch_hinge", "graph_gold", "rehearsal"),
         "model": ("graph_model", "graph_parts", "torch_context"),
         "component": ("graph_parser", "graph_factory", "graph_batch", "extensions"),
     },

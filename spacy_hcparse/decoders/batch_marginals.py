@@ -251,23 +251,14 @@ def _sibling_span(i, heads, sizes, arcs, squares, rows, words, counts, triples, 
     tree = heads[rows[i]: rows[i] + size]
     if counts[i] < 0 or size < 2 or not _is_projective(tree):
         return
-    arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
-    scaled = arc / temperature
-    mask = usable_mask(scaled)
-    clean = _where(mask, scaled, -np.inf)
-    sib = _scaled_cube(size, triples, values, first[i], counts[i], temperature)
+    arc, mask, clean, sib = _sibling_scores(i, sizes, arcs, squares, counts, triples, values, first, temperature)
     log_z, marg, ok = _inside_sib_linear(clean, sib, True)
     if not ok or not np.isfinite(log_z):
         retry[i] = True
         return
-    score = _write_chosen(tree, marg, clean, mask, probs, words[i])
-    log_probs[i] = -np.inf if score == -np.inf else (score + sib_part(tree, sib)) - log_z
+    log_probs[i] = _chosen_log_prob(tree, marg, clean, mask, sib, log_z, probs, words[i])
     if not np.isnan(tree_temperature):
-        scaled = arc / tree_temperature
-        sib = _scaled_cube(size, triples, values, first[i], counts[i], tree_temperature)
-        usable = _finite_or(scaled, -1e300)
-        score = arc_part(tree, usable) + sib_part(tree, sib)
-        clean = _where(usable_mask(scaled), scaled, -np.inf)
+        score, clean, sib = _tree_terms(i, tree, arc, counts, triples, values, first, tree_temperature)
         log_z, _, ok = _inside_sib_linear(clean, sib, False)
         if not ok:
             retry[i] = True
@@ -281,27 +272,46 @@ def _sibling_log_span(i, heads, sizes, arcs, squares, rows, words, counts, tripl
                       temperature, tree_temperature, probs, log_probs, done, failed):
     """Span ``i`` as ``_sibling_span``, with ``marginals._inside_sib`` (the log-space chart where
     the linear one leaves its range); ``failed[i]`` where no tree avoids the absent arcs."""
-    size = sizes[i]
-    tree = heads[rows[i]: rows[i] + size]
-    arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
-    scaled = arc / temperature
-    mask = usable_mask(scaled)
-    clean = _where(mask, scaled, -np.inf)
-    sib = _scaled_cube(size, triples, values, first[i], counts[i], temperature)
+    tree = heads[rows[i]: rows[i] + sizes[i]]
+    arc, mask, clean, sib = _sibling_scores(i, sizes, arcs, squares, counts, triples, values, first, temperature)
     log_z, marg = _inside_sib(clean, sib, True)
     if not np.isfinite(log_z):
         failed[i] = True
         return
-    score = _write_chosen(tree, marg, clean, mask, probs, words[i])
-    log_probs[i] = -np.inf if score == -np.inf else (score + sib_part(tree, sib)) - log_z
+    log_probs[i] = _chosen_log_prob(tree, marg, clean, mask, sib, log_z, probs, words[i])
     if not np.isnan(tree_temperature):
-        scaled = arc / tree_temperature
-        sib = _scaled_cube(size, triples, values, first[i], counts[i], tree_temperature)
-        usable = _finite_or(scaled, -1e300)
-        score = arc_part(tree, usable) + sib_part(tree, sib)
-        clean = _where(usable_mask(scaled), scaled, -np.inf)
+        score, clean, sib = _tree_terms(i, tree, arc, counts, triples, values, first, tree_temperature)
         log_probs[i] = score - _inside_sib(clean, sib, False)[0]
     done[i] = True
+
+
+@njit(cache=True, inline="always")
+def _sibling_scores(i, sizes, arcs, squares, counts, triples, values, first, temperature):
+    """Span ``i``'s (size, size) arc scores, and at ``temperature``: the mask of its usable arcs,
+    its scaled arc scores (``-inf`` where unusable) and its dense sibling cube."""
+    size = sizes[i]
+    arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
+    scaled = arc / temperature
+    mask = usable_mask(scaled)
+    sib = _scaled_cube(size, triples, values, first[i], counts[i], temperature)
+    return arc, mask, _where(mask, scaled, -np.inf), sib
+
+
+@njit(cache=True, inline="always")
+def _chosen_log_prob(tree, marg, clean, mask, sib, log_z, probs, start):
+    """Writes each word's head marginal (``_write_chosen``); returns the tree's log probability."""
+    score = _write_chosen(tree, marg, clean, mask, probs, start)
+    return -np.inf if score == -np.inf else (score + sib_part(tree, sib)) - log_z
+
+
+@njit(cache=True, inline="always")
+def _tree_terms(i, tree, arc, counts, triples, values, first, tree_temperature):
+    """At ``tree_temperature``: the tree's score (``-inf`` arcs as ``-1e300``), the usable arc
+    scores and the sibling cube."""
+    scaled = arc / tree_temperature
+    sib = _scaled_cube(arc.shape[0], triples, values, first[i], counts[i], tree_temperature)
+    score = arc_part(tree, _finite_or(scaled, -1e300)) + sib_part(tree, sib)
+    return score, _where(usable_mask(scaled), scaled, -np.inf), sib
 
 
 @njit(cache=True)

@@ -93,11 +93,18 @@ def fixed_tree(cand):
     size = cand.shape[0]
     heads = np.full(size, -1, dtype=np.int64)
     for m in range(1, size):
-        count = 0
-        for h in range(size):
-            if cand[h, m]:
-                count += 1
-                heads[m] = h
-        if count != 1:
+        if candidate_count(cand, m, heads) != 1:
             return np.empty(0, dtype=np.int64)
     return heads
+
+
+@njit(cache=True)
+def candidate_count(cand, m, heads):
+    """How many candidate heads word ``m`` has (``cand[:, m]``); the last of them goes in
+    ``heads[m]``."""
+    count = 0
+    for h in range(cand.shape[0]):
+        if cand[h, m]:
+            count += 1
+            heads[m] = h
+    return count

@@ -55,21 +55,7 @@ def eisner_kernel(arc):
             ir[s, t] = best + arc[s, t]
             il[s, t] = best + arc[t, s]
             _complete(cr, cl, ir, il, bcr, bcl, s, t)
-    heads = _root_and_heads(arc, np.zeros(size), cr, cl)
-    stack = _start_stack(heads, size)
-    while stack[0, 0] > 0:
-        kind, s, t = _pop(stack)
-        if kind == _IR or kind == _IL:
-            if kind == _IR:
-                heads[t] = s
-            else:
-                heads[s] = t
-            u = bi[s, t]
-            _push(stack, _CR, s, u)
-            _push(stack, _CL, u + 1, t)
-        else:
-            _split_complete(stack, kind, s, t, bcr, bcl)
-    return heads
+    return _backtrack(_root_and_heads(arc, np.zeros(size), cr, cl), bcr, bcl, bi, bi, bi, False)
 
 
 @njit(cache=True)
@@ -89,30 +75,43 @@ def eisner2_kernel(arc, sib):
                     bsb[s, t] = u
             sb[s, t] = best
             # s -> t: t closest to s (r == s), or previous right modifier r of s
-            best = sib[s, s, t] + cl[s + 1, t]
-            bir[s, t] = s
-            for r in range(s + 1, t):
-                val = ir[s, r] + sb[r, t] + sib[s, r, t]
-                if val > best:
-                    best = val
-                    bir[s, t] = r
+            best, bir[s, t] = _previous_modifier(ir, sb, sib, s, t, s, t, sib[s, s, t] + cl[s + 1, t], s)
             ir[s, t] = best + arc[s, t]
             # t -> s: s closest to t (r == t), or previous left modifier r of t
-            best = sib[t, t, s] + cr[s, t - 1]
-            bil[s, t] = t
-            for r in range(s + 1, t):
-                val = sb[s, r] + il[r, t] + sib[t, r, s]
-                if val > best:
-                    best = val
-                    bil[s, t] = r
+            best, bil[s, t] = _previous_modifier(sb, il, sib, t, s, s, t, sib[t, t, s] + cr[s, t - 1], t)
             il[s, t] = best + arc[t, s]
             _complete(cr, cl, ir, il, bcr, bcl, s, t)
-    heads = _root_and_heads(arc, sib[0, 0].copy(), cr, cl)
-    stack = _start_stack(heads, size)
+    return _backtrack(_root_and_heads(arc, sib[0, 0].copy(), cr, cl), bcr, bcl, bir, bil, bsb, True)
+
+
+@njit(cache=True)
+def _previous_modifier(first, second, sib, h, m, s, t, best, arg):
+    """The best of ``best`` (``m`` the closest modifier of ``h``, split ``arg``) and, for each
+    ``r`` strictly between ``s`` and ``t``, ``first[s, r] + second[r, t] + sib[h, r, m]`` (``r``
+    the previous modifier of ``h`` on ``m``'s side): ``(value, split)``."""
+    for r in range(s + 1, t):
+        val = first[s, r] + second[r, t] + sib[h, r, m]
+        if val > best:
+            best = val
+            arg = r
+    return best, arg
+
+
+@njit(cache=True)
+def _backtrack(heads, bcr, bcl, bir, bil, bsb, second_order):
+    """``heads`` (the root's child set) completed from the back-pointers. First order: an
+    incomplete span's halves meet at ``bsb`` (the split); second order: ``bir``/``bil`` hold the
+    previous modifier (the head itself for the closest), ``bsb`` the sibling spans' splits."""
+    stack = _start_stack(heads, heads.shape[0])
     while stack[0, 0] > 0:
         kind, s, t = _pop(stack)
         if kind == _IR:
             heads[t] = s
+        elif kind == _IL:
+            heads[s] = t
+        if (kind == _IR or kind == _IL) and not second_order:
+            _push(stack, _SB, s, t)
+        elif kind == _IR:
             r = bir[s, t]
             if r == s:
                 _push(stack, _CL, s + 1, t)
@@ -120,7 +119,6 @@ def eisner2_kernel(arc, sib):
                 _push(stack, _IR, s, r)
                 _push(stack, _SB, r, t)
         elif kind == _IL:
-            heads[s] = t
             r = bil[s, t]
             if r == t:
                 _push(stack, _CR, s, t - 1)

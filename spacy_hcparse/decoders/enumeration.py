@@ -15,7 +15,8 @@ over ``cand``, hence optimal.
 import numpy as np
 
 from ..compiling import njit
-from .dominance import fill_phi
+from .dominance import candidate_count, fill_phi
+from .local_optima import in_subtree
 from .scoring import full_score
 
 
@@ -40,12 +41,7 @@ def search_candidates(arc, cand, sib, grand, use_sib, use_grand, heads, score, l
     current = np.full(size, -1, dtype=np.int64)
     roots = 0
     for m in range(1, size):
-        count = 0
-        for h in range(size):
-            if cand[h, m]:
-                count += 1
-                current[m] = h
-        if count > 1:
+        if candidate_count(cand, m, current) > 1:
             words[n_open] = m
             n_open += 1
             current[m] = -1
@@ -123,14 +119,7 @@ def _fits(m, h, current):
             if current[v] == 0:
                 return False
         return True
-    v = h
-    steps = 0
-    while v > 0 and steps < current.shape[0]:
-        if v == m:
-            return False
-        v = current[v]
-        steps += 1
-    return True
+    return not in_subtree(current, h, m)
 
 
 @njit(cache=True)

@@ -235,18 +235,14 @@ def _sibling_incomplete(val, cnt, back, tails, weight, arc, sib, s, t, k, heap, 
     one-word span of value 0) or after the previous right modifier ``r`` (``ir[s, r] + sb[r, t]``);
     ``t -> s`` likewise (``r == t``: ``cr[s, t - 1]``; else ``sb[s, r] + il[r, t]``)."""
     _set_edge(tails, weight, 0, s, _CL, s + 1, t, _CR, t, t, sib[s, s, t] + arc[s, t])
-    ne = 1
-    for r in range(s + 1, t):
-        _set_edge(tails, weight, ne, r, _IR, s, r, _SB, r, t, sib[s, r, t] + arc[s, t])
-        ne += 1
-    got = _merge(val, cnt, tails, weight, ne, k, heap, out_val, out_back)
+    for r in range(s + 1, t):  # edge r - s
+        _set_edge(tails, weight, r - s, r, _IR, s, r, _SB, r, t, sib[s, r, t] + arc[s, t])
+    got = _merge(val, cnt, tails, weight, t - s, k, heap, out_val, out_back)
     _store(val, cnt, back, _IR, s, t, got, out_val, out_back, 0.0)
     _set_edge(tails, weight, 0, t, _CR, s, t - 1, _CR, s, s, sib[t, t, s] + arc[t, s])
-    ne = 1
     for r in range(s + 1, t):
-        _set_edge(tails, weight, ne, r, _SB, s, r, _IL, r, t, sib[t, r, s] + arc[t, s])
-        ne += 1
-    got = _merge(val, cnt, tails, weight, ne, k, heap, out_val, out_back)
+        _set_edge(tails, weight, r - s, r, _SB, s, r, _IL, r, t, sib[t, r, s] + arc[t, s])
+    got = _merge(val, cnt, tails, weight, t - s, k, heap, out_val, out_back)
     _store(val, cnt, back, _IL, s, t, got, out_val, out_back, 0.0)
 
 

@@ -379,7 +379,7 @@ def _verify(arc, mask, st, d, root_free):
         if h == 0 and not root_free:
             continue  # the root child cannot move
         for u in range(0 if root_free else 1, n + 1):
-            if u != m and mask[u, m] and arc[u, m] > arc[h, m] and not _below(heads, u, m):
+            if u != m and mask[u, m] and arc[u, m] > arc[h, m] and not in_subtree(heads, u, m):
                 return False
     # a top's entry must not have ended up under one of its tied best heads
     ncycs = st[12]
@@ -394,7 +394,7 @@ def _verify(arc, mask, st, d, root_free):
 
 
 @njit(cache=True)
-def _below(heads, u, m):
+def in_subtree(heads, u, m):
     """Whether word ``u`` lies in the subtree of word ``m`` (``u == m`` included)."""
     steps = 0
     while u > 0 and steps < heads.shape[0]:

@@ -12,10 +12,8 @@ the first row (word 1) replaced by the root potentials ``exp(arc[0, m])``, ``Z =
 ``P(h -> m) = A[h, m] ([m != 1] Linv[m, m] - [h != 1] Linv[m, h])``, ``P(0 -> m) = exp(arc[0, m])
 Linv[m, 1]``. Each column is scaled by its largest potential first (a shift of ``arc[:, m]`` by a
 constant changes ``log Z`` by that constant and no marginal), and the determinant and inverse come
-from Gauss-Jordan elimination with partial pivoting, so ``log Z`` never overflows. Precision: on
-real parser scores the marginals match an 80-bit computation to ~1e-15; scores that favour cycles
-over every tree by dozens of nats (e.g. N(0, 20^2) noise) make the determinant cancel, and about
-8 digits remain.
+from Gauss-Jordan elimination with partial pivoting, so ``log Z`` never overflows (scores that
+favour cycles over every tree by dozens of nats make the determinant cancel, and lose digits).
 
 Projective: the inside-outside algorithm over Eisner's first-order chart (the same chart as
 ``eisner.py``: spans over words, then the root takes one child), in log space. With sibling
@@ -248,45 +246,74 @@ def _inside(arc):
             for u in range(s, t):
                 acc = _logaddexp(acc, cl[s, u] + il[u, t])
             cl[s, t] = acc
-    log_z = neg
-    for m in range(1, size):
-        log_z = _logaddexp(log_z, arc[0, m] + cl[1, m] + cr[m, n])
+    log_z = _log_root(arc[0], cl, cr)
     marg = np.zeros((size, size))
     if log_z == neg:
         return log_z, marg
-    gcr = np.zeros((size, size))
-    gcl = np.zeros((size, size))
-    gir = np.zeros((size, size))
-    gil = np.zeros((size, size))
-    for m in range(1, size):
-        w = _weight(arc[0, m] + cl[1, m] + cr[m, n], log_z)
-        marg[0, m] = w
-        gcl[1, m] += w
-        gcr[m, n] += w
+    gcr, gcl, gir, gil, _ = _chart(size, 0.0, 0.0)  # each item's share of the trees' mass
+    _root_outside(arc[0], cl, cr, log_z, marg, gcl, gcr)
+    weights = np.empty((1, 1, 1, 1))  # none kept: the shares are taken from the chart
     for width in range(n - 1, 0, -1):
         for s in range(1, size - width):
             t = s + width
-            g = gcr[s, t]
-            if g != 0.0:
-                for u in range(s + 1, t + 1):
-                    w = g * _weight(ir[s, u] + cr[u, t], cr[s, t])
-                    gir[s, u] += w
-                    gcr[u, t] += w
-            g = gcl[s, t]
-            if g != 0.0:
-                for u in range(s, t):
-                    w = g * _weight(cl[s, u] + il[u, t], cl[s, t])
-                    gcl[s, u] += w
-                    gil[u, t] += w
-            marg[s, t] = gir[s, t]
-            marg[t, s] = gil[s, t]
-            g = gir[s, t] + gil[s, t]
-            if g != 0.0:
-                for u in range(s, t):
-                    w = g * _weight(cr[s, u] + cl[u + 1, t], split[s, t])
-                    gcr[s, u] += w
-                    gcl[u + 1, t] += w
+            _complete_outside(s, t, gcr, gcl, gir, gil, ir, il, cr, cl, weights, False, marg)
+            _split_outside(gir[s, t] + gil[s, t], s, t, gcr, gcl, cr, cl, split[s, t], weights, False)
     return log_z, marg
+
+
+@njit(cache=True, inline="always")
+def _log_root(root, cl, cr):
+    """``log Z`` from the chart: the root takes one child ``m`` (``root[m]``: that arc's score,
+    with its sibling factor at second order)."""
+    n = root.shape[0] - 1
+    log_z = -np.inf
+    for m in range(1, n + 1):
+        log_z = _logaddexp(log_z, root[m] + cl[1, m] + cr[m, n])
+    return log_z
+
+
+@njit(cache=True, inline="always")
+def _root_outside(root, cl, cr, log_z, marg, gcl, gcr):
+    """The outside pass's start: each root child's share of the trees' mass (``root`` as in
+    ``_log_root``), to the root arc's marginal and the child's two complete spans."""
+    n = root.shape[0] - 1
+    for m in range(1, n + 1):
+        g = _weight(root[m] + cl[1, m] + cr[m, n], log_z)
+        marg[0, m] = g
+        gcl[1, m] += g
+        gcr[m, n] += g
+
+
+@njit(cache=True, inline="always")
+def _complete_outside(s, t, gcr, gcl, gir, gil, ir, il, cr, cl, weights, kept, marg):
+    """The complete spans [s, t] pass their mass to their splits (by the split weights
+    ``weights[CR]``/``weights[CL]`` where ``kept``, else ``exp(split - cell)`` from the chart);
+    then the incomplete spans [s, t] hold their arcs' marginals."""
+    g = gcr[s, t]
+    if g != 0.0:
+        for u in range(s + 1, t + 1):
+            p = g * (weights[3, s, t, u - s - 1] if kept else _weight(ir[s, u] + cr[u, t], cr[s, t]))
+            gir[s, u] += p
+            gcr[u, t] += p
+    g = gcl[s, t]
+    if g != 0.0:
+        for u in range(s, t):
+            p = g * (weights[4, s, t, u - s] if kept else _weight(cl[s, u] + il[u, t], cl[s, t]))
+            gcl[s, u] += p
+            gil[u, t] += p
+    marg[s, t] = gir[s, t]
+    marg[t, s] = gil[s, t]
+
+
+@njit(cache=True, inline="always")
+def _split_outside(g, s, t, gcr, gcl, cr, cl, total, weights, kept):
+    """Mass ``g`` of the adjacent spans [s, t] (``cr[s, u] + cl[u + 1, t]``, log sum ``total``)
+    to each split ``u`` (by ``weights[SB]`` where ``kept``, else from the chart)."""
+    if g != 0.0:
+        for u in range(s, t):
+            p = g * (weights[0, s, t, u - s] if kept else _weight(cr[s, u] + cl[u + 1, t], total))
+            gcr[s, u] += p
+            gcl[u + 1, t] += p
 
 
 @njit(cache=True)
@@ -506,35 +533,17 @@ def _inside_sib_log(arc, sib, outside):
                 terms[k] = cl[s, u] + il[u, t]
                 k += 1
             cl[s, t] = _log_sum(terms, k, w[CL, s, t] if outside else terms, outside)
-    log_z = neg
-    for m in range(1, size):
-        log_z = _logaddexp(log_z, arc[0, m] + sib[0, 0, m] + cl[1, m] + cr[m, n])
+    root = arc[0] + sib[0, 0]
+    log_z = _log_root(root, cl, cr)
     marg = np.zeros((size, size))
     if log_z == neg or not outside:
         return log_z, marg
     gcr, gcl, gir, gil, gsb = _chart(size, 0.0, 0.0)  # each item's share of the trees' mass
-    for m in range(1, size):
-        g = _weight(arc[0, m] + sib[0, 0, m] + cl[1, m] + cr[m, n], log_z)
-        marg[0, m] = g
-        gcl[1, m] += g
-        gcr[m, n] += g
+    _root_outside(root, cl, cr, log_z, marg, gcl, gcr)
     for width in range(n - 1, 0, -1):
         for s in range(1, size - width):
             t = s + width
-            g = gcr[s, t]
-            if g != 0.0:
-                for u in range(s + 1, t + 1):
-                    p = g * w[CR, s, t, u - s - 1]
-                    gir[s, u] += p
-                    gcr[u, t] += p
-            g = gcl[s, t]
-            if g != 0.0:
-                for u in range(s, t):
-                    p = g * w[CL, s, t, u - s]
-                    gcl[s, u] += p
-                    gil[u, t] += p
-            marg[s, t] = gir[s, t]
-            marg[t, s] = gil[s, t]
+            _complete_outside(s, t, gcr, gcl, gir, gil, ir, il, cr, cl, w, True, marg)
             g = gir[s, t]
             if g != 0.0:
                 gcl[s + 1, t] += g * w[IR, s, t, 0]
@@ -549,12 +558,7 @@ def _inside_sib_log(arc, sib, outside):
                     p = g * w[IL, s, t, r - s]
                     gsb[s, r] += p
                     gil[r, t] += p
-            g = gsb[s, t]
-            if g != 0.0:
-                for u in range(s, t):
-                    p = g * w[SB, s, t, u - s]
-                    gcr[s, u] += p
-                    gcl[u + 1, t] += p
+            _split_outside(gsb[s, t], s, t, gcr, gcl, cr, cl, 0.0, w, True)
     return log_z, marg
 
 

@@ -43,8 +43,7 @@ def arc_part(heads, arc):
 def sibling_factors(heads) -> np.ndarray:
     """(F, 3) int64 array of the ``(h, s, m)`` sibling factors the tree ``heads`` uses: for each
     head, its modifiers chained outward on each side (right, then left), nearest first, ``s ==
-    h`` for the first; ``sib_part`` sums ``sib`` over the same walk, fused for speed (tests check
-    that the two agree)."""
+    h`` for the first (``sib_part`` sums ``sib`` over them)."""
     heads = np.ascontiguousarray(heads, dtype=np.int64)
     out = np.empty((max(1, len(heads)), 3), dtype=np.int64)
     return out[: _sibling_factors(heads, out)].copy()
@@ -55,38 +54,25 @@ def _sibling_factors(heads, out):
     size = heads.shape[0]
     count = 0
     for h in range(size):
-        prev = h
-        for m in range(h + 1, size):  # right side, nearest first
-            if heads[m] == h:
-                out[count, 0], out[count, 1], out[count, 2] = h, prev, m
-                count += 1
-                prev = m
-        prev = h
-        for m in range(h - 1, 0, -1):  # left side, nearest first
-            if heads[m] == h:
-                out[count, 0], out[count, 1], out[count, 2] = h, prev, m
-                count += 1
-                prev = m
+        for step in (1, -1):  # the right side, then the left, nearest first
+            prev = h
+            m = h + step
+            while 0 < m < size:
+                if heads[m] == h:
+                    out[count, 0], out[count, 1], out[count, 2] = h, prev, m
+                    count += 1
+                    prev = m
+                m += step
     return count
 
 
 @njit(cache=True)
 def sib_part(heads, sib):
-    """Sum of sibling factors: for each head, chain its modifiers outward on each side (the walk
-    of ``sibling_factors``, kept fused here: decoders call it in their loops)."""
-    size = heads.shape[0]
+    """Sum of ``sib`` over the tree's sibling factors (``sibling_factors``' walk, in its order)."""
+    factors = np.empty((max(1, heads.shape[0]), 3), dtype=np.int64)
     total = 0.0
-    for h in range(size):
-        prev = h
-        for m in range(h + 1, size):  # right side, nearest first
-            if heads[m] == h:
-                total += sib[h, prev, m]
-                prev = m
-        prev = h
-        for m in range(h - 1, 0, -1):  # left side, nearest first
-            if heads[m] == h:
-                total += sib[h, prev, m]
-                prev = m
+    for k in range(_sibling_factors(heads, factors)):
+        total += sib[factors[k, 0], factors[k, 1], factors[k, 2]]
     return total
 
 

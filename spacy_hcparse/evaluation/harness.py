@@ -19,7 +19,6 @@ user would), not by editing a loaded component.
 """
 import statistics
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -199,46 +198,6 @@ def compare_decoders(model: PathLike, gold_path: PathLike, out_dir: PathLike, *,
         per_decoder[name] = {k: scores[k] for k in ("dep_uas", "dep_las", "ud_uas", "ud_las", "words_per_sec")}
         results[name] = span_results(nlp, (input_doc(nlp, s) for s in gold), batch_size)
     return {"per_decoder": per_decoder, "search": search_statistics(results, full)}
-
-
-def parser_inputs(nlp: Language, docs: List[Doc]) -> List[Doc]:
-    """``docs`` after the components before ``hc_parser`` (e.g. a transformer whose output its
-    listener reads), as ``hc_parser`` sees them in ``nlp.pipe``."""
-    for name in nlp.pipe_names[: nlp.pipe_names.index("hc_parser")]:
-        docs = list(nlp.get_pipe(name).pipe(docs))
-    return docs
-
-
-def label_accuracy(nlp: Language, gold_path: PathLike, *, limit: int = 0, batch_size: int = 256,
-                   ignore: Sequence[str] = ("punct", "p")) -> Dict:
-    """How often ``hc_parser``'s labeler picks the gold label given the gold heads (gold words, one
-    Doc per sentence; the gold arcs are made candidates), over the words whose gold label is not
-    in ``ignore`` (punctuation, as spaCy's LAS leaves it out), after the components before
-    ``hc_parser`` (a transformer it listens to) have run; labels compared whole
-    (``nmod:poss`` is not ``nmod``); the root's child always gets ``ROOT``. Also the most
-    confused (gold, predicted) pairs."""
-    pipe = nlp.get_pipe("hc_parser")
-    gold = [s for s in list(read_conllu(gold_path))[: limit or None] if len(s.words) <= pipe.max_length]
-    labels = pipe.labels
-    right = total = 0
-    confused: Counter = Counter()
-    for start in range(0, len(gold), batch_size):
-        batch = gold[start: start + batch_size]
-        docs = parser_inputs(nlp, [input_doc(nlp, s) for s in batch])
-        heads = [np.array([-1] + [w.head for w in s.words], dtype=np.int64) for s in batch]
-        scores = pipe.score_spans(docs, [[(0, len(doc))] for doc in docs], keep=heads, factors=frozenset())
-        for sentence, tree, rows in zip(batch, heads, pipe.label_scores(scores, heads)):
-            predicted = pipe.best_labels(tree, rows)
-            for word, label in zip(sentence.words, predicted):
-                gold_label = "ROOT" if word.head == 0 else word.deprel
-                if gold_label in ignore:
-                    continue
-                total += 1
-                right += labels[label] == gold_label
-                if labels[label] != gold_label:
-                    confused[(gold_label, labels[label])] += 1
-    return {"words": total, "accuracy": right / total if total else None,
-            "confused": [{"gold": g, "predicted": p, "count": c} for (g, p), c in confused.most_common(10)]}
 
 
 def evaluate_raw(nlp: Language, gold, documents, system_path: PathLike, *, repeats: int = 3,

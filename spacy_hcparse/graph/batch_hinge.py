@@ -1,7 +1,7 @@
 """The structured hinge's cost-augmented trees of every span of a training batch.
 
-The hinge (``hinge.structured_hinge``) decodes each span's Hamming-augmented pruned arcs
-(``hinge.hamming_augmented``) with the loss's decoder. ``hinge_trees`` decodes all of them in one
+The hinge ``max(0, s(y) + cost(y) - s(gold))`` decodes each span's Hamming-augmented pruned arcs
+(``hamming_augmented``) with the loss's decoder. ``hinge_trees`` decodes all of them in one
 call for the decoders training uses, with the same kernels and the same trees as the per-span
 decoder: ``graph.decoding.Eisner`` (``decoders.batch.decode_eisner_batch``; arcs and siblings),
 ``MST`` (``decoders.batch_search.decode_mst_batch``) and ``HillClimb``
@@ -17,7 +17,6 @@ import numpy as np
 from ..decoders.batch import cut, decode_eisner_batch, pack
 from ..decoders.batch_search import decode_hill_climb_batch, decode_mst_batch
 from .decoding import MST, Eisner, HillClimb
-from .hinge import hamming_augmented
 from .scores import GraphScores
 
 
@@ -54,4 +53,11 @@ def hinge_trees(scores: GraphScores, golds: Sequence, decoder, threads: int = 1)
                                             **decoder.batch_options())
     for i, tree in zip(todo, cut(heads, sizes)):
         out[i] = tree
+    return out
+
+
+def hamming_augmented(arc: np.ndarray, gold: np.ndarray, cost: float = 1.0) -> np.ndarray:
+    """``arc`` plus ``cost`` on every arc that is not gold (cost-augmented decoding)."""
+    out = arc + cost
+    out[gold[1:], np.arange(1, len(gold))] -= cost
     return out

@@ -1,13 +1,13 @@
 """The graph loss's tree terms over every span of a training batch in one compiled call.
 
 Per span: ``xent_weight`` * head cross-entropy (each word's softmax over its heads) + ``hinge_weight`` *
-structured hinge at a given cost-augmented tree (``hinge.structured_hinge``, whose decoder call
-``batch_hinge.hinge_trees`` made beforehand) + ``tree_weight`` * the gold tree's negative log
+structured hinge ``max(0, s(y) + cost(y) - s(gold))`` at a given cost-augmented tree ``y`` (whose
+decoder call ``batch_hinge.hinge_trees`` made beforehand) + ``tree_weight`` * the gold tree's negative log
 probability under the first-order single-root distribution of the arc scores (the matrix-tree
 theorem, ``decoders.marginals``: ``log Z - score(gold)``, gradient marginals minus gold arcs; spans
 with a whole gold tree of at least one word, as the hinge), with their gradients with respect to the arc scores
-and the sibling and grandparent values at the span's scored triples. The values are those of the
-per-span functions, which define them (summed in another order: equal to about 1e-12).
+and the sibling and grandparent values at the span's scored triples. The tests hold the values
+against per-span definitions.
 
 Layout as ``decoders.batch`` (``pack``: square arrays end to end; heads arrays end to end, ``-1``
 an unknown head and ``heads[0] == -1``); factor triples per span ``counts[i]`` rows (``-1``: the
@@ -148,8 +148,8 @@ def _head_xent(arc, gold, weight, d_arc):
 @njit(cache=True)
 def _hinge(arc, gold, pred, weight, d_arc, use_sib, sib_triples, sib_values, d_sib,
            use_grand, grand_triples, grand_values, d_grand):
-    """``hinge.structured_hinge`` of one span at the cost-augmented tree ``pred`` (Hamming cost
-    1 per wrong head); its gradients times ``weight`` added where the loss is positive."""
+    """The structured hinge of one span at the cost-augmented tree ``pred`` (Hamming cost 1 per
+    wrong head); its gradients times ``weight`` added where the loss is positive."""
     size = arc.shape[0]
     same = True
     for m in range(1, size):

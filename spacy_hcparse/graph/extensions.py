@@ -40,8 +40,8 @@ from spacy.tokens import Doc, Span, Token
 from ..decoders import kbest_eisner, kbest_mst, mbr_gain
 from ..segment import sentence_spans, span_whitespace
 from .decoding import MBR, Eisner
+from .graph_batch import span_arcs, span_blocks
 from .graph_model import tree_label_scores
-from .reparse import whitespace_leaves
 
 DOC_ATTRS = ("hc_parse_score",)
 SPAN_ATTRS = ("hc_score", "hc_certified", "hc_upper_bound", "hc_gap", "hc_parse_prob")
@@ -93,8 +93,9 @@ def kbest_parses(pipe, span: Span, k: int) -> List[Tuple[List[int], List[str], f
     i = spans.index((span.start, span.end))
     factors = pipe.decoder.factors
     scores = pipe.score_spans([doc], [spans], factors=factors)
-    space = span_whitespace([doc], scores.spans)[i]
-    arc = whitespace_leaves(scores.pruned_arc(i), space)
+    spaces = span_whitespace([doc], scores.spans)
+    space = spaces[i]
+    arc = span_blocks(*span_arcs(scores, spaces, [None] * len(spaces), 0.0))[i]  # as predict's decoder reads it
     trees, values = decoder_kbest(pipe.decoder, arc, scores.cubes(i, factors)[0], k)
     rows = tree_label_scores(pipe.model, scores, list(trees), [i] * len(trees))
     labels, _ = pipe.label_trees(list(trees), rows, [space] * len(trees))

@@ -1,4 +1,5 @@
-"""``hc_parser``'s host work per batch: the arcs its decoder reads, Eisner's trees, and each
+"""``hc_parser``'s host work per batch: the arcs its decoder reads (whitespace kept as leaves, an
+earlier parser's arcs raised by a bonus when reparsing), Eisner's trees, and each
 span's margins, head probabilities and label probabilities, for every span of a batch in a few
 compiled calls (``decoders.batch``, ``decoders.batch_marginals``). One sentence is a batch of one.
 
@@ -16,7 +17,6 @@ from ..decoders.label_probs import chosen_label_probs
 from .calibration import apply_knots
 from .decoding import DecodeResult
 from .parses import SpanParse
-from .reparse import whitespace_leaves, with_bonus
 from .scores import PRUNED, GraphScores
 
 
@@ -24,7 +24,7 @@ def span_arcs(scores: GraphScores, spaces: Sequence[np.ndarray], existing: Seque
               ) -> Tuple[np.ndarray, np.ndarray]:
     """``(arcs, sizes)``: the arc scores every span's decoder reads, end to end (float64): the
     pruned scores (pruned arcs ``-inf``), whitespace tokens ``spaces[i]`` kept leaves
-    (``graph.reparse.whitespace_leaves``) and, where ``existing[i]`` is the doc's own tree and
+    (``whitespace_leaves``) and, where ``existing[i]`` is the doc's own tree and
     ``bonus`` is not 0, that tree's arcs raised by ``bonus`` (reparsing)."""
     sizes = np.array([len(m) for m in scores.masks], dtype=np.int64)
     if len(sizes) and sizes.max() > MAX_WORDS + 1:  # cannot happen with sentence_spans; guards direct calls
@@ -40,6 +40,36 @@ def span_arcs(scores: GraphScores, spaces: Sequence[np.ndarray], existing: Seque
             arc = whitespace_leaves(block, space)
             block[:] = with_bonus(arc, tree[0], bonus) if tree is not None and bonus else arc
     return flat, sizes
+
+
+def whitespace_leaves(arc: np.ndarray, space: np.ndarray) -> np.ndarray:
+    """Arc scores ``arc`` constrained so that every marked word (``space``, (n,) bool: the span's
+    ``segment.leaf_whitespace``) is a leaf whose head is the nearest unmarked word before it
+    (after it, at the span's start), as spaCy's parser attaches whitespace; the arc keeps its
+    score (0 where pruned). Unchanged when nothing or everything is marked. The forced arcs cover
+    only whitespace, so the constraint keeps trees projective."""
+    if not space.any() or space.all():
+        return arc
+    arc = arc.copy()
+    words = np.flatnonzero(~space) + 1
+    blanks = np.flatnonzero(space) + 1
+    for m in blanks.tolist():
+        before = words[words < m]
+        head = int(before[-1]) if len(before) else int(words[0])
+        score = arc[head, m]
+        arc[:, m] = -np.inf
+        arc[head, m] = score if np.isfinite(score) else 0.0
+    arc[blanks, :] = -np.inf
+    return arc
+
+
+def with_bonus(pruned: np.ndarray, doc_heads: np.ndarray, bonus: float) -> np.ndarray:
+    """``pruned`` with ``bonus`` added to each of the doc's arcs (``doc_heads``: (n+1,), ``-1`` at
+    the root row; they are candidates, so their scores are the model's)."""
+    out = pruned.copy()
+    words = np.arange(1, len(doc_heads))
+    out[doc_heads[1:], words] += bonus
+    return out
 
 
 def span_blocks(arcs: np.ndarray, sizes: np.ndarray) -> List[np.ndarray]:

@@ -192,11 +192,6 @@ class GraphParser(ParserPipe):
         """The labels as the labeler reads them (classes, unseen labels, whitespace's label)."""
         return LabelSet.of(self.labels, self.cfg.get("label_classes"), self.cfg.get("unseen_labels", ()), JOIN_LABEL)
 
-    def best_labels(self, heads: np.ndarray, scores: np.ndarray) -> np.ndarray:
-        """The labeler's label ids (n,) of one tree ``heads`` from its (n, L) ``scores`` (a batch
-        of one, no whitespace tokens, no doc labels)."""
-        return self.label_trees([heads], [scores], [np.zeros(len(heads) - 1, dtype=bool)])[0][0]
-
     def kbest(self, span: Span, k: int) -> List[Tuple[List[int], List[str], float]]:
         """The k best trees of ``span``, a sentence this parser parsed as one tree, each ``(heads,
         labels, score)`` (``graph.extensions.kbest_parses``)."""

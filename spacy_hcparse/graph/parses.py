@@ -6,7 +6,7 @@ word's first-order head margin and, with head probabilities, each chosen head's 
 marginal probability and the tree's log probability (``spacy_hcparse.graph.calibration``), and each
 written label's probability given its head (``graph.graph_batch.span_parses`` makes them).
 """
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.tokens import Doc
@@ -14,7 +14,7 @@ from spacy.tokens import Doc
 from ..names import Span
 from ..segment import continues
 from .decoding import DecodeResult
-from .scores import GraphScores, regroup
+from .scores import GraphScores
 
 
 class SpanParse(NamedTuple):
@@ -106,3 +106,12 @@ def extension_values(parse: SpanParse) -> Tuple[Dict, Dict]:
     if parse.dep_probs is not None:
         tokens["hc_dep_prob"] = np.asarray(parse.dep_probs, dtype=float).tolist()
     return span, tokens
+
+
+def regroup(flat: Sequence, per_doc: Sequence[Sequence]) -> list:
+    """``flat`` cut back into per-doc lists with the lengths of ``per_doc``."""
+    out, pos = [], 0
+    for items in per_doc:
+        out.append(list(flat[pos: pos + len(items)]))
+        pos += len(items)
+    return out

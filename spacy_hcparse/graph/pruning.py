@@ -17,31 +17,6 @@ from ..decoders.batch import cut
 from ..decoders.eisner import eisner_kernel
 
 
-def candidate_heads(arc: np.ndarray, top_k: int, keep=None) -> np.ndarray:
-    """Boolean (n+1, n+1) mask ``mask[h, m]``: h is among m's ``top_k`` heads, or the root, or
-    an arc of the tree ``keep_a_tree`` adds.
-
-    ``keep`` (a heads array, ``-1`` where a head is unknown) adds those arcs too, so gold arcs
-    stay scorable in training. Ties at the k-th score keep the lower head index.
-    """
-    arc = np.ascontiguousarray(arc, dtype=np.float64)
-    mask = _top_heads(arc, int(top_k))
-    if keep is not None and len(mask) > 1:
-        words = np.arange(1, len(mask))
-        known = keep[1:] >= 0
-        mask[keep[1:][known], words[known]] = True
-    keep_a_tree(arc, mask)
-    return mask
-
-
-@njit(cache=True)
-def _top_heads(arc, top_k):
-    size = arc.shape[0]
-    mask = np.zeros((size, size), dtype=np.bool_)
-    _fill_top_heads(arc, top_k, mask)
-    return mask
-
-
 @njit(cache=True)
 def _fill_top_heads(arc, top_k, mask):
     size = arc.shape[0]
@@ -141,39 +116,30 @@ def sibling_triples(mask: np.ndarray) -> np.ndarray:
     ``s == h`` for the closest modifier; otherwise ``s`` lies strictly between ``h`` and ``m``
     and is itself a candidate modifier of ``h``.
     """
-    return _sibling_triples(np.ascontiguousarray(mask, dtype=np.bool_))
+    return _mask_triples(np.ascontiguousarray(mask, dtype=np.bool_), True)
 
 
 def grandparent_triples(mask: np.ndarray) -> np.ndarray:
     """(T, 3) int array of the (g, h, m) grandparent factors compatible with ``mask``."""
-    return _grandparent_triples(np.ascontiguousarray(mask, dtype=np.bool_))
+    return _mask_triples(np.ascontiguousarray(mask, dtype=np.bool_), False)
 
 
 @njit(cache=True)
-def _sibling_triples(mask):
-    out = np.empty((_sibling_count(mask), 3), dtype=np.int32)
-    _fill_sibling(mask, out)
+def _mask_triples(mask, sibling):
+    out = np.empty((_fill_triples(mask, np.empty((0, 3), np.int32), sibling), 3), dtype=np.int32)
+    _fill_triples(mask, out, sibling)
     return out
 
 
-@njit(cache=True)
-def _sibling_count(mask):
-    size = mask.shape[0]
-    total = 0
-    for h in range(size):
-        for step in (1, -1):
-            count = 0
-            m = h + step
-            while 0 < m < size:
-                if mask[h, m]:
-                    count += 1
-                    total += count  # h itself plus every closer candidate
-                m += step
-    return total
+@njit(cache=True, inline="always")
+def _fill_triples(mask, out, sibling):
+    return _fill_sibling(mask, out) if sibling else _fill_grandparent(mask, out)
 
 
 @njit(cache=True)
 def _fill_sibling(mask, out):
+    """Writes the sibling triples of ``mask`` into ``out`` while it has rows; returns their count
+    (so an empty ``out`` counts them)."""
     size = mask.shape[0]
     mods = np.empty(size, dtype=np.int64)
     k = 0
@@ -183,38 +149,18 @@ def _fill_sibling(mask, out):
             m = h + step
             while 0 < m < size:
                 if mask[h, m]:
-                    out[k, 0], out[k, 1], out[k, 2] = h, h, m
-                    k += 1
-                    for i in range(count):
-                        out[k, 0], out[k, 1], out[k, 2] = h, mods[i], m
-                        k += 1
+                    k = _put(out, k, h, h, m)
+                    for i in range(count):  # h itself above, then every closer candidate
+                        k = _put(out, k, h, mods[i], m)
                     mods[count] = m
                     count += 1
                 m += step
-
-
-@njit(cache=True)
-def _grandparent_triples(mask):
-    out = np.empty((_grandparent_count(mask), 3), dtype=np.int32)
-    _fill_grandparent(mask, out)
-    return out
-
-
-@njit(cache=True)
-def _grandparent_count(mask):
-    size = mask.shape[0]
-    total = 0
-    for m in range(1, size):
-        for h in range(1, size):
-            if mask[h, m]:
-                for g in range(size):
-                    if g != m and mask[g, h]:
-                        total += 1
-    return total
+    return k
 
 
 @njit(cache=True)
 def _fill_grandparent(mask, out):
+    """As ``_fill_sibling``, for the grandparent triples."""
     size = mask.shape[0]
     k = 0
     for m in range(1, size):
@@ -222,13 +168,21 @@ def _fill_grandparent(mask, out):
             if mask[h, m]:
                 for g in range(size):
                     if g != m and mask[g, h]:
-                        out[k, 0], out[k, 1], out[k, 2] = g, h, m
-                        k += 1
+                        k = _put(out, k, g, h, m)
+    return k
+
+
+@njit(cache=True, inline="always")
+def _put(out, k, a, b, c):
+    """Row ``k`` of ``out`` is ``(a, b, c)`` where ``out`` has it; returns ``k + 1``."""
+    if k < out.shape[0]:
+        out[k, 0], out[k, 1], out[k, 2] = a, b, c
+    return k + 1
 
 
 # ----- a whole batch in a few compiled calls ---------------------------------------------------
 class Pruned(NamedTuple):
-    """A batch's pruning (``prune_batch``): per span its ``candidate_heads`` mask and its
+    """A batch's pruning (``prune_batch``): per span its candidate heads' mask and its
     ``sibling_triples`` / ``grandparent_triples`` (``NO_TRIPLES`` where that type is not scored),
     views into one array each."""
 
@@ -242,10 +196,11 @@ NO_TRIPLES = np.zeros((0, 3), dtype=np.int32)
 
 def prune_batch(arcs: Sequence[np.ndarray], top_k: int, keep: Sequence[Optional[np.ndarray]],
                 sib: Sequence[bool], grand: Sequence[bool]) -> Pruned:
-    """``candidate_heads(arcs[i], top_k, keep[i])`` of every span (square arc scores on the host,
-    ranked in their own precision: float32 to float64 keeps every order), and its sibling and
-    grandparent triples where ``sib[i]`` / ``grand[i]``: the per-span functions' arrays, in three
-    compiled calls."""
+    """Every span's candidate heads (square arc scores on the host, ranked in their own precision:
+    float32 to float64 keeps every order; ties at the k-th score keep the lower head), with the
+    arcs of ``keep[i]`` (a heads array, ``-1`` where unknown: gold arcs stay scorable in training)
+    and a kept tree where needed, and its sibling and grandparent triples where ``sib[i]`` /
+    ``grand[i]``, in three compiled calls."""
     sizes = np.array([len(a) for a in arcs], dtype=np.int64)
     if len(keep) != len(sizes) or any(k is not None and len(k) != size for k, size in zip(keep, sizes)):
         raise ValueError(f"prune_batch: {len(keep)} heads arrays to keep for {len(sizes)} spans, each as long as its "
@@ -297,36 +252,23 @@ def _triples_batch(masks_flat: np.ndarray, sizes: np.ndarray, scored: np.ndarray
     """Per span its sibling (or grandparent) triples where ``scored``, else none."""
     if not scored.any():
         return [NO_TRIPLES] * len(sizes)
-    counts = _triple_counts(masks_flat, sizes, scored, sibling)
+    counts = np.zeros(len(sizes), dtype=np.int64)
+    _batch_triples(masks_flat, sizes, scored, sibling, counts, NO_TRIPLES)
     out = np.empty((int(counts.sum()), 3), dtype=np.int32)
-    _fill_triples(masks_flat, sizes, counts, sibling, out)
+    _batch_triples(masks_flat, sizes, scored, sibling, counts, out)
     return cut(out, counts)
 
 
 @njit(cache=True)
-def _triple_counts(masks, sizes, scored, sibling):
-    counts = np.zeros(sizes.shape[0], dtype=np.int64)
-    square = 0
+def _batch_triples(masks, sizes, scored, sibling, counts, out):
+    """Each scored span's triples into ``out`` end to end, or with an empty ``out`` only their
+    ``counts``."""
+    square = at = 0
     for i in range(sizes.shape[0]):
         size = sizes[i]
         if scored[i]:
             mask = masks[square: square + size * size].reshape((size, size))
-            counts[i] = _sibling_count(mask) if sibling else _grandparent_count(mask)
-        square += size * size
-    return counts
-
-
-@njit(cache=True)
-def _fill_triples(masks, sizes, counts, sibling, out):
-    square = at = 0
-    for i in range(sizes.shape[0]):
-        size = sizes[i]
-        count = counts[i]
-        if count:
-            mask = masks[square: square + size * size].reshape((size, size))
-            if sibling:
-                _fill_sibling(mask, out[at: at + count])
-            else:
-                _fill_grandparent(mask, out[at: at + count])
-            at += count
+            part = out[at: at + counts[i]]
+            counts[i] = _fill_triples(mask, part, sibling)
+            at += counts[i]
         square += size * size

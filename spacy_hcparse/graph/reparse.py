@@ -1,5 +1,6 @@
-"""What a span's decoder is given beyond the model's scores: whitespace kept as leaves, and an
-earlier parser's tree (reparsing: its arcs raised by a bonus, or its tree as a search's start).
+"""Reparsing: the spans of docs that already have a parse, and per span the earlier parser's tree
+and labels (its arcs raised by a bonus in ``graph_batch.span_arcs``, or its tree as a search's
+start).
 
 Conventions as in ``graph.scores``: ``arc[h, m]`` (n+1, n+1), index 0 the root; span-local heads
 (n+1,) with ``heads[0] == -1`` and the root's child at 0.
@@ -16,36 +17,6 @@ from ..segment import sentence_spans
 
 # A doc's own tree of a span: span-local heads (n+1,) and label ids (n,), -1 for unknown labels.
 DocParse = Tuple[np.ndarray, np.ndarray]
-
-
-def whitespace_leaves(arc: np.ndarray, space: np.ndarray) -> np.ndarray:
-    """Arc scores ``arc`` constrained so that every marked word (``space``, (n,) bool: the span's
-    ``segment.leaf_whitespace``) is a leaf whose head is the nearest unmarked word before it
-    (after it, at the span's start), as spaCy's parser attaches whitespace; the arc keeps its
-    score (0 where pruned). Unchanged when nothing or everything is marked. The forced arcs cover
-    only whitespace, so the constraint keeps trees projective."""
-    if not space.any() or space.all():
-        return arc
-    arc = arc.copy()
-    words = np.flatnonzero(~space) + 1
-    blanks = np.flatnonzero(space) + 1
-    for m in blanks.tolist():
-        before = words[words < m]
-        head = int(before[-1]) if len(before) else int(words[0])
-        score = arc[head, m]
-        arc[:, m] = -np.inf
-        arc[head, m] = score if np.isfinite(score) else 0.0
-    arc[blanks, :] = -np.inf
-    return arc
-
-
-def with_bonus(pruned: np.ndarray, doc_heads: np.ndarray, bonus: float) -> np.ndarray:
-    """``pruned`` with ``bonus`` added to each of the doc's arcs (``doc_heads``: (n+1,), ``-1`` at
-    the root row; they are candidates, so their scores are the model's)."""
-    out = pruned.copy()
-    words = np.arange(1, len(doc_heads))
-    out[doc_heads[1:], words] += bonus
-    return out
 
 
 def given_spans(docs: List[Doc], max_length: int, label_ids: Optional[dict] = None, keep_arcs: bool = False

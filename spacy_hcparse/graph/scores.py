@@ -214,17 +214,3 @@ def arc_rows(label_arcs: np.ndarray, heads: np.ndarray, arc: np.ndarray, mask: n
         best = np.where(mask, arc, -np.inf)[:, 1:].argmax(axis=0)
         rows[missing] = index[best[missing], words[missing]]
     return rows, int(missing.sum())
-
-
-def flatten(per_doc: Sequence[Sequence]) -> list:
-    """Per-doc lists (of spans, golds, parses) laid end to end, in doc order."""
-    return [item for items in per_doc for item in items]
-
-
-def regroup(flat: Sequence, per_doc: Sequence[Sequence]) -> list:
-    """``flat`` cut back into per-doc lists with the lengths of ``per_doc``."""
-    out, pos = [], 0
-    for items in per_doc:
-        out.append(list(flat[pos: pos + len(items)]))
-        pos += len(items)
-    return out

@@ -10,7 +10,7 @@ from thinc.api import Model
 from thinc.types import Floats2d
 
 from .distance import N_BUCKETS, distance_buckets
-from .mlp import relu_projection
+from .mlp import head_dep_model
 from .rows import row_offsets, split_rows
 
 
@@ -26,16 +26,8 @@ def biaffine_arc(width: int = 256, dropout: float = 0.2, fixed_dropout: bool = F
     Index 0 of each block is the root; ``S[:, 0]`` and the diagonal are meaningless by convention.
     ``fixed_dropout``: see ``layers.mlp``.
     """
-    head = relu_projection(width, dropout, fixed_dropout)
-    dep = relu_projection(width, dropout, fixed_dropout)
-    return Model(
-        "biaffine_arc",
-        forward,
-        init=init,
-        layers=[head, dep],
-        params={"U": None, "u": None, "E": None, "e": None},
-        dims={"nI": None, "nH": width},
-    )
+    return head_dep_model("biaffine_arc", forward, init, width, dropout, fixed_dropout,
+                          params={"U": None, "u": None, "E": None, "e": None}, dims={"nI": None, "nH": width})
 
 
 def init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:

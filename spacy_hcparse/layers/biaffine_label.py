@@ -6,7 +6,7 @@ from thinc.api import Model
 from thinc.types import Floats2d, Ints2d
 
 from .distance import N_BUCKETS, distance_buckets
-from .mlp import relu_projection
+from .mlp import head_dep_model
 from .rows import row_offsets, split_rows
 
 InT = Tuple[List[Floats2d], List[Ints2d]]
@@ -39,16 +39,9 @@ def biaffine_label(
     Output: one (C, nO) block of label scores per block, row ``c`` for arc ``c``.
     ``fixed_dropout``: see ``layers.mlp``.
     """
-    head = relu_projection(width, dropout, fixed_dropout)
-    dep = relu_projection(width, dropout, fixed_dropout)
-    return Model(
-        "biaffine_label",
-        forward,
-        init=init,
-        layers=[head, dep],
-        params={name: None for name in (PARAMS if linear else PARAMS[:5])},
-        dims={"nO": nO, "nH": width, "nR": rank},
-    )
+    return head_dep_model("biaffine_label", forward, init, width, dropout, fixed_dropout,
+                          params={name: None for name in (PARAMS if linear else PARAMS[:5])},
+                          dims={"nO": nO, "nH": width, "nR": rank})
 
 
 def init(model: Model, X: Optional[InT] = None, Y=None) -> Model:

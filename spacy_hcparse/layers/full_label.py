@@ -21,7 +21,7 @@ from thinc.api import Model
 from thinc.types import Floats2d, Ints2d
 
 from .distance import N_BUCKETS, distance_buckets
-from .mlp import relu_projection
+from .mlp import head_dep_model
 from .rows import row_offsets, split_rows
 
 InT = Tuple[List[Floats2d], List[Ints2d]]
@@ -30,14 +30,8 @@ InT = Tuple[List[Floats2d], List[Ints2d]]
 def full_label(width: int = 128, dropout: float = 0.25, nO: Optional[int] = None,
                fixed_dropout: bool = True) -> Model[InT, List[Floats2d]]:
     """The scorer; ``fixed_dropout``: see ``layers.mlp``."""
-    return Model(
-        "full_label",
-        forward,
-        init=init,
-        layers=[relu_projection(width, dropout, fixed_dropout), relu_projection(width, dropout, fixed_dropout)],
-        params={"U": None, "F": None},
-        dims={"nO": nO, "nH": width},
-    )
+    return head_dep_model("full_label", forward, init, width, dropout, fixed_dropout,
+                          params={"U": None, "F": None}, dims={"nO": nO, "nH": width})
 
 
 def init(model: Model, X: Optional[InT] = None, Y=None) -> Model:

@@ -19,6 +19,14 @@ def relu_projection(width: int, dropout: float, fixed: bool = False) -> Model[Li
     return with_array(chain(Relu(nO=width, normalize=False), FixedDropout(dropout)))
 
 
+def head_dep_model(name: str, forward: Callable, init: Callable, width: int, dropout: float, fixed: bool,
+                   params: dict, dims: dict) -> Model:
+    """A scorer over two ``relu_projection`` s of the encoder rows: ``layers[0]`` the head side,
+    ``layers[1]`` the dependent side (the biaffine scorers' shape)."""
+    layers = [relu_projection(width, dropout, fixed), relu_projection(width, dropout, fixed)]
+    return Model(name, forward, init=init, layers=layers, params=params, dims=dims)
+
+
 def FixedDropout(rate: float = 0.0) -> Model[Floats2d, Floats2d]:
     """Dropout at ``rate`` in training, untouched by ``set_dropout_rate``."""
     return Model("fixed_dropout", _forward, attrs={"rate": rate})

@@ -9,8 +9,8 @@ labels before it: a label added to a trained model appends two entries to ``W``.
 import numpy as np
 
 from ..compiling import njit
-from .moves import LAYOUT, valid_mask
-from .templates import fill_context, hash_features
+from .moves import LAYOUT, n_classes, valid_mask
+from .templates import N_VALUES, fill_context, hash_features
 
 
 @njit(cache=True)
@@ -81,3 +81,18 @@ def best_candidates(
             if n_top < width:
                 n_top += 1
     return n_top
+
+
+@njit(cache=True)
+def move_buffers(templates, n_labels):
+    """Work arrays for scoring configurations: context values, hashed features, and per move class
+    a score and a validity flag."""
+    n_cls = n_classes(n_labels)
+    return (np.empty(N_VALUES, dtype=np.int64), np.empty(templates.shape[0], dtype=np.int64),
+            np.empty(n_cls, dtype=np.float64), np.empty(n_cls, dtype=np.bool_))
+
+
+@njit(cache=True)
+def beam_buffers(width):
+    """Work arrays of a beam of ``width``: the kept items' scores, beam rows and classes."""
+    return np.empty(width, dtype=np.float64), np.empty(width, dtype=np.int64), np.empty(width, dtype=np.int64)

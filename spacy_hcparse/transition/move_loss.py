@@ -2,27 +2,14 @@
 moves, summed over configurations.
 
 Scores are ``(n_configurations, n_classes)`` move scores (``transition.moves`` numbers the
-classes); ``masks`` marks the valid classes of each configuration, and ``gold`` the oracle's class
-(``valid_move_xent``) or ``correct`` the set of correct classes (``correct_move_xent``: the
-dynamic oracle's, where several moves keep the best reachable tree). The gradient is that of the
+classes); ``masks`` marks the valid classes of each configuration, and ``correct`` the set
+of correct classes (``correct_move_xent``: the dynamic oracle's, where several moves keep the best
+reachable tree; the static oracle's one class is a set of one). The gradient is that of the
 summed loss; how much of it reaches the model is the caller's choice.
 """
 from typing import Tuple
 
 import numpy as np
-
-
-def valid_move_xent(scores, gold: np.ndarray, masks: np.ndarray) -> Tuple[float, np.ndarray]:
-    """``(loss, d_scores)``: the summed ``-log p(gold)`` under a softmax restricted to the valid
-    moves, and its gradient ``p - onehot(gold)`` (float64, zero on invalid moves)."""
-    logits = np.where(masks, np.asarray(scores, dtype=np.float64), -np.inf)
-    logits -= logits.max(axis=1, keepdims=True)
-    probs = np.exp(logits)
-    probs /= probs.sum(axis=1, keepdims=True)
-    rows = np.arange(len(gold))
-    loss = float(-np.log(np.maximum(probs[rows, gold], 1e-12)).sum())
-    probs[rows, gold] -= 1.0
-    return loss, probs
 
 
 def correct_move_xent(scores, correct: np.ndarray, masks: np.ndarray) -> Tuple[float, np.ndarray]:

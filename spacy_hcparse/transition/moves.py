@@ -128,12 +128,7 @@ def left_is_valid(st: np.ndarray, label: int, root_label: int) -> bool:
 def left_apply(st: np.ndarray, label: int) -> None:
     sp = st[META, SP]
     j = st[STACK, sp - 1]
-    i = st[STACK, sp - 2]
-    st[HEAD, i] = j
-    st[LABEL, i] = label
-    st[LC2, j] = st[LC1, j]
-    st[LC1, j] = i
-    st[NL, j] += 1
+    _attach(st, j, st[STACK, sp - 2], label, LC1, LC2, NL)
     st[STACK, sp - 2] = j
     st[META, SP] = sp - 1
 
@@ -152,14 +147,19 @@ def right_is_valid(st: np.ndarray, label: int, root_label: int) -> bool:
 @njit(cache=True)
 def right_apply(st: np.ndarray, label: int) -> None:
     sp = st[META, SP]
-    j = st[STACK, sp - 1]
-    i = st[STACK, sp - 2]
-    st[HEAD, j] = i
-    st[LABEL, j] = label
-    st[RC2, i] = st[RC1, i]
-    st[RC1, i] = j
-    st[NR, i] += 1
+    _attach(st, st[STACK, sp - 2], st[STACK, sp - 1], label, RC1, RC2, NR)
     st[META, SP] = sp - 1
+
+
+@njit(cache=True, inline="always")
+def _attach(st: np.ndarray, head: int, dep: int, label: int, closest: int, second: int, count: int) -> None:
+    """The arc ``head -> dep`` with ``label``: ``dep`` becomes ``head``'s closest dependent on
+    its side (rows ``closest``/``second``/``count``: ``LC1``/``LC2``/``NL`` or ``RC1``/``RC2``/``NR``)."""
+    st[HEAD, dep] = head
+    st[LABEL, dep] = label
+    st[second, head] = st[closest, head]
+    st[closest, head] = dep
+    st[count, head] += 1
 
 
 # ----- by class -------------------------------------------------------------------------------

@@ -25,11 +25,11 @@ import numpy as np
 
 from ..compiling import njit
 from .dynamic_oracle import optimal_classes, zero_cost_path
-from .hashed_scoring import best_allowed, best_candidates, score
-from .moves import LAYOUT, apply, n_classes, valid_mask
+from .hashed_scoring import beam_buffers, best_allowed, best_candidates, move_buffers, score
+from .moves import LAYOUT, apply, valid_mask
 from .oracle import gold_child_counts, oracle_class, oracle_sequence
 from .state import initial_state, is_final
-from .templates import N_VALUES, fill_context, hash_features
+from .templates import fill_context, hash_features
 
 
 @njit(cache=True)
@@ -75,11 +75,8 @@ def train_spans(
     partial gold (``is_partial``) follow the dynamic oracle from the start, whatever their
     length. The random draws are seeded from the averaging clock, so a run is reproducible."""
     np.random.seed(np.int64(counter[0]) % 2147483647)
-    n_cls = n_classes(n_labels)
-    ctx = np.empty(N_VALUES, dtype=np.int64)
-    feats = np.empty(templates.shape[0], dtype=np.int64)
-    scores = np.empty(n_cls, dtype=np.float64)
-    valid = np.empty(n_cls, dtype=np.bool_)
+    ctx, feats, scores, valid = move_buffers(templates, n_labels)
+    n_cls = scores.shape[0]
     correct = np.empty(n_cls, dtype=np.bool_)
     rivals = np.empty(n_cls, dtype=np.bool_)
     mistakes = 0
@@ -208,14 +205,8 @@ def train_spans_beam(
     item's moves subtracted. A span with partial gold takes the dynamic oracle's
     ``zero_cost_path`` as its oracle sequence (its guesses for the unknown arcs are trained as if
     they were gold). Classes are in layout ``layout``. Returns the number of updates."""
-    n_cls = n_classes(n_labels)
-    ctx = np.empty(N_VALUES, dtype=np.int64)
-    feats = np.empty(templates.shape[0], dtype=np.int64)
-    scores = np.empty(n_cls, dtype=np.float64)
-    valid = np.empty(n_cls, dtype=np.bool_)
-    top_s = np.empty(width, dtype=np.float64)
-    top_k = np.empty(width, dtype=np.int64)
-    top_c = np.empty(width, dtype=np.int64)
+    ctx, feats, scores, valid = move_buffers(templates, n_labels)
+    top_s, top_k, top_c = beam_buffers(width)
     updates = 0
     for s in range(len(offsets) - 1):
         lo, hi = offsets[s], offsets[s + 1]

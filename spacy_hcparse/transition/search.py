@@ -17,10 +17,10 @@ from typing import Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..compiling import njit
-from .hashed_scoring import best_allowed, best_candidates, score
+from .hashed_scoring import beam_buffers, best_allowed, best_candidates, move_buffers, score
 from .moves import LAYOUT, apply, n_classes, valid_mask
 from .state import HEAD, LABEL, N_ROWS, NONE, heads_of, initial_state, is_final, labels_of, mark_whitespace
-from .templates import N_SLOTS, N_VALUES, fill_context, hash_features, slot_words
+from .templates import N_SLOTS, fill_context, hash_features, slot_words
 
 
 @njit(cache=True)
@@ -35,11 +35,8 @@ def _write(st, lo, hi, out_heads, out_labels):
 
 @njit(cache=True)
 def greedy_parse(attrs, space, offsets, W, templates, mask, n_labels, root_label, out_heads, out_labels, layout=LAYOUT):
-    n_cls = n_classes(n_labels)
-    ctx = np.empty(N_VALUES, dtype=np.int64)
-    feats = np.empty(templates.shape[0], dtype=np.int64)
-    scores = np.empty(n_cls, dtype=np.float64)
-    valid = np.empty(n_cls, dtype=np.bool_)
+    ctx, feats, scores, valid = move_buffers(templates, n_labels)
+    n_cls = scores.shape[0]
     for s in range(len(offsets) - 1):
         lo, hi = offsets[s], offsets[s + 1]
         span_attrs = attrs[lo:hi]
@@ -59,14 +56,8 @@ def beam_parse(attrs, space, offsets, W, templates, mask, n_labels, root_label, 
                layout=LAYOUT):
     """Beam search keeping the ``width`` best configurations by summed move scores. All
     configurations of a span finish after the same 2n moves, so their totals compare fairly."""
-    n_cls = n_classes(n_labels)
-    ctx = np.empty(N_VALUES, dtype=np.int64)
-    feats = np.empty(templates.shape[0], dtype=np.int64)
-    scores = np.empty(n_cls, dtype=np.float64)
-    valid = np.empty(n_cls, dtype=np.bool_)
-    top_s = np.empty(width, dtype=np.float64)
-    top_k = np.empty(width, dtype=np.int64)
-    top_c = np.empty(width, dtype=np.int64)
+    ctx, feats, scores, valid = move_buffers(templates, n_labels)
+    top_s, top_k, top_c = beam_buffers(width)
     for s in range(len(offsets) - 1):
         lo, hi = offsets[s], offsets[s + 1]
         n = hi - lo - 1

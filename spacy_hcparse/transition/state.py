@@ -61,31 +61,12 @@ def mark_whitespace(st: np.ndarray, space: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def stack_size(st: np.ndarray) -> int:
-    return st[META, SP]
-
-
-@njit(cache=True)
-def buffer_size(st: np.ndarray) -> int:
-    return st[META, N] + 1 - st[META, BUF]
-
-
-@njit(cache=True)
 def stack_item(st: np.ndarray, depth: int) -> int:
     """The word ``depth`` places below the top of the stack (0 = top), ``-1`` if none."""
     sp = st[META, SP]
     if depth >= sp:
         return NONE
     return st[STACK, sp - 1 - depth]
-
-
-@njit(cache=True)
-def buffer_item(st: np.ndarray, depth: int) -> int:
-    """The ``depth``-th word of the buffer (0 = front), ``-1`` if none."""
-    i = st[META, BUF] + depth
-    if i > st[META, N]:
-        return NONE
-    return i
 
 
 @njit(cache=True)

@@ -14,43 +14,16 @@ from typing import Optional
 import numpy as np
 
 from ..compiling import njit
-from .hashed_scoring import score
 from .perceptron import AveragedPerceptron, averaged
-from .tagging import N_TAG_VALUES, tag_spans, word_features
+from .tagging import tag_and_update, tag_spans
 from .templates import W
 
 
 @njit(cache=True)
 def train_tagger(attrs, offsets, Wt, U, counter, templates, mask, n_tags, gold_tags, out_tags):
-    """Tag every span with the current weights ``Wt`` (``out_tags``: tag ids, ``-1`` on root rows)
-    and update ``Wt``/``U`` on each mistake where ``gold_tags >= 0`` (perceptron update, averaged by
-    the clock ``counter[0]``, which counts words); returns the number of mistakes."""
-    ctx = np.empty(N_TAG_VALUES, dtype=np.int64)
-    feats = np.empty(templates.shape[0], dtype=np.int64)
-    scores = np.empty(n_tags, dtype=np.float64)
-    mistakes = 0
-    for s in range(len(offsets) - 1):
-        lo, hi = offsets[s], offsets[s + 1]
-        span = attrs[lo:hi]
-        tags = out_tags[lo:hi]
-        tags[0] = -1
-        for i in range(1, hi - lo):
-            word_features(span, i, tags, templates, mask, ctx, feats)
-            score(Wt, feats, n_tags, scores)
-            pred = np.int64(np.argmax(scores))
-            gold = gold_tags[lo + i]
-            if gold >= 0 and gold != pred:
-                mistakes += 1
-                c = counter[0]
-                for f in range(feats.shape[0]):
-                    b = feats[f]
-                    Wt[b + gold] += 1.0
-                    U[b + gold] += c
-                    Wt[b + pred] -= 1.0
-                    U[b + pred] -= c
-            counter[0] += 1
-            tags[i] = pred
-    return mistakes
+    """Tag every span with the current weights ``Wt`` and update ``Wt``/``U`` on each mistake
+    where ``gold_tags >= 0`` (``tagging.tag_and_update``); returns the number of mistakes."""
+    return tag_and_update(attrs, offsets, Wt, Wt, U, counter, templates, mask, n_tags, gold_tags, out_tags)
 
 
 def span_folds(attrs: np.ndarray, offsets: np.ndarray) -> np.ndarray:

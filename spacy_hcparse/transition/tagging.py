@@ -101,9 +101,22 @@ def word_features(span, i, tags, templates, mask, ctx, feats) -> None:
 @njit(cache=True)
 def tag_spans(attrs, offsets, Wt, templates, mask, n_tags, out_tags) -> None:
     """Tag every span with weights ``Wt``; ``out_tags`` gets tag ids (``-1`` on root rows)."""
+    none = np.zeros(0)
+    tag_and_update(attrs, offsets, Wt, none, none, np.zeros(1), templates, mask, n_tags,
+                   np.full(attrs.shape[0], -1, dtype=np.int64), out_tags)
+
+
+@njit(cache=True)
+def tag_and_update(attrs, offsets, Wt, learn, U, counter, templates, mask, n_tags, gold_tags, out_tags):
+    """Tag every span greedily, left to right, with the weights ``Wt`` (``out_tags``: tag ids,
+    ``-1`` on root rows); where ``gold_tags[row] >= 0`` and differs from the prediction, the
+    perceptron update goes into ``learn``/``U`` (averaged by the clock ``counter[0]``, which
+    counts words; in training ``learn`` is ``Wt`` itself, so later words read the updated
+    weights). Returns the number of mistakes."""
     ctx = np.empty(N_TAG_VALUES, dtype=np.int64)
     feats = np.empty(templates.shape[0], dtype=np.int64)
     scores = np.empty(n_tags, dtype=np.float64)
+    mistakes = 0
     for s in range(len(offsets) - 1):
         lo, hi = offsets[s], offsets[s + 1]
         span = attrs[lo:hi]
@@ -112,7 +125,20 @@ def tag_spans(attrs, offsets, Wt, templates, mask, n_tags, out_tags) -> None:
         for i in range(1, hi - lo):
             word_features(span, i, tags, templates, mask, ctx, feats)
             score(Wt, feats, n_tags, scores)
-            tags[i] = np.int64(np.argmax(scores))
+            pred = np.int64(np.argmax(scores))
+            gold = gold_tags[lo + i]
+            if gold >= 0 and gold != pred:
+                mistakes += 1
+                c = counter[0]
+                for f in range(feats.shape[0]):
+                    b = feats[f]
+                    learn[b + gold] += 1.0
+                    U[b + gold] += c
+                    learn[b + pred] -= 1.0
+                    U[b + pred] -= c
+            counter[0] += 1
+            tags[i] = pred
+    return mistakes
 
 
 def fill_tags(attrs: np.ndarray, untagged: np.ndarray, tag_ids: np.ndarray, tag_values: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ pseudo-projective transform (``transition.projective_gold``; decorated labels ra
 ``label_freq_cutoff`` fall back to their plain label), undone at prediction.
 
 ``rehearse`` (after ``nlp.resume_training()``) trains on the teacher's parses of the predicted
-docs. ``initial_heads(pipe, doc, max_length)`` hands this parser's trees to ``hc_parser``.
+docs.
 """
 from copy import deepcopy
 from itertools import islice
@@ -345,23 +345,3 @@ class TransitionParser(ParserPipe):
         layout = move_layout(self.cfg)
         if self.labels and layout != LAYOUT and self.learner.reorder_classes(layout_order(len(self.labels), layout)):
             self.cfg["move_layout"] = LAYOUT
-
-
-def initial_heads(pipe: TransitionParser, doc: Doc, max_length: int) -> List[np.ndarray]:
-    """This parser's trees for ``sentence_spans(doc, max_length)``, as span-local (n+1,) heads
-    arrays (``heads[0] == -1``, one word on the root), de-projectivized, for ``hc_parser``'s
-    hill climbing. ``doc`` is left untouched."""
-    spans = sentence_spans(doc, max_length)
-    if not spans:
-        return []
-    parses = pipe.learner.parse([doc], [spans]).trees
-    copy = Doc(doc.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
-    pipe.write_parses(copy, spans, parses)
-    out = []
-    for start, end in spans:
-        heads = np.full(end - start + 1, -1, dtype=np.int64)
-        for m, token in enumerate(copy[start:end], start=1):
-            heads[m] = 0 if token.head.i == token.i else token.head.i - start + 1
-        out.append(heads)
-    return out
-

@@ -77,7 +77,8 @@ def test_parses_are_brute_force_trees_and_distributions(eisner_parser, calibrati
             assert parse.margins[m - 1] == pytest.approx(arc[parse.heads[m], m] - max(others) if others else 0.0)
         rows = tree_label_scores(pipe.model, scores, [parse.heads], [i])[0]
         assert (parse.dep_probs > 0).all() and (parse.dep_probs <= 1).all()
-        assert parse.labels.tolist() == pipe.best_labels(parse.heads, rows).tolist()
+        no_spaces = [np.zeros(len(parse.heads) - 1, bool)]
+        assert parse.labels.tolist() == pipe.label_trees([parse.heads], [rows], no_spaces)[0][0].tolist()
         if calibration is None:
             assert parse.head_probs is None and parse.log_prob is None
             continue

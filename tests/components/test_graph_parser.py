@@ -416,7 +416,7 @@ def test_whitespace_is_a_leaf_of_the_word_before_it(trained, decoder):
 
 
 def test_whitespace_leaves_keep_whitespace_only_spans():
-    from spacy_hcparse.graph.reparse import whitespace_leaves
+    from spacy_hcparse.graph.graph_batch import whitespace_leaves
 
     arc = np.zeros((3, 3))
     assert whitespace_leaves(arc, np.array([True, True])) is arc
@@ -432,11 +432,15 @@ def test_label_valency_gives_one_child_per_class(trained):
     scores[0, nsubj], scores[1, nsubj] = 5.0, 4.0
     scores[1, labels.index("obj")] = 3.0
     saved = parser.cfg.get("label_classes"), parser.labeler.valency
+
+    def best(heads, scores):  # one tree, no whitespace tokens, no doc labels
+        return parser.label_trees([heads], [scores], [np.zeros(len(heads) - 1, bool)])[0][0]
+
     try:
         parser.cfg["label_classes"] = [["nsubj"]]
-        assert [labels[i] for i in parser.best_labels(heads, scores)] == ["nsubj", "obj", "ROOT"]
+        assert [labels[i] for i in best(heads, scores)] == ["nsubj", "obj", "ROOT"]
         parser.labeler.valency = False
-        assert [labels[i] for i in parser.best_labels(heads, scores)] == ["nsubj", "nsubj", "ROOT"]
+        assert [labels[i] for i in best(heads, scores)] == ["nsubj", "nsubj", "ROOT"]
     finally:
         parser.cfg["label_classes"], parser.labeler.valency = saved
 

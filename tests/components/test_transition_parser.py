@@ -11,10 +11,8 @@ import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from spacy_hcparse.transition.transition_parser import initial_heads
 from spacy_hcparse.decoders import tree_problem
 from spacy_hcparse.transition.perceptron_model import perceptron_weights
-from spacy_hcparse.segment import sentence_spans
 from tests.treebank import (SENTENCES, make_doc_examples, make_doc_with_sentences, make_examples,
                             update_with_annotating_senter)
 
@@ -174,18 +172,6 @@ def test_two_processes_give_the_same_parses(trained):
     docs = [Doc(trained.vocab, words=words) for words, _, _ in SENTENCES] * 3
     two = [parse_of(d) for d in trained.pipe(docs, n_process=2, batch_size=4)]
     assert one == two
-
-
-def test_initial_heads_for_hc_parser(trained):
-    doc = make_doc_with_sentences(trained)
-    trees = initial_heads(trained.get_pipe("hc_transition_parser"), doc, max_length=100)
-    spans = sentence_spans(doc, 100)
-    assert len(trees) == len(spans)
-    for (start, end), heads in zip(spans, trees):
-        assert len(heads) == end - start + 1 and not tree_problem(heads)
-    assert [h for t in trees for h in t[1:]] == [h for _, heads, _ in SENTENCES for h in heads]
-    assert not doc.has_annotation("DEP")  # the doc itself is left alone
-    assert initial_heads(trained.get_pipe("hc_transition_parser"), Doc(trained.vocab, words=[]), 100) == []
 
 
 def test_neural_option_learns_tiny_treebank():

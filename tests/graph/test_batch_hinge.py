@@ -5,7 +5,7 @@ import pytest
 from spacy_hcparse.decoders._checks import tree_problem
 from spacy_hcparse.graph.decoding import MST, Dual, Eisner, HillClimb
 from spacy_hcparse.graph.batch_hinge import hinge_spans, hinge_trees
-from spacy_hcparse.graph.hinge import hamming_augmented
+from spacy_hcparse.graph.batch_hinge import hamming_augmented
 
 
 @pytest.mark.parametrize("decoder", [

@@ -1,23 +1,27 @@
 """graph.batch_loss and GraphLoss: the batch's tree terms in one compiled call, and the whole
 loss, against their per-span definitions (each word's softmax over heads written out here,
-``hinge.structured_hinge``, ``losses.label_xent``) span by span.
+``structured_hinge`` here, ``losses.label_xent``) span by span.
 
 Random batches: spans of 0-7 words with random arc scores, gold trees (some with unknown heads,
 some spans without gold), cost-augmented trees (some equal to the gold), sibling and grandparent
 values on the triples pruning allows (some spans first-order, some factor types not read).
 """
+from typing import Callable, Optional, Tuple
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from spacy_hcparse.decoders import arc_marginals, log_partition
 from spacy_hcparse.graph.decoding import MST, Eisner, HillClimb
-from spacy_hcparse.graph.pruning import candidate_heads
+from spacy_hcparse.graph import pruning
 from spacy_hcparse.graph.scores import GraphScores
 from spacy_hcparse.graph.batch_loss import tree_losses
 from spacy_hcparse.graph.graph_loss import GraphLoss
-from spacy_hcparse.graph.hinge import structured_hinge
+from spacy_hcparse.decoders.scoring import sibling_factors
+from spacy_hcparse.graph.batch_hinge import hamming_augmented
 from spacy_hcparse.learning.losses import label_xent
+from tests.decoders.brute import all_trees, reference_score
 
 
 def head_xent(arc, gold):
@@ -37,6 +41,81 @@ def head_xent(arc, gold):
         d_arc[heads, m] = probs
         d_arc[gold[m], m] -= 1.0
     return float(loss), d_arc
+
+
+def structured_hinge(
+    arc: np.ndarray,
+    pruned: np.ndarray,
+    sib: Optional[np.ndarray],
+    grand: Optional[np.ndarray],
+    gold: np.ndarray,
+    sib_triples: np.ndarray,
+    grand_triples: np.ndarray,
+    decoder: Callable,
+) -> Tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """``max(0, s(y) + cost(y) - s(gold))`` at the tree ``y`` the decoder finds on the
+    Hamming-augmented ``pruned`` arcs, and its gradients: (loss, d arc (n+1, n+1), d values at
+    ``sib_triples``, d values at ``grand_triples``). Trees are scored with ``arc`` (unpruned)
+    and the factor cubes given (None: that factor type is not part of the model here)."""
+    zeros = (0.0, np.zeros_like(arc), np.zeros(len(sib_triples)), np.zeros(len(grand_triples)))
+    pred = decoder(hamming_augmented(pruned, gold), sib, grand).heads
+    if np.array_equal(pred, gold):
+        return zeros
+    size = len(gold)
+    words = np.arange(1, size)
+    gold_score = float(arc[gold[1:], words].sum())
+    pred_score = float(arc[pred[1:], words].sum()) + float(np.sum(pred[1:] != gold[1:]))
+    d_sib, d_grand = zeros[2], zeros[3]
+    if sib is not None:
+        ps, gs = sibling_factors(pred), sibling_factors(gold)
+        pred_score += float(sib[tuple(ps.T)].sum()) if len(ps) else 0.0
+        gold_score += float(sib[tuple(gs.T)].sum()) if len(gs) else 0.0
+        d_sib = factor_gradient(sib_triples, ps, gs, size)
+    if grand is not None:
+        pg, gg = tree_grand_factors(pred), tree_grand_factors(gold)
+        pred_score += float(grand[tuple(pg.T)].sum()) if len(pg) else 0.0
+        gold_score += float(grand[tuple(gg.T)].sum()) if len(gg) else 0.0
+        d_grand = factor_gradient(grand_triples, pg, gg, size)
+    loss = pred_score - gold_score
+    if loss <= 0:
+        return zeros
+    return loss, arc_gradient(pred, gold), d_sib, d_grand
+
+
+def tree_grand_factors(heads: np.ndarray) -> np.ndarray:
+    """(F, 3) array of the (g, h, m) grandparent factors the tree ``heads`` uses."""
+    out = [(heads[heads[m]], heads[m], m) for m in range(1, len(heads)) if heads[m] > 0]
+    return np.array(out, dtype=np.int64).reshape(-1, 3)
+
+
+def factor_gradient(
+    triples: np.ndarray, predicted: np.ndarray, gold: np.ndarray, size: int
+) -> np.ndarray:
+    """d(score(predicted) - score(gold)) / d(values at ``triples``): +1/-1 per triple used.
+
+    ``predicted`` and ``gold`` list each factor of their tree once (as trees do).
+    """
+    if not len(triples):
+        return np.zeros(0, dtype=np.float64)
+    keys = _keys(triples, size)
+    grad = np.isin(keys, _keys(predicted, size)).astype(np.float64)
+    grad -= np.isin(keys, _keys(gold, size))
+    return grad
+
+
+def _keys(triples: np.ndarray, size: int) -> np.ndarray:
+    triples = np.asarray(triples, dtype=np.int64).reshape(-1, 3)
+    return (triples[:, 0] * size + triples[:, 1]) * size + triples[:, 2]
+
+
+def arc_gradient(predicted: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """d(score(predicted) - score(gold)) / d arc, an (n+1, n+1) array of +1/-1."""
+    size = len(gold)
+    d_arc = np.zeros((size, size), dtype=np.float64)
+    words = np.arange(1, size)
+    np.add.at(d_arc, (predicted[1:], words), 1.0)
+    np.add.at(d_arc, (gold[1:], words), -1.0)
+    return d_arc
 
 
 def random_tree(rng, n):
@@ -59,7 +138,7 @@ def random_batch(rng, n_spans, factors):
         known = gold.copy()
         if n and rng.random() < 0.3:
             known[1 + rng.integers(n)] = -1
-        mask = candidate_heads(arc, int(rng.integers(1, 4)), keep=known)
+        mask = pruning.prune_batch([arc], int(rng.integers(1, 4)), [known], [False], [False]).masks[0]
         arcs.append(arc.astype("f"))
         masks.append(mask)
         higher.append(bool(n > 1 and rng.random() < 0.8))
@@ -171,7 +250,6 @@ def test_graph_loss_is_the_sum_of_its_per_span_terms(training_scores, decoder):
 
 
 def _augmented(scores, i, heads, decoder):
-    from spacy_hcparse.graph.hinge import hamming_augmented
 
     return (hamming_augmented(scores.pruned_arc(i), heads), *scores.cubes(i, decoder.factors))
 
@@ -185,3 +263,25 @@ def test_tree_losses_reject_golds_and_trees_of_other_lengths():
     for bad_golds, bad_trees in ((longer, trees), (golds, trees[:2]), (golds[:2], trees)):
         with pytest.raises(ValueError, match="one gold"):
             tree_losses(scores, bad_golds, bad_trees, sib, grand, 1.0, 1.0)
+
+
+def test_tree_factors_score_like_reference():
+    rng = np.random.default_rng(0)
+    arc, sib, grand = rng.normal(size=(6, 6)), rng.normal(size=(6, 6, 6)), rng.normal(size=(6, 6, 6))
+    for heads in all_trees(5)[::37]:
+        s = sibling_factors(heads)
+        g = tree_grand_factors(heads)
+        total = arc[heads[1:], np.arange(1, 6)].sum() + sib[tuple(s.T)].sum() + grand[tuple(g.T)].sum()
+        assert total == pytest.approx(reference_score(heads, arc, sib, grand))
+
+
+def test_factor_gradient_counts():
+    mask = np.ones((5, 5), dtype=bool)
+    mask[:, 0] = False
+    np.fill_diagonal(mask, False)
+    triples = pruning.sibling_triples(mask)
+    pred = np.array([-1, 0, 1, 1, 1])
+    gold = np.array([-1, 0, 1, 2, 1])
+    grad = factor_gradient(triples, sibling_factors(pred), sibling_factors(gold), 5)
+    got = {tuple(t): g for t, g in zip(triples, grad) if g}
+    assert got == {(1, 2, 3): 1.0, (1, 3, 4): 1.0, (1, 2, 4): -1.0, (2, 2, 3): -1.0}

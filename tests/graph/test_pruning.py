@@ -28,11 +28,16 @@ def ref_grand_triples(mask):
             if mask[h, m] and mask[g, h] and g != m}
 
 
+def candidate_heads(arc, top_k, keep=None):
+    """One span's mask: a batch of one."""
+    return pruning.prune_batch([np.asarray(arc)], top_k, [keep], [False], [False]).masks[0]
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_triples_match_reference(seed):
     rng = np.random.default_rng(seed)
     arc = rng.normal(size=(9, 9))
-    mask = pruning.candidate_heads(arc, top_k=3)
+    mask = candidate_heads(arc, top_k=3)
     assert mask[0, 1:].all() and not mask[:, 0].any() and not mask.diagonal().any()
     assert set(map(tuple, pruning.sibling_triples(mask))) == ref_sibling_triples(mask)
     assert set(map(tuple, pruning.grandparent_triples(mask))) == ref_grand_triples(mask)
@@ -42,8 +47,8 @@ def test_triples_match_reference(seed):
 @given(seed=st.integers(0, 2**32 - 1), n_spans=st.integers(0, 7), top_k=st.integers(1, 5),
        integer=st.booleans())
 def test_prune_batch_is_the_per_span_pruning(seed, n_spans, top_k, integer):
-    """Masks and triples of a batch in three compiled calls: the per-span functions' arrays (the
-    same order, dtype int32), ties included (small integer scores); kept arcs, spans without
+    """Masks and triples of a batch in three compiled calls: each span's as a batch of one, and
+    the per-span triples' arrays (the same order, dtype int32), ties included (small integer scores); kept arcs, spans without
     factors of a type, and spans of 0 and 1 words."""
     rng = np.random.default_rng(seed)
     arcs, keep = [], []
@@ -57,7 +62,7 @@ def test_prune_batch_is_the_per_span_pruning(seed, n_spans, top_k, integer):
     sib, grand = list(rng.random(n_spans) < 0.7), list(rng.random(n_spans) < 0.7)
     pruned = pruning.prune_batch(arcs, top_k, keep, sib, grand)
     for i, (arc, k) in enumerate(zip(arcs, keep)):
-        mask = pruning.candidate_heads(np.asarray(arc, np.float64), top_k, keep=k)
+        mask = candidate_heads(np.asarray(arc, np.float64), top_k, keep=k)
         assert pruned.masks[i].tolist() == mask.tolist()
         for got, wanted, build in ((pruned.sib[i], sib[i], pruning.sibling_triples),
                                    (pruned.grand[i], grand[i], pruning.grandparent_triples)):
@@ -92,7 +97,7 @@ def test_blocks_pointing_into_themselves_keep_a_tree():
             for m in block:
                 arc[h, m] = 1.0 if h == block[1] else 0.0
     assert not kept_trees(top_k_only(arc, 1))
-    mask = pruning.candidate_heads(arc, top_k=1)
+    mask = candidate_heads(arc, top_k=1)
     trees = kept_trees(mask)
     assert trees
     assert (mask & ~top_k_only(arc, 1)).sum() == 1  # one arc joins the halves: the fewest added
@@ -111,7 +116,7 @@ def test_mask_always_holds_a_projective_tree(seed, n, top_k, local):
         idx = np.arange(n + 1)
         arc -= 3.0 * np.abs(idx[:, None] - idx[None, :]) * (rng.random((n + 1, n + 1)) < 0.7)
     before = top_k_only(arc, top_k)
-    mask = pruning.candidate_heads(arc, top_k)
+    mask = candidate_heads(arc, top_k)
     assert kept_trees(mask)
     if kept_trees(before):
         assert mask.tolist() == before.tolist()
@@ -131,4 +136,6 @@ def test_top_heads_are_a_stable_sort_s(seed, n, top_k, odd):
         arc[rng.random(arc.shape) < 0.3] = -np.inf
         arc[rng.random(arc.shape) < 0.2] = np.nan
     for scores in (arc, arc.astype(np.float32)):
-        assert pruning._top_heads(scores, top_k).tolist() == top_k_only(arc, top_k).tolist()
+        mask, size = np.zeros((n + 1) ** 2, dtype=bool), np.array([n + 1])
+        pruning._top_heads_batch(scores.ravel(), size, top_k, np.full(n + 1, -1), mask, np.zeros(1, dtype=bool))
+        assert mask.reshape(n + 1, n + 1).tolist() == top_k_only(arc, top_k).tolist()

@@ -1,9 +1,24 @@
 """The neural transition parser's move losses: one correct class (the static oracle's) or a set
 (the dynamic oracle's), their gradients by finite differences."""
+from typing import Tuple
+
 import numpy as np
 import pytest
 
-from spacy_hcparse.transition.move_loss import correct_move_xent, valid_move_xent
+from spacy_hcparse.transition.move_loss import correct_move_xent
+
+
+def valid_move_xent(scores, gold: np.ndarray, masks: np.ndarray) -> Tuple[float, np.ndarray]:
+    """``(loss, d_scores)``: the summed ``-log p(gold)`` under a softmax restricted to the valid
+    moves, and its gradient ``p - onehot(gold)`` (float64, zero on invalid moves)."""
+    logits = np.where(masks, np.asarray(scores, dtype=np.float64), -np.inf)
+    logits -= logits.max(axis=1, keepdims=True)
+    probs = np.exp(logits)
+    probs /= probs.sum(axis=1, keepdims=True)
+    rows = np.arange(len(gold))
+    loss = float(-np.log(np.maximum(probs[rows, gold], 1e-12)).sum())
+    probs[rows, gold] -= 1.0
+    return loss, probs
 
 
 def random_case(seed, rows=6, classes=7):
