@@ -138,7 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--embed-rows", type=int, default=defaults.embed_rows,
                    help=f"rows of the hashed piece embedding (default: {defaults.embed_rows})")
     t.add_argument("--max-epochs", type=int, default=settings.max_epochs, help="0: the default (%(default)s)")
-    t.add_argument("--eval-every", type=int, default=settings.eval_every, help="steps between evaluations (default: %(default)s)")
+    t.add_argument("--eval-every", type=int, default=settings.eval_every,
+                   help="steps between evaluations (default: %(default)s, about a dozen over the run, 25-100 steps apart)")
     t.add_argument("--patience", type=int, default=settings.patience,
                    help="evaluations without a better score before stopping (default: %(default)s)")
     t.add_argument("--learn-rate", type=float, default=settings.learn_rate, help="default: %(default)s")

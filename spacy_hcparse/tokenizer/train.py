@@ -44,7 +44,8 @@ class TrainSettings:
     max_epochs (int): passes over the training texts at most.
     batch_pieces (int): pieces per batch, about.
     learn_rate (float): Adam's learning rate.
-    eval_every (int): steps between evaluations on the development treebank.
+    eval_every (int): steps between evaluations on the development treebank; 0: about
+        ``EVALUATIONS`` over the whole run (``max_epochs`` passes), 25 to 100 steps apart.
     patience (int): evaluations without a better score before training stops.
     flat_share (float): share of training documents whose paragraph breaks are spaces.
     piece_dropout (float): share of pieces whose hashed text (the piece, its first and last three
@@ -61,8 +62,8 @@ class TrainSettings:
     max_epochs: int = 30
     batch_pieces: int = 2000
     learn_rate: float = 0.002
-    eval_every: int = 200
-    patience: int = 6
+    eval_every: int = 0
+    patience: int = 10
     flat_share: float = 0.5
     piece_dropout: float = 0.2
     seed: int = 0
@@ -100,6 +101,7 @@ def tokenizer_scores(tokenizer: UDTokenizer, gold: Treebank, *, paragraphs: bool
     return {m: scores[m].f1 for m in ("Tokens", "Words", "Sentences")}
 
 
+EVALUATIONS = 12  # evaluations over a whole run where eval_every is 0
 SELECTIONS = ("words", "words_sentences")
 SENTENCE_TIEBREAK = 0.01  # weight of the Sentences F1 in "words": it only parts near-equal Words F1
 
@@ -160,13 +162,15 @@ def train_tokenizer(tokenizer: UDTokenizer, train: Treebank, dev: Treebank, sett
             on_eval(ev)
         return since_best >= settings.patience
 
+    eval_every = settings.eval_every or evaluation_interval(len(list(_batches(examples, settings.batch_pieces))),
+                                                            settings.max_epochs)
     epoch = 0
     for epoch in range(settings.max_epochs):
         rng.shuffle(examples)
         for batch in _batches(examples, settings.batch_pieces):
             losses.append(_update(model, batch, optimizer, settings.piece_dropout, nprng))
             step += 1
-            if step % settings.eval_every == 0 and evaluate_now(epoch):
+            if step % eval_every == 0 and evaluate_now(epoch):
                 break
         else:
             continue
@@ -178,6 +182,13 @@ def train_tokenizer(tokenizer: UDTokenizer, train: Treebank, dev: Treebank, sett
     if settings.hint_weights:
         result.hint_scores = choose_hint_weight(tokenizer, dev, settings.hint_weights, settings.select)
     return result
+
+
+def evaluation_interval(steps_per_epoch: int, epochs: int) -> int:
+    """Steps between evaluations for ``eval_every = 0``: about ``EVALUATIONS`` over ``epochs``
+    passes of ``steps_per_epoch`` steps, at least 25 and at most 100 steps apart (EWT's train file:
+    about 100; nine tenths of a small dev file: 25)."""
+    return int(min(max(steps_per_epoch * epochs // EVALUATIONS, 25), 100))
 
 
 def choose_hint_weight(tokenizer: UDTokenizer, dev: Treebank, weights: Sequence[float],

@@ -22,7 +22,7 @@ from spacy_hcparse.tokenizer.features import (INSIDE, SENT_END, SEPARATOR, TOKEN
                                               piece_spans)
 from spacy_hcparse.tokenizer.inference import _layers, predict_probs
 from spacy_hcparse.tokenizer.tokenizer import _decode, hinted_scores
-from spacy_hcparse.tokenizer.train import (TrainSettings, choose_hint_weight, selection_score, tokenizer_scores,
+from spacy_hcparse.tokenizer.train import (TrainSettings, evaluation_interval, choose_hint_weight, selection_score, tokenizer_scores,
                                          train_tokenizer)
 
 from .tiny import conllu, write
@@ -353,3 +353,12 @@ def test_selection_is_by_words_with_sentences_parting_ties():
     assert selection_score(*same_words) > selection_score(*better_words)
     mean = selection_score(*better_sentences, select="words_sentences")
     assert mean == pytest.approx((0.989 + 0.85) / 2)
+
+
+def test_default_evaluations_follow_the_runs_size():
+    """``eval_every = 0``: about a dozen evaluations over the run, 25-100 steps apart, so a small
+    treebank (a few steps a pass) is still evaluated several times and a large one every 100 steps."""
+    assert TrainSettings().eval_every == 0
+    assert evaluation_interval(5, 30) == 25  # nine tenths of a small dev file: 150 steps, 6 evaluations
+    assert evaluation_interval(19, 30) == 47
+    assert evaluation_interval(108, 30) == 100  # EWT's train file
