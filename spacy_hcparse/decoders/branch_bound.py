@@ -18,14 +18,18 @@ so ``upper_bound - score`` is an honest gap.
 """
 import heapq
 import time
-from typing import NamedTuple, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional
 
 import numpy as np
 
 from .absent import has_single_root_tree
 from .dominance import fixed_tree, prune_dominated
-from .dual import DualEngine
 from .scoring import full_score
+
+if TYPE_CHECKING:  # ``dual.py`` runs branch and bound: the import goes that way only
+    from .dual import DualEngine
+
+NODE_STALL = 10  # a subproblem whose bound stops falling for this many iterations is split at once
 
 
 class BranchResult(NamedTuple):
@@ -43,7 +47,7 @@ class BranchResult(NamedTuple):
 
 
 def branch_and_bound(
-    root: DualEngine,
+    root: "DualEngine",
     heads: np.ndarray,
     score: float,
     *,
@@ -110,7 +114,7 @@ def branch_and_bound(
                         capped)
 
 
-def _branching(node: DualEngine, incumbent: np.ndarray):
+def _branching(node: "DualEngine", incumbent: np.ndarray):
     """(word, head) to branch on: the most disputed word and its incumbent head when that arc
     is a candidate here, else the head in the node's last spanning tree."""
     count = node.disagreement()

@@ -229,7 +229,8 @@ def make_certified(
 
 
 @registry.misc("spacy_hcparse.Dual.v1")
-def make_dual(max_iter: int = 200, time_limit: Optional[float] = 0.5) -> Dual:
+def make_dual(max_iter: int = 200, time_limit: Optional[float] = 0.5, max_nodes: int = 200) -> Dual:
     """Dual decomposition over every factor; certifies optimal trees. ``max_iter``: subgradient
-    iterations; ``time_limit``: seconds per sentence (None: no cap)."""
-    return Dual(time_limit=time_limit, max_iter=max_iter)
+    iterations; ``max_nodes``: branch and bound subproblems for a sentence the iterations leave
+    uncertified (0: none); ``time_limit``: seconds per sentence for both (None: no cap)."""
+    return Dual(time_limit=time_limit, max_iter=max_iter, max_nodes=max_nodes)
