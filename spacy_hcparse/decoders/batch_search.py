@@ -23,7 +23,8 @@ from numba import prange
 from ..compiling import njit
 from .absent import _any_absent, _fill_absent, usable_mask
 from .batch import _checked_siblings, _checked_squares, _threads, _usable_range, layout
-from .hill_climb import _RESTART_BUDGET, _MAX_CAP, _MIN_CAP, _arc_abs_max, _check_settings, search_default_caps
+from .hill_climb import (_LATE_CAP, _RESTART_BUDGET, _MAX_CAP, _MIN_CAP, _arc_abs_max, _check_settings,
+                         search_default_caps)
 from .mst import mst_kernel
 from .sampling import head_tables
 
@@ -147,7 +148,7 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
     low = min_restarts
     if cap < 0:  # hill_climb.default_caps
         max_restarts = min(_MAX_CAP, max(_MIN_CAP, _RESTART_BUDGET // (n * n)))
-        hard = _MAX_CAP
+        hard = max(max_restarts, _LATE_CAP)
         low = min(min_restarts, max_restarts)
     top = max(1.0, _arc_abs_max(floored))
     if use_sib:

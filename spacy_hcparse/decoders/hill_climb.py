@@ -28,7 +28,7 @@ Restarts stop once the best score has been reached ``converge`` times after ``mi
 after ``max_restarts``, or when ``time_limit`` seconds have passed (checked between kernel calls).
 With ``max_restarts`` None the cap adapts to the sentence (``default_caps``): a soft cap that keeps
 the work per sentence roughly flat, and a search that has not converged by then goes on, up to
-``_MAX_CAP`` restarts, until its best score has been reached ``converge // 2`` times. Few hits at
+``_LATE_CAP`` restarts, until its best score has been reached ``converge // 2`` times. Few hits at
 the soft cap mark a landscape whose optimum has a small basin (long sentences), where the
 proven optima showed that the soft cap alone stopped too early.
 The random stream is reseeded every ``_SEED_BLOCK`` restarts from ``seed``, so a fixed seed gives
@@ -54,6 +54,7 @@ from .scoring import full_score
 _SEED_BLOCK = 8
 _RESTART_BUDGET = 4000  # default_max_restarts: restarts x n^2
 _MIN_CAP, _MAX_CAP = 20, 100
+_LATE_CAP = 50  # restarts in all for a search not converged by its soft cap (default_caps)
 _NO_CUBE = np.zeros((1, 1, 1))
 
 
@@ -194,10 +195,11 @@ def default_max_restarts(n: int) -> int:
 
 
 def default_caps(n: int):
-    """(soft, hard) restart caps for ``max_restarts`` None: ``default_max_restarts(n)`` and
-    ``_MAX_CAP``; between them a search stops once its best was hit ``late_hits(converge)``
-    times."""
-    return default_max_restarts(n), _MAX_CAP
+    """(soft, hard) restart caps for ``max_restarts`` None: ``default_max_restarts(n)`` and at
+    least ``_LATE_CAP``; between them a search stops once its best was hit
+    ``late_hits(converge)`` times. The hard cap trades exactness for speed (docs/decoders.md)."""
+    soft = default_max_restarts(n)
+    return soft, max(soft, _LATE_CAP)
 
 
 @njit(cache=True)

@@ -281,7 +281,7 @@ def test_time_limit_caps_a_long_search():
     assert result.score == pytest.approx(tree_score(result.heads, arc, sib, grand), abs=1e-9)
 
 
-@pytest.mark.parametrize("seed", [6, 7, 9])
+@pytest.mark.parametrize("seed", [6, 9, 17])
 def test_unconverged_search_goes_past_the_soft_cap(seed):
     # Rugged random scores over 16 words: the soft cap (20 restarts) stops with the best score hit
     # fewer than converge // 2 times and below the optimum (proven by dual decomposition with
