@@ -23,8 +23,7 @@ from numba import prange
 from ..compiling import njit
 from .absent import _any_absent, _fill_absent, usable_mask
 from .batch import _checked_siblings, _checked_squares, _threads, _usable_range, layout
-from .hill_climb import (_LATE_CAP, _RESTART_BUDGET, _MAX_CAP, _MIN_CAP, _arc_abs_max, _check_settings,
-                         search_default_caps)
+from .hill_climb import _RESTART_BUDGET, _MAX_CAP, _MIN_CAP, _arc_abs_max, _check_settings, _search
 from .mst import mst_kernel
 from .sampling import head_tables
 
@@ -47,7 +46,7 @@ def decode_hill_climb_batch(
 ) -> np.ndarray:
     """Per span the heads (int64, end to end) of hill climbing from the span's MST tree over its
     arcs, sibling and grandparent factors (see the module docstring; the options are
-    ``decode_hill_climb``'s, ``max_restarts`` None: ``default_caps(n)`` per span).
+    ``decode_hill_climb``'s, ``max_restarts`` None: ``default_max_restarts(n)`` per span).
     Raises ``ValueError`` on bad input, naming the span."""
     sizes, arcs, where = _checked_squares(arcs, sizes, "arcs")
     s_counts, s_triples, s_values = _checked_siblings(sizes, sib_counts, sib_triples, sib_values)
@@ -126,9 +125,9 @@ def _climb_parallel(arcs, sizes, squares, rows, s_counts, s_triples, s_values, s
 @njit(cache=True)
 def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
                 g_values, g_first, seed, cap, min_restarts, converge, share, temperature, heads, cubes):
-    """Span ``i``: ``graph.decoding.HillClimb``'s steps (the MST tree, then ``search_default_caps``
-    from it). ``cubes`` (2, >= size^3): zeroed scratch for the dense sibling and grandparent
-    cubes, zeroed again after use."""
+    """Span ``i``: ``graph.decoding.HillClimb``'s steps (the MST tree, then ``_search`` from it).
+    ``cubes`` (2, >= size^3): zeroed scratch for the dense sibling and grandparent cubes, zeroed
+    again after use."""
     size = sizes[i]
     arc = arcs[squares[i]: squares[i] + size * size].reshape((size, size))
     out = heads[rows[i]: rows[i] + size]
@@ -144,11 +143,10 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
     s_lo, s_hi, s_top = _fill_cube(sib, use_sib, s_triples, s_values, s_first[i], s_counts[i])
     g_lo, g_hi, g_top = _fill_cube(grand, use_grand, g_triples, g_values, g_first[i], g_counts[i])
     floored = _floored_copy(arc, n * (s_hi - s_lo) + n * (g_hi - g_lo))
-    max_restarts = hard = cap
+    max_restarts = cap
     low = min_restarts
-    if cap < 0:  # hill_climb.default_caps
+    if cap < 0:
         max_restarts = min(_MAX_CAP, max(_MIN_CAP, _RESTART_BUDGET // (n * n)))
-        hard = max(max_restarts, _LATE_CAP)
         low = min(min_restarts, max_restarts)
     top = max(1.0, _arc_abs_max(floored))
     if use_sib:
@@ -158,8 +156,8 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
     head_cdf, root_cdf = head_tables(floored, temperature)
     best = np.empty(size, dtype=np.int64)
     stats = np.array([-np.inf, 0.0, 0.0])
-    search_default_caps(floored, sib, grand, use_sib, use_grand, mst, True, head_cdf, root_cdf, share, seed,
-                        1e-11 * top, max_restarts, hard, low, converge, best, stats)
+    _search(floored, sib, grand, use_sib, use_grand, mst, True, head_cdf, root_cdf, share, seed, 1e-11 * top,
+            max_restarts, low, converge, best, stats)
     for j in range(out.shape[0]):
         out[j] = best[j]
     _clear_cube(sib, use_sib, s_triples, s_first[i], s_counts[i])

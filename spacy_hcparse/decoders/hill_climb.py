@@ -26,11 +26,6 @@ columns and rows it touches in O(n)), so scanning all heads for a word reads one
 
 Restarts stop once the best score has been reached ``converge`` times after ``min_restarts``, or
 after ``max_restarts``, or when ``time_limit`` seconds have passed (checked between kernel calls).
-With ``max_restarts`` None the cap adapts to the sentence (``default_caps``): a soft cap that keeps
-the work per sentence roughly flat, and a search that has not converged by then goes on, up to
-``_LATE_CAP`` restarts, until its best score has been reached ``converge // 2`` times. Few hits at
-the soft cap mark a landscape whose optimum has a small basin (long sentences), where the
-proven optima showed that the soft cap alone stopped too early.
 The random stream is reseeded every ``_SEED_BLOCK`` restarts from ``seed``, so a fixed seed gives
 the same result whether or not a time limit splits the work (unless the limit actually cuts it).
 
@@ -54,7 +49,6 @@ from .scoring import full_score
 _SEED_BLOCK = 8
 _RESTART_BUDGET = 4000  # default_max_restarts: restarts x n^2
 _MIN_CAP, _MAX_CAP = 20, 100
-_LATE_CAP = 50  # restarts in all for a search not converged by its soft cap (default_caps)
 _NO_CUBE = np.zeros((1, 1, 1))
 
 
@@ -113,16 +107,15 @@ def hill_climb_checked(allowed: Allowed, sib, grand, *, seed, init, max_restarts
     """``decode_hill_climb`` on inputs already checked (``allowed`` from ``absent.with_floor``)."""
     arc = allowed.arc
     size = arc.shape[0]
-    hard_cap = None
     if max_restarts is None:
-        max_restarts, hard_cap = default_caps(size - 1)
+        max_restarts = default_max_restarts(size - 1)
         min_restarts = min(min_restarts, max_restarts)
     if size <= 2:
         heads = np.array([-1, 0][:size], dtype=np.int64)
         score = true_score(heads, allowed.mask, full_score(heads, arc, *_cubes(sib, grand)))
         return HillClimbResult(heads, score, 0, 0, False)
     search = _Search(arc, sib, grand, init, seed, uniform_share, temperature)
-    result = search.run(int(max_restarts), int(min_restarts), int(converge), time_limit, hard_cap)
+    result = search.run(int(max_restarts), int(min_restarts), int(converge), time_limit)
     if allowed.any_absent:
         result = result._replace(score=true_score(result.heads, allowed.mask, result.score))
     return result
@@ -144,33 +137,22 @@ class _Search:
         self.best = np.empty(size, dtype=np.int64)
         self.stats = np.array([-np.inf, 0.0, 0.0])  # best score, hits, restarts done
 
-    def run(self, max_restarts, min_restarts, converge, time_limit,
-            hard_cap=None) -> HillClimbResult:
-        """Restarts as the module docstring says; ``hard_cap``: where a search that has not
-        converged by ``max_restarts`` may go on (None: it stops there)."""
-        phases = [(max_restarts, converge)]
-        if hard_cap is not None and hard_cap > max_restarts:
-            phases.append((hard_cap, late_hits(converge)))
+    def run(self, max_restarts, min_restarts, converge, time_limit) -> HillClimbResult:
+        if time_limit is None:
+            self._call(max_restarts, min_restarts, converge)
+            return self._result(capped=False)
         start = time.perf_counter()
         batch = 1
-        for cap, hits in phases:
-            if self.stats[1] >= hits and self.stats[2] >= min_restarts:
-                break  # converged by the later phase's rule already
-            while True:
-                if time_limit is None:
-                    done = self._call(cap, min_restarts, hits)
-                else:
-                    done = self._call(min(int(self.stats[2]) + batch, cap), min_restarts, hits)
-                if done:
-                    return self._result(capped=False)
-                if int(self.stats[2]) >= cap:
-                    break
-                elapsed = time.perf_counter() - start
-                if elapsed >= time_limit:
-                    return self._result(capped=True)
-                per_restart = elapsed / max(int(self.stats[2]), 1)
-                batch = int(min(64, max(1, 0.25 * (time_limit - elapsed) / max(per_restart, 1e-9))))
-        return self._result(capped=False)
+        while True:
+            first = int(self.stats[2])
+            done = self._call(min(first + batch, max_restarts), min_restarts, converge)
+            if done or int(self.stats[2]) >= max_restarts:
+                return self._result(capped=False)
+            elapsed = time.perf_counter() - start
+            if elapsed >= time_limit:
+                return self._result(capped=True)
+            per_restart = elapsed / max(int(self.stats[2]), 1)
+            batch = int(min(64, max(1, 0.25 * (time_limit - elapsed) / max(per_restart, 1e-9))))
 
     def _call(self, stop, min_restarts, converge) -> bool:
         return _search(
@@ -187,25 +169,10 @@ class _Search:
 
 
 def default_max_restarts(n: int) -> int:
-    """The soft restart cap used when ``max_restarts`` is None: ``_RESTART_BUDGET // n**2``
-    clipped to ``[_MIN_CAP, _MAX_CAP]``. A climbing pass costs O(n^2), so the cap keeps the work
-    per sentence roughly flat: short sentences get many restarts (near-exact search), long ones
-    few unless they have not converged (``default_caps``)."""
+    """The restart cap used when ``max_restarts`` is None: ``_RESTART_BUDGET // n**2`` clipped to
+    ``[_MIN_CAP, _MAX_CAP]``. A climbing pass costs O(n^2), so the cap keeps the work per sentence
+    roughly flat: short sentences get many restarts (near-exact search), long ones few."""
     return int(min(_MAX_CAP, max(_MIN_CAP, _RESTART_BUDGET // max(n, 1) ** 2)))
-
-
-def default_caps(n: int):
-    """(soft, hard) restart caps for ``max_restarts`` None: ``default_max_restarts(n)`` and at
-    least ``_LATE_CAP``; between them a search stops once its best was hit
-    ``late_hits(converge)`` times. The hard cap trades exactness for speed (docs/decoders.md)."""
-    soft = default_max_restarts(n)
-    return soft, max(soft, _LATE_CAP)
-
-
-@njit(cache=True)
-def late_hits(converge):
-    """Hits of the best score that stop a search past its soft cap: half of ``converge``."""
-    return max(1, converge // 2)
 
 
 def _tolerance(arc, sib, grand) -> float:
@@ -290,22 +257,6 @@ def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_
         if stats[2] >= min_restarts and stats[1] >= converge:
             return True
     return False
-
-
-@njit(cache=True)
-def search_default_caps(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_cdf,
-                        share, seed, tol, soft, hard, min_restarts, converge, best, stats):
-    """``_search`` with the caps of ``default_caps``: up to ``soft`` restarts until ``converge``
-    hits, then (not converged, fewer than ``late_hits(converge)`` hits) up to ``hard`` restarts
-    until ``late_hits(converge)`` hits. What ``_Search.run`` does without a time limit."""
-    if _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_cdf, share,
-               seed, tol, soft, min_restarts, converge, best, stats):
-        return True
-    late = late_hits(converge)
-    if hard <= soft or stats[1] >= late:
-        return False
-    return _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_cdf, share,
-                   seed, tol, hard, min_restarts, late, best, stats)
 
 
 @njit(cache=True)

@@ -206,9 +206,9 @@ def make_hill_climb_v2(
     seed: int = 0,
 ) -> HillClimb:
     """Hill climbing with ``decode_hill_climb``'s defaults, tuned against proven optima on EWT
-    dev (``benchmarks/decoders_real.py``; figures in docs/decoders.md). ``max_restarts`` None:
-    caps that adapt to the sentence (``decoders.hill_climb.default_caps``: a soft cap that keeps
-    the work per sentence flat, and up to 50 restarts for a search that has not converged)."""
+    dev (``benchmarks/decoders_real.py``; figures in docs/decoders.md). ``max_restarts`` None: a
+    cap that shrinks as the sentence grows (``decoders.hill_climb.default_max_restarts``: about
+    the same climbing work per sentence)."""
     return HillClimb(seed=seed, time_limit=time_limit, max_restarts=max_restarts, min_restarts=min_restarts,
                      converge=converge, uniform_share=uniform_share, temperature=temperature)
 
