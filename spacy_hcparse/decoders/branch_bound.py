@@ -18,14 +18,44 @@ so ``upper_bound - score`` is an honest gap.
 """
 import heapq
 import time
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Protocol
 
 import numpy as np
 
 from .absent import has_single_root_tree
 from .dominance import fixed_tree, prune_dominated
-from .dual import DualEngine
 from .scoring import full_score
+
+NODE_STALL = 10  # a subproblem whose bound stops falling for this many iterations is split at once
+
+
+class Engine(Protocol):
+    """What branch and bound reads and calls of a subproblem: ``dual.DualEngine`` (which runs
+    branch and bound, so this module does not import it)."""
+
+    arc: np.ndarray
+    sib: np.ndarray
+    grand: np.ndarray
+    use_sib: bool
+    use_grand: bool
+    cand: np.ndarray
+    tree: np.ndarray
+    best_heads: np.ndarray
+    bound: float
+    score: float
+    iterations: int
+    done: bool
+
+    def child(self, cand: np.ndarray) -> "Engine": ...
+
+    def disagreement(self) -> np.ndarray: ...
+
+    def set_floor(self, score: float) -> None: ...
+
+    def set_incumbent(self, heads: np.ndarray, score: float) -> None: ...
+
+    def run(self, max_iter: int, deadline: Optional[float] = None, repair: bool = True,
+            stall: int = 0) -> bool: ...
 
 
 class BranchResult(NamedTuple):
@@ -43,7 +73,7 @@ class BranchResult(NamedTuple):
 
 
 def branch_and_bound(
-    root: DualEngine,
+    root: Engine,
     heads: np.ndarray,
     score: float,
     *,
@@ -110,7 +140,7 @@ def branch_and_bound(
                         capped)
 
 
-def _branching(node: DualEngine, incumbent: np.ndarray):
+def _branching(node: Engine, incumbent: np.ndarray):
     """(word, head) to branch on: the most disputed word and its incumbent head when that arc
     is a candidate here, else the head in the node's last spanning tree."""
     count = node.disagreement()

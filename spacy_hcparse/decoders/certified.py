@@ -23,7 +23,7 @@ import numpy as np
 
 from ._checks import check_heads, check_inputs
 from .absent import with_floor
-from .branch_bound import branch_and_bound
+from .branch_bound import NODE_STALL, branch_and_bound
 from .dominance import fixed_tree, prune_dominated
 from .dual import DualEngine, _clean, _cube, exact_without_search
 from .enumeration import search_candidates
@@ -31,7 +31,6 @@ from .hill_climb import _check_settings, hill_climb_checked
 from .mst import mst_kernel
 from .scoring import full_score
 
-NODE_STALL = 10  # a branch and bound subproblem whose bound stops falling is split at once
 HILL_CLIMB_DEFAULTS = {"max_restarts": None, "min_restarts": 5, "converge": 10,
                        "uniform_share": 0.5, "temperature": 2.0}  # decode_hill_climb's defaults
 

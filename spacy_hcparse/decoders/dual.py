@@ -28,6 +28,11 @@ scores (``benchmarks/decoders_real.py``) this certifies more sentences in fewer 
 Koo et al.'s ``c / (t + 1)`` (``t``: the number of iterations in which the dual value went up),
 which a given ``step = c`` selects. Multipliers start at a per-column shift that makes the automata
 take the arcs of the first-order optimum (or of ``init``), see ``DualEngine.shift_towards``.
+
+Finishing. Where the subgradient iterations end without a certificate (the relaxation is not
+tight, or the steps stall just above the optimum), ``max_nodes > 0`` goes on with branch and bound
+(``branch_bound.py``) from the dual's multipliers, within the same time limit: it proves the best
+tree optimal, finds a better one, or reports the best open bound.
 """
 import time
 from typing import NamedTuple, Optional
@@ -37,6 +42,7 @@ import numpy as np
 from ..compiling import njit
 from ._checks import check_heads, check_inputs
 from .absent import Allowed, true_score, uses_absent, with_floor
+from .branch_bound import NODE_STALL, branch_and_bound
 from .dominance import fixed_tree, prune_dominated
 from .head_automata import build_graph, solve_root, solve_word
 from .mst import mst_kernel
@@ -58,7 +64,8 @@ class DualResult(NamedTuple):
     ``heads``: int64 (n+1,) tree; ``score``: its total score under arc + sib + grand (``-inf`` if
     it uses an absent arc); ``upper_bound``: the lowest dual value seen (>= the optimal score);
     ``certified``: ``heads`` is proven optimal (subproblems agreed, or the bound met the score);
-    ``iterations``: subgradient iterations run; ``time_capped``: stopped by ``time_limit``.
+    ``iterations``: subgradient iterations run (branch and bound's included); ``time_capped``:
+    stopped by ``time_limit``; ``nodes``: branch and bound subproblems solved.
     """
 
     heads: np.ndarray
@@ -67,6 +74,7 @@ class DualResult(NamedTuple):
     certified: bool
     iterations: int
     time_capped: bool
+    nodes: int = 0
 
 
 def decode_dual(
@@ -80,6 +88,7 @@ def decode_dual(
     tree_share: float = 0.5,
     repair: bool = True,
     init=None,
+    max_nodes: int = 0,
 ) -> DualResult:
     """Best non-projective tree under arc + sibling + grandparent scores by dual decomposition.
 
@@ -91,10 +100,12 @@ def decode_dual(
     each arc score given to the spanning tree; ``repair`` also scores the automata's choices
     repaired into a tree at every iteration; ``init`` (a heads array, e.g. hill climbing's tree)
     is a tree to certify: it counts as a primal solution, is the steps' first target and shapes
-    the starting multipliers. Raises ``ValueError`` on malformed scores or parameters.
+    the starting multipliers; ``max_nodes``: branch and bound subproblems after iterations that
+    end uncertified (0: none; see the module docstring). Raises ``ValueError`` on malformed
+    scores or parameters.
     """
     arc, sib, grand = check_inputs(arc, sib, grand)
-    _check_params(max_iter, step, time_limit, tree_share)
+    _check_params(max_iter, step, time_limit, tree_share, max_nodes)
     size = arc.shape[0]
     if init is not None:
         init = check_heads(init, size)
@@ -104,7 +115,13 @@ def decode_dual(
     if engine is None:
         return exact_without_search(allowed, sib, grand)
     capped = engine.run(max_iter, deadline, repair)
-    return engine.result(capped)
+    if capped or engine.certified or max_nodes == 0:
+        return engine.result(capped)
+    found = branch_and_bound(engine, engine.best_heads, engine.score, max_nodes=max_nodes,
+                             deadline=deadline, stall=NODE_STALL)
+    upper = max(min(engine.bound, found.upper_bound), found.score)
+    return DualResult(found.heads.copy(), found.score, upper, found.proven,
+                      engine.iterations + found.iterations, found.time_capped, found.nodes)
 
 
 def exact_without_search(allowed: Allowed, sib, grand) -> DualResult:
@@ -288,9 +305,11 @@ def _clean(arc: np.ndarray) -> np.ndarray:
     return arc
 
 
-def _check_params(max_iter, step, time_limit, tree_share) -> None:
+def _check_params(max_iter, step, time_limit, tree_share, max_nodes) -> None:
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)) or max_nodes < 0:
+        raise ValueError(f"max_nodes must be a non-negative integer, got {max_nodes!r}")
     if step is not None and not (_is_real(step) and np.isfinite(step) and step > 0):
         raise ValueError(f"step must be a positive finite number, got {step!r}")
     if time_limit is not None and not (_is_real(time_limit) and time_limit > 0):

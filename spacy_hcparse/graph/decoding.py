@@ -207,7 +207,8 @@ def make_hill_climb_v2(
 ) -> HillClimb:
     """Hill climbing with ``decode_hill_climb``'s defaults, tuned against proven optima on EWT
     dev (``benchmarks/decoders_real.py``; figures in docs/decoders.md). ``max_restarts`` None: a
-    cap that grows with the sentence."""
+    cap that shrinks as the sentence grows (``decoders.hill_climb.default_max_restarts``: about
+    the same climbing work per sentence)."""
     return HillClimb(seed=seed, time_limit=time_limit, max_restarts=max_restarts, min_restarts=min_restarts,
                      converge=converge, uniform_share=uniform_share, temperature=temperature)
 
@@ -229,7 +230,8 @@ def make_certified(
 
 
 @registry.misc("spacy_hcparse.Dual.v1")
-def make_dual(max_iter: int = 200, time_limit: Optional[float] = 0.5) -> Dual:
+def make_dual(max_iter: int = 200, time_limit: Optional[float] = 0.5, max_nodes: int = 200) -> Dual:
     """Dual decomposition over every factor; certifies optimal trees. ``max_iter``: subgradient
-    iterations; ``time_limit``: seconds per sentence (None: no cap)."""
-    return Dual(time_limit=time_limit, max_iter=max_iter)
+    iterations; ``max_nodes``: branch and bound subproblems for a sentence the iterations leave
+    uncertified (0: none); ``time_limit``: seconds per sentence for both (None: no cap)."""
+    return Dual(time_limit=time_limit, max_iter=max_iter, max_nodes=max_nodes)

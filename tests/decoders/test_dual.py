@@ -153,6 +153,34 @@ def test_matches_brute_force(kind):
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
+def test_branch_and_bound_finishes_what_the_iterations_leave_open(kind):
+    # The same hard random scores: the iterations alone leave some sentences uncertified; with
+    # branch and bound after them every one is proven, and the proven tree is the brute-force
+    # optimum.
+    rng = np.random.default_rng(3)
+    open_before = 0
+    for n in [2, 3, 4, 5] * 8 + [6] * 3:
+        arc, sib, grand = random_scores(rng, n, *KINDS[kind])
+        open_before += not decode_dual(arc, sib, grand).certified
+        result, best = _check_against_brute(n, arc, sib, grand, max_nodes=200)
+        assert result.certified and result.score == pytest.approx(best, abs=1e-9)
+        assert result.upper_bound == pytest.approx(result.score, abs=1e-9)
+    assert open_before >= 5
+
+
+def test_branch_and_bound_respects_its_caps():
+    rng = np.random.default_rng(12)
+    arc, sib, grand = random_scores(rng, 30, True, True)
+    result = decode_dual(arc, sib, grand, max_iter=20, max_nodes=3)
+    assert result.nodes <= 3 + 1 and tree_problem(result.heads) == ""  # checked before each split in two
+    assert result.upper_bound >= result.score
+    assert result.score == pytest.approx(tree_score(result.heads, arc, sib, grand))
+    capped = decode_dual(arc, sib, grand, max_iter=20, max_nodes=10**6, time_limit=0.05)
+    assert capped.time_capped and not capped.certified
+    assert capped.upper_bound >= capped.score
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
 def test_bound_holds_after_few_iterations(kind):
     rng = np.random.default_rng(4)
     for n in [3, 4, 5]:
@@ -295,6 +323,8 @@ def test_accepts_lists_and_other_dtypes():
         ((np.zeros((3, 3)), np.zeros((3, 3, 3))), {"tree_share": 1.5}, "tree_share"),
         ((np.zeros((3, 3)), np.zeros((3, 3, 3))), {"step": "big"}, "step"),
         ((np.zeros((3, 3)), np.zeros((3, 3, 3))), {"time_limit": "1s"}, "time_limit"),
+        ((np.zeros((3, 3)), np.zeros((3, 3, 3))), {"max_nodes": -1}, "max_nodes"),
+        ((np.zeros((3, 3)), np.zeros((3, 3, 3))), {"max_nodes": 1.5}, "max_nodes"),
     ],
 )
 def test_bad_inputs(args, kwargs, match):
@@ -312,10 +342,11 @@ def test_bad_inputs(args, kwargs, match):
 def test_always_a_valid_tree(n, kind, seed, scale):
     rng = np.random.default_rng(seed)
     arc, sib, grand = random_scores(rng, n, *KINDS[kind], scale=scale)
-    result = decode_dual(arc, sib, grand, max_iter=15)
+    nodes = int(rng.integers(0, 4))
+    result = decode_dual(arc, sib, grand, max_iter=15, max_nodes=nodes)
     assert tree_problem(result.heads) == ""
     assert result.heads.shape == (n + 1,)
-    assert result.iterations <= 15
+    assert result.iterations <= 15 + 50 * result.nodes and result.nodes <= nodes + 1
     assert result.upper_bound >= result.score - 1e-9 * max(1.0, abs(result.score))
     assert result.score == pytest.approx(tree_score(result.heads, arc, sib, grand), rel=1e-9,
                                          abs=1e-9)
