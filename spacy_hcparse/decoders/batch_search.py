@@ -23,7 +23,7 @@ from numba import prange
 from ..compiling import njit
 from .absent import _any_absent, _fill_absent, usable_mask
 from .batch import _checked_siblings, _checked_squares, _threads, _usable_range, layout
-from .hill_climb import _RESTART_BUDGET, _MAX_CAP, _MIN_CAP, _arc_abs_max, _check_settings, _search
+from .hill_climb import _KICKS, _RESTART_BUDGET, _MAX_CAP, _MIN_CAP, _arc_abs_max, _check_settings, _search
 from .mst import mst_kernel
 from .sampling import head_tables
 
@@ -143,11 +143,12 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
     s_lo, s_hi, s_top = _fill_cube(sib, use_sib, s_triples, s_values, s_first[i], s_counts[i])
     g_lo, g_hi, g_top = _fill_cube(grand, use_grand, g_triples, g_values, g_first[i], g_counts[i])
     floored = _floored_copy(arc, n * (s_hi - s_lo) + n * (g_hi - g_lo))
-    max_restarts = cap
+    max_restarts = fresh = cap
     low = min_restarts
     if cap < 0:
-        max_restarts = min(_MAX_CAP, max(_MIN_CAP, _RESTART_BUDGET // (n * n)))
-        low = min(min_restarts, max_restarts)
+        fresh = min(_MAX_CAP, max(_MIN_CAP, _RESTART_BUDGET // (n * n)))
+        low = min(min_restarts, fresh)
+        max_restarts = fresh + _KICKS
     top = max(1.0, _arc_abs_max(floored))
     if use_sib:
         top = max(top, s_top)
@@ -157,7 +158,7 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
     best = np.empty(size, dtype=np.int64)
     stats = np.array([-np.inf, 0.0, 0.0])
     _search(floored, sib, grand, use_sib, use_grand, mst, True, head_cdf, root_cdf, share, seed, 1e-11 * top,
-            max_restarts, low, converge, best, stats)
+            max_restarts, fresh, low, converge, best, stats)
     for j in range(out.shape[0]):
         out[j] = best[j]
     _clear_cube(sib, use_sib, s_triples, s_first[i], s_counts[i])

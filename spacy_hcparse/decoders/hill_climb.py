@@ -26,6 +26,12 @@ columns and rows it touches in O(n)), so scanning all heads for a word reads one
 
 Restarts stop once the best score has been reached ``converge`` times after ``min_restarts``, or
 after ``max_restarts``, or when ``time_limit`` seconds have passed (checked between kernel calls).
+With the default cap (``max_restarts=None``), a search that reaches it unconverged goes on with up
+to ``_KICKS`` *kicks* (iterated local search): each climbs from the best tree so far with the heads
+of ``_KICK_WORDS`` random words redrawn from the first-order scores (``sampling.perturbed_tree``);
+a kick that climbs back to the best score counts as a hit, so kicks stop once the search has
+converged. Kicks reach optima a few heads away from the best tree (two words changing heads
+together, which no single move or lift passes) at the cost of short climbs.
 The random stream is reseeded every ``_SEED_BLOCK`` restarts from ``seed``, so a fixed seed gives
 the same result whether or not a time limit splits the work (unless the limit actually cuts it).
 
@@ -42,13 +48,15 @@ import numpy as np
 from ..compiling import njit
 from ._checks import check_heads, check_inputs
 from .absent import Allowed, true_score, with_floor
-from .sampling import NO_REFCOUNT as _NO_REFCOUNT, head_tables, uniform_tree, weighted_tree
+from .sampling import NO_REFCOUNT as _NO_REFCOUNT, head_tables, perturbed_tree, uniform_tree, weighted_tree
 from .scoring import full_score
 
 
 _SEED_BLOCK = 8
 _RESTART_BUDGET = 4000  # default_max_restarts: restarts x n^2
 _MIN_CAP, _MAX_CAP = 20, 100
+_KICKS = 10  # restarts from the perturbed best tree after the default cap
+_KICK_WORDS = 4  # heads redrawn per kick
 _NO_CUBE = np.zeros((1, 1, 1))
 
 
@@ -107,15 +115,17 @@ def hill_climb_checked(allowed: Allowed, sib, grand, *, seed, init, max_restarts
     """``decode_hill_climb`` on inputs already checked (``allowed`` from ``absent.with_floor``)."""
     arc = allowed.arc
     size = arc.shape[0]
+    fresh = max_restarts
     if max_restarts is None:
-        max_restarts = default_max_restarts(size - 1)
-        min_restarts = min(min_restarts, max_restarts)
+        fresh = default_max_restarts(size - 1)
+        min_restarts = min(min_restarts, fresh)
+        max_restarts = fresh + _KICKS
     if size <= 2:
         heads = np.array([-1, 0][:size], dtype=np.int64)
         score = true_score(heads, allowed.mask, full_score(heads, arc, *_cubes(sib, grand)))
         return HillClimbResult(heads, score, 0, 0, False)
     search = _Search(arc, sib, grand, init, seed, uniform_share, temperature)
-    result = search.run(int(max_restarts), int(min_restarts), int(converge), time_limit)
+    result = search.run(int(max_restarts), int(fresh), int(min_restarts), int(converge), time_limit)
     if allowed.any_absent:
         result = result._replace(score=true_score(result.heads, allowed.mask, result.score))
     return result
@@ -137,7 +147,9 @@ class _Search:
         self.best = np.empty(size, dtype=np.int64)
         self.stats = np.array([-np.inf, 0.0, 0.0])  # best score, hits, restarts done
 
-    def run(self, max_restarts, min_restarts, converge, time_limit) -> HillClimbResult:
+    def run(self, max_restarts, fresh, min_restarts, converge, time_limit) -> HillClimbResult:
+        """Restarts ``fresh`` and later are kicks (up to ``max_restarts`` in all)."""
+        self.fresh = fresh
         if time_limit is None:
             self._call(max_restarts, min_restarts, converge)
             return self._result(capped=False)
@@ -157,8 +169,8 @@ class _Search:
     def _call(self, stop, min_restarts, converge) -> bool:
         return _search(
             self.arc, self.sib, self.grand, self.use_sib, self.use_grand, self.init, self.use_init,
-            self.head_cdf, self.root_cdf, self.share, self.seed, self.tol, stop, min_restarts,
-            converge, self.best, self.stats,
+            self.head_cdf, self.root_cdf, self.share, self.seed, self.tol, stop, self.fresh,
+            min_restarts, converge, self.best, self.stats,
         )
 
     def _result(self, capped) -> HillClimbResult:
@@ -227,8 +239,9 @@ def _check_settings(max_restarts, min_restarts, converge, time_limit, uniform_sh
 
 @njit(cache=True)
 def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_cdf, share, seed,
-            tol, stop, min_restarts, converge, best, stats):
-    """Run restarts ``stats[2]`` .. ``stop - 1``; update ``best``/``stats``; True once converged."""
+            tol, stop, fresh, min_restarts, converge, best, stats):
+    """Run restarts ``stats[2]`` .. ``stop - 1``; update ``best``/``stats``; True once converged.
+    Restarts ``fresh`` and later are kicks: they climb from ``best`` with a few heads redrawn."""
     size = arc.shape[0]
     heads = np.empty(size, dtype=np.int64)
     in_tree = np.zeros(size, dtype=np.bool_)
@@ -240,6 +253,8 @@ def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_
         if use_init and k == 0:
             for j in range(heads.shape[0]):  # element by element: no shape-error formatting to compile
                 heads[j] = init[j]
+        elif k >= fresh:
+            perturbed_tree(heads, best, _KICK_WORDS, head_cdf)
         elif _is_uniform_start(k - int(use_init), share):
             uniform_tree(heads, in_tree, work[0])
         else:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spacy_hcparse.decoders import tree_problem, tree_score
+from spacy_hcparse.decoders import decode_certified, tree_problem, tree_score
 from spacy_hcparse.decoders.hill_climb import (
     HillClimbResult,
     _after_move,
@@ -284,6 +284,26 @@ def test_restart_cap_shrinks_with_length():
     assert default_max_restarts(10) == 40
     assert default_max_restarts(25) == 20
     assert default_max_restarts(1000) == 20
+
+
+@pytest.mark.parametrize("seed", [23, 26, 30])
+def test_kicks_reach_the_proven_optimum_that_fresh_restarts_miss(seed):
+    """Rugged 16-word sentences: the default cap's fresh restarts alone (an explicit
+    ``max_restarts``, which has no kicks) stop unconverged below the optimum that dual
+    decomposition proves; the kicks from the best tree reach it, with or without a time limit."""
+    rng = np.random.default_rng(seed)
+    n = 16
+    arc = rng.normal(scale=3.0, size=(n + 1, n + 1))
+    sib, grand = rng.normal(size=(n + 1,) * 3), rng.normal(size=(n + 1,) * 3)
+    proven = decode_certified(arc, sib, grand, time_limit=None)
+    assert proven.certified
+    fresh = decode_hill_climb(arc, sib, grand, max_restarts=default_max_restarts(n))
+    assert fresh.restarts == default_max_restarts(n) and fresh.score < proven.score - 1e-6
+    for time_limit in (None, 10.0):
+        found = decode_hill_climb(arc, sib, grand, time_limit=time_limit)
+        assert default_max_restarts(n) < found.restarts <= default_max_restarts(n) + 10
+        assert found.score == pytest.approx(proven.score, abs=1e-9)
+        assert tree_problem(found.heads) == ""
 
 
 @pytest.mark.parametrize(
