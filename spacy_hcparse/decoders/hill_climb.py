@@ -48,7 +48,7 @@ import numpy as np
 from ..compiling import njit
 from ._checks import check_heads, check_inputs
 from .absent import Allowed, true_score, with_floor
-from .sampling import NO_REFCOUNT as _NO_REFCOUNT, head_tables, perturbed_tree, uniform_tree, weighted_tree
+from .sampling import NO_REFCOUNT as _NO_REFCOUNT, head_tables, is_below, perturbed_tree, uniform_tree, weighted_tree
 from .scoring import full_score
 
 
@@ -327,7 +327,7 @@ def _single_pass(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
         _head_parts(m, use_grand, attach, below, parts)
         parts[m] = -np.inf
         best_h = _best_head(p, parts, tol)
-        if best_h != p and _is_below(heads, best_h, m):
+        if best_h != p and is_below(heads, best_h, m):
             _index_tree(heads, work)  # rarely needed: rule out m's whole subtree, then retry
             for j in range(pos[m], pos[m] + span[m]):
                 parts[pre[j]] = -np.inf
@@ -347,16 +347,6 @@ def _best_head(p, parts, tol):
         if parts[h] > best:
             best_h, best = h, parts[h]
     return best_h
-
-
-@njit(cache=True, **_NO_REFCOUNT)
-def _is_below(heads, v, m):
-    """Whether ``v`` lies in the subtree of ``m``."""
-    while v > 0:
-        if v == m:
-            return True
-        v = heads[v]
-    return False
 
 
 @njit(cache=True, **_NO_REFCOUNT)

@@ -180,14 +180,14 @@ def perturbed_tree(heads, best, words, head_cdf):
             continue
         for _ in range(20):
             h = _draw(head_cdf[m])
-            if h != m and h != heads[m] and not _is_below(heads, h, m):
+            if h != m and h != heads[m] and not is_below(heads, h, m):
                 heads[m] = h
                 break
 
 
 @njit(cache=True, **NO_REFCOUNT)
-def _is_below(heads, v, m):
-    """Whether ``v`` lies in the subtree of ``m``."""
+def is_below(heads, v, m):
+    """Whether ``v`` lies in the subtree of ``m`` (``v == m`` included; ``heads`` a tree)."""
     while v > 0:
         if v == m:
             return True
