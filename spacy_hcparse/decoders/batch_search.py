@@ -23,7 +23,7 @@ from numba import prange
 from ..compiling import njit
 from .absent import _any_absent, _fill_absent, usable_mask
 from .batch import _checked_siblings, _checked_squares, _threads, _usable_range, layout
-from .hill_climb import _KICKS, _RESTART_BUDGET, _MAX_CAP, _MIN_CAP, _arc_abs_max, _check_settings, _search
+from .hill_climb import _arc_abs_max, _check_settings, _search, default_caps
 from .mst import mst_kernel
 from .sampling import head_tables
 
@@ -146,9 +146,7 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
     max_restarts = fresh = cap
     low = min_restarts
     if cap < 0:
-        fresh = min(_MAX_CAP, max(_MIN_CAP, _RESTART_BUDGET // (n * n)))
-        low = min(min_restarts, fresh)
-        max_restarts = fresh + _KICKS
+        fresh, max_restarts, low = default_caps(n, min_restarts)
     top = max(1.0, _arc_abs_max(floored))
     if use_sib:
         top = max(top, s_top)

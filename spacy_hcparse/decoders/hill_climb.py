@@ -117,9 +117,7 @@ def hill_climb_checked(allowed: Allowed, sib, grand, *, seed, init, max_restarts
     size = arc.shape[0]
     fresh = max_restarts
     if max_restarts is None:
-        fresh = default_max_restarts(size - 1)
-        min_restarts = min(min_restarts, fresh)
-        max_restarts = fresh + _KICKS
+        fresh, max_restarts, min_restarts = default_caps(size - 1, min_restarts)
     if size <= 2:
         heads = np.array([-1, 0][:size], dtype=np.int64)
         score = true_score(heads, allowed.mask, full_score(heads, arc, *_cubes(sib, grand)))
@@ -184,7 +182,16 @@ def default_max_restarts(n: int) -> int:
     """The restart cap used when ``max_restarts`` is None: ``_RESTART_BUDGET // n**2`` clipped to
     ``[_MIN_CAP, _MAX_CAP]``. A climbing pass costs O(n^2), so the cap keeps the work per sentence
     roughly flat: short sentences get many restarts (near-exact search), long ones few."""
-    return int(min(_MAX_CAP, max(_MIN_CAP, _RESTART_BUDGET // max(n, 1) ** 2)))
+    return int(default_caps(n, 0)[0])
+
+
+@njit(cache=True)
+def default_caps(n, min_restarts):
+    """``max_restarts=None`` for ``n`` words: ``(fresh, stop, low)``, the fresh restarts
+    (``default_max_restarts``), all restarts with the ``_KICKS`` kicks after them, and
+    ``min_restarts`` cut to the fresh ones."""
+    fresh = min(_MAX_CAP, max(_MIN_CAP, _RESTART_BUDGET // max(n, 1) ** 2))
+    return fresh, fresh + _KICKS, min(min_restarts, fresh)
 
 
 def _tolerance(arc, sib, grand) -> float:
