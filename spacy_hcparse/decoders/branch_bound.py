@@ -27,6 +27,8 @@ from .dominance import fixed_tree, prune_dominated
 from .scoring import full_score
 
 NODE_STALL = 10  # a subproblem whose bound stops falling for this many iterations is split at once
+MAX_DEPTH = 30  # branchings on a path
+NODE_ITER = 50  # subgradient iterations per subproblem
 
 
 class Engine(Protocol):
@@ -78,8 +80,8 @@ def branch_and_bound(
     score: float,
     *,
     max_nodes: int = 200,
-    max_depth: int = 30,
-    node_iter: int = 50,
+    max_depth: int = MAX_DEPTH,
+    node_iter: int = NODE_ITER,
     deadline: Optional[float] = None,
     stall: int = 0,
 ) -> BranchResult:
@@ -87,7 +89,8 @@ def branch_and_bound(
     problem, or find a better tree, by branching on heads. ``root`` has already run (its bound
     and multipliers are the starting point). ``deadline``: a ``time.perf_counter()`` value;
     ``stall``: a subproblem stops (and is branched on) after that many iterations in a row
-    without a better bound (0: it runs ``node_iter`` iterations unless done)."""
+    without a better bound (0: it runs ``node_iter`` iterations unless done). ``upper_bound``
+    is the root's bound where that is lower than every open node's."""
     best_heads, best = heads.copy(), float(score)
     if root.score > best:
         best_heads, best = root.best_heads.copy(), root.score
@@ -134,8 +137,8 @@ def branch_and_bound(
             if not kid.done and kid.bound > best + _tol(best):
                 tie += 1
                 heapq.heappush(queue, (-kid.bound, tie, depth + 1, kid))
-    open_bounds = [-entry[0] for entry in queue] + stuck
-    upper = max([best] + [b for b in open_bounds if b > best + _tol(best)])
+    open_bounds = [b for b in [-entry[0] for entry in queue] + stuck if b > best + _tol(best)]
+    upper = max(best, min(root.bound, max(open_bounds, default=best)))
     return BranchResult(best_heads, best, upper, upper <= best + _tol(best), nodes, iterations,
                         capped)
 

@@ -23,9 +23,9 @@ import numpy as np
 
 from ._checks import check_heads, check_inputs
 from .absent import with_floor
-from .branch_bound import NODE_STALL, branch_and_bound
+from .branch_bound import MAX_DEPTH, NODE_ITER
 from .dominance import fixed_tree, prune_dominated
-from .dual import DualEngine, _clean, _cube, exact_without_search
+from .dual import _clean, _cube, check_counts, dual_search, exact_without_search
 from .enumeration import search_candidates
 from .hill_climb import _check_settings, hill_climb_checked
 from .mst import mst_kernel
@@ -73,8 +73,8 @@ def decode_certified(
     hill_climb_options: Optional[dict] = None,
     max_iter: int = 200,
     max_nodes: int = 200,
-    max_depth: int = 30,
-    node_iter: int = 50,
+    max_depth: int = MAX_DEPTH,
+    node_iter: int = NODE_ITER,
     search_nodes: int = 300,
 ) -> CertifiedResult:
     """Hill climbing's best tree under arc + sib + grand, proven optimal or with an honest gap.
@@ -100,12 +100,8 @@ def decode_certified(
         options[key] = value
     _check_settings(options["max_restarts"], options["min_restarts"], options["converge"],
                     time_limit, options["uniform_share"], options["temperature"])
-    for name, value in (("max_iter", max_iter), ("max_nodes", max_nodes),
-                        ("max_depth", max_depth), ("node_iter", node_iter),
-                        ("search_nodes", search_nodes)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < (
-                0 if name in ("max_nodes", "max_depth", "search_nodes") else 1):
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    check_counts(max_iter=(max_iter, 1), max_nodes=(max_nodes, 0), max_depth=(max_depth, 0),
+                 node_iter=(node_iter, 1), search_nodes=(search_nodes, 0))
     allowed = with_floor(_clean(arc), sib, grand)
     if size <= 2 or (sib is None and grand is None) or not allowed.feasible:
         exact = exact_without_search(allowed, sib, grand)
@@ -131,18 +127,12 @@ def decode_certified(
                                                   search_nodes)
     if finished:
         return _result(heads, score, score, "search", hill, 0, 0, capped)
-    engine = DualEngine.build(allowed, sib, grand, init=heads, init_score=score, cand=cand)
-    capped |= engine.run(max_iter, deadline, repair=False)
-    heads, score, upper = engine.best_heads, engine.score, engine.bound
-    method, nodes, iterations = "dual", 0, engine.iterations
-    if not engine.certified:
-        method = "branch_and_bound"
-        found = branch_and_bound(engine, heads, score, max_nodes=max_nodes, max_depth=max_depth,
-                                 node_iter=node_iter, deadline=deadline, stall=NODE_STALL)
-        heads, score, upper = found.heads, found.score, min(upper, found.upper_bound)
-        nodes, iterations = found.nodes, iterations + found.iterations
-        capped |= found.time_capped
-    return _result(heads, score, upper, method, hill, iterations, nodes, capped)
+    dual = dual_search(allowed, sib, grand, max_iter=max_iter, deadline=deadline, repair=False,
+                       init=heads, init_score=score, cand=cand, max_nodes=max_nodes,
+                       max_depth=max_depth, node_iter=node_iter)
+    method = dual.method or "dual"  # ``_result`` clears it unless the gap is closed
+    return _result(dual.heads, dual.score, dual.upper_bound, method, hill, dual.iterations,
+                   dual.nodes, capped or dual.time_capped)
 
 
 def _result(heads, score, upper, method, hill, iterations, nodes, capped) -> CertifiedResult:

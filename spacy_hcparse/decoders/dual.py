@@ -42,7 +42,7 @@ import numpy as np
 from ..compiling import njit
 from ._checks import check_heads, check_inputs
 from .absent import Allowed, true_score, uses_absent, with_floor
-from .branch_bound import NODE_STALL, branch_and_bound
+from .branch_bound import MAX_DEPTH, NODE_ITER, NODE_STALL, branch_and_bound
 from .dominance import fixed_tree, prune_dominated
 from .head_automata import build_graph, solve_root, solve_word
 from .mst import mst_kernel
@@ -62,10 +62,12 @@ class DualResult(NamedTuple):
     """Output of ``decode_dual``.
 
     ``heads``: int64 (n+1,) tree; ``score``: its total score under arc + sib + grand (``-inf`` if
-    it uses an absent arc); ``upper_bound``: the lowest dual value seen (>= the optimal score);
+    it uses an absent arc); ``upper_bound``: the lowest bound found (>= the optimal score);
     ``certified``: ``heads`` is proven optimal (subproblems agreed, or the bound met the score);
     ``iterations``: subgradient iterations run (branch and bound's included); ``time_capped``:
-    stopped by ``time_limit``; ``nodes``: branch and bound subproblems solved.
+    stopped by ``time_limit``; ``nodes``: branch and bound subproblems solved; ``method``: what
+    proved it (``"exact"``: no search needed, ``"dual"``, ``"branch_and_bound"``; ``""`` when
+    unproven).
     """
 
     heads: np.ndarray
@@ -75,6 +77,7 @@ class DualResult(NamedTuple):
     iterations: int
     time_capped: bool
     nodes: int = 0
+    method: str = ""
 
 
 def decode_dual(
@@ -89,6 +92,8 @@ def decode_dual(
     repair: bool = True,
     init=None,
     max_nodes: int = 0,
+    max_depth: int = MAX_DEPTH,
+    node_iter: int = NODE_ITER,
 ) -> DualResult:
     """Best non-projective tree under arc + sibling + grandparent scores by dual decomposition.
 
@@ -100,28 +105,46 @@ def decode_dual(
     each arc score given to the spanning tree; ``repair`` also scores the automata's choices
     repaired into a tree at every iteration; ``init`` (a heads array, e.g. hill climbing's tree)
     is a tree to certify: it counts as a primal solution, is the steps' first target and shapes
-    the starting multipliers; ``max_nodes``: branch and bound subproblems after iterations that
-    end uncertified (0: none; see the module docstring). Raises ``ValueError`` on malformed
-    scores or parameters.
+    the starting multipliers; ``max_nodes``, ``max_depth``, ``node_iter``: branch and bound's caps
+    (subproblems, branchings on a path, iterations per subproblem) after iterations that end
+    uncertified (``max_nodes`` 0: no branch and bound; see the module docstring). Raises
+    ``ValueError`` on malformed scores or parameters.
     """
     arc, sib, grand = check_inputs(arc, sib, grand)
-    _check_params(max_iter, step, time_limit, tree_share, max_nodes)
+    _check_params(max_iter, step, time_limit, tree_share)
+    check_counts(max_nodes=(max_nodes, 0), max_depth=(max_depth, 0), node_iter=(node_iter, 1))
     size = arc.shape[0]
     if init is not None:
         init = check_heads(init, size)
-    allowed = with_floor(_clean(arc), sib, grand)
     deadline = None if time_limit is None else time.perf_counter() + time_limit
-    engine = DualEngine.build(allowed, sib, grand, tree_share=tree_share, step=step, init=init)
+    return dual_search(with_floor(_clean(arc), sib, grand), sib, grand, max_iter=max_iter,
+                       deadline=deadline, tree_share=tree_share, step=step, repair=repair,
+                       init=init, max_nodes=max_nodes, max_depth=max_depth, node_iter=node_iter)
+
+
+def dual_search(allowed: Allowed, sib, grand, *, max_iter: int, deadline: Optional[float] = None,
+                tree_share: float = 0.5, step: Optional[float] = None, repair: bool = True,
+                init: Optional[np.ndarray] = None, init_score: Optional[float] = None,
+                cand: Optional[np.ndarray] = None, max_nodes: int = 0,
+                max_depth: int = MAX_DEPTH, node_iter: int = NODE_ITER) -> DualResult:
+    """``decode_dual`` on checked inputs (``allowed`` from ``absent.with_floor``), and the last
+    steps of ``certified.decode_certified``: the subgradient iterations, then branch and bound
+    while uncertified and not stopped by ``deadline`` (a ``time.perf_counter()`` value).
+    ``init_score``: ``init``'s score where the caller has it; ``cand``: the candidate arcs where
+    the caller pruned them already (``DualEngine.build``)."""
+    engine = DualEngine.build(allowed, sib, grand, tree_share=tree_share, step=step, init=init,
+                              init_score=init_score, cand=cand)
     if engine is None:
         return exact_without_search(allowed, sib, grand)
     capped = engine.run(max_iter, deadline, repair)
     if capped or engine.certified or max_nodes == 0:
         return engine.result(capped)
     found = branch_and_bound(engine, engine.best_heads, engine.score, max_nodes=max_nodes,
-                             deadline=deadline, stall=NODE_STALL)
-    upper = max(min(engine.bound, found.upper_bound), found.score)
-    return DualResult(found.heads.copy(), found.score, upper, found.proven,
-                      engine.iterations + found.iterations, found.time_capped, found.nodes)
+                             max_depth=max_depth, node_iter=node_iter, deadline=deadline,
+                             stall=NODE_STALL)
+    return DualResult(found.heads.copy(), found.score, found.upper_bound, found.proven,
+                      engine.iterations + found.iterations, found.time_capped, found.nodes,
+                      "branch_and_bound" if found.proven else "")
 
 
 def exact_without_search(allowed: Allowed, sib, grand) -> DualResult:
@@ -138,7 +161,7 @@ def exact_without_search(allowed: Allowed, sib, grand) -> DualResult:
     score = float(full_score(heads, arc, _cube(sib), _cube(grand), sib is not None,
                              grand is not None))
     score = true_score(heads, allowed.mask, score)
-    return DualResult(heads, score, score, True, 0, False)
+    return DualResult(heads, score, score, True, 0, False, 0, "exact")
 
 
 class DualEngine:
@@ -272,8 +295,9 @@ class DualEngine:
         return int(self.stats[_ITERS])
 
     def result(self, capped: bool) -> DualResult:
-        return DualResult(self.best_heads.copy(), self.score, self.bound, self.certified,
-                          self.iterations, capped)
+        certified = self.certified
+        return DualResult(self.best_heads.copy(), self.score, self.bound, certified,
+                          self.iterations, capped, 0, "dual" if certified else "")
 
     def child(self, cand: np.ndarray) -> "DualEngine":
         """A subproblem restricted to the candidate arcs ``cand`` (a subset of this one's),
@@ -305,11 +329,15 @@ def _clean(arc: np.ndarray) -> np.ndarray:
     return arc
 
 
-def _check_params(max_iter, step, time_limit, tree_share, max_nodes) -> None:
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
-    if isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)) or max_nodes < 0:
-        raise ValueError(f"max_nodes must be a non-negative integer, got {max_nodes!r}")
+def check_counts(**counts) -> None:
+    """Each keyword ``name=(value, minimum)``: ``value`` must be an integer >= ``minimum``."""
+    for name, (value, minimum) in counts.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def _check_params(max_iter, step, time_limit, tree_share) -> None:
+    check_counts(max_iter=(max_iter, 1))
     if step is not None and not (_is_real(step) and np.isfinite(step) and step > 0):
         raise ValueError(f"step must be a positive finite number, got {step!r}")
     if time_limit is not None and not (_is_real(time_limit) and time_limit > 0):

@@ -50,4 +50,5 @@ def test_caps_give_an_honest_gap():
         result = branch_and_bound(engine, engine.best_heads, engine.score, max_nodes=1)
         assert result.nodes <= 2
         assert result.upper_bound >= best - 1e-9 and result.upper_bound >= result.score
+        assert result.upper_bound <= max(engine.bound, result.score)  # never above the root's
         assert result.proven == (result.upper_bound <= result.score + 1e-9 * (1 + abs(result.score)))

@@ -130,6 +130,9 @@ def _check_against_brute(n, arc, sib, grand, **kwargs):
     best, argbest = best_tree(n, arc, sib, grand)
     assert result.upper_bound >= best - 1e-9
     assert result.score <= best + 1e-9
+    assert (result.method != "") == result.certified
+    assert result.method in ("", "exact", "dual", "branch_and_bound")
+    assert result.nodes == 0 or result.method in ("", "branch_and_bound")
     if result.certified:
         assert result.score == pytest.approx(best, abs=1e-9)
         assert any(np.array_equal(result.heads, h) for h in argbest)
