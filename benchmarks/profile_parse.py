@@ -48,7 +48,7 @@ from thinc.api import require_gpu
 GB, GP = "spacy_hcparse.graph.graph_batch", "spacy_hcparse.graph.graph_parser"
 FUNCTIONS = [
     ("spacy_hcparse.graph.graph_model", "prune_batch", "pruning"),
-    (GP, "decode_eisner_spans", "decoding"),
+    ("spacy_hcparse.graph.decoding", "decode_eisner_batch", "decoding"),
     (GP, "span_arcs", "decoding"),
     (GP, "span_parses", "parses (other)"),
     (GB, "decode_eisner_batch", "decoding"),

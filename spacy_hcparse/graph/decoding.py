@@ -14,14 +14,16 @@ Conventions as in ``spacy_hcparse.decoders``: ``arc[h, m]``, ``sib[h, s, m]``, `
 index 0 the root; a cube is None when the span has no factors of that type (a first-order
 span), and then every searching decoder falls back to the exact first-order MST.
 """
-from typing import FrozenSet, NamedTuple, Optional
+from typing import FrozenSet, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 from spacy.util import registry
 
 from ..decoders import (decode_certified, decode_dual, decode_eisner, decode_hill_climb, decode_mbr, decode_mst,
                         tree_score)
+from ..decoders.batch import cut, decode_eisner_batch
 from ..decoders.scoring import arc_part
+from .scores import GraphScores
 
 NO_FACTORS: FrozenSet[str] = frozenset()
 SIBLINGS: FrozenSet[str] = frozenset({"sib"})
@@ -45,10 +47,26 @@ class DecodeResult(NamedTuple):
     time_capped: bool
 
 
-class MST:
-    """Exact first-order non-projective decoding (Chu-Liu-Edmonds, one root); reads arcs only."""
+class Decoder:
+    """What every decoder object does with a batch: ``decode_batch``, one span at a time through
+    its ``__call__`` (a decoder with a batched kernel overrides it)."""
 
-    factors = NO_FACTORS
+    factors: FrozenSet[str] = NO_FACTORS
+
+    def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
+        raise NotImplementedError
+
+    def decode_batch(self, scores: GraphScores, arcs: np.ndarray, sizes: np.ndarray,
+                     starts: Sequence[Optional[np.ndarray]], threads: int = 1) -> List[DecodeResult]:
+        """The tree of every span of ``scores``: ``arcs`` the arc scores the decoder reads, span
+        after span, ``sizes`` their ``n + 1`` (``graph_batch.span_arcs``); ``starts[i]``: a first
+        start for span ``i``'s search (heads), or None; ``threads``: for a batched kernel."""
+        blocks = [block.reshape(size, size) for block, size in zip(cut(arcs, sizes * sizes), sizes.tolist())]
+        return [self(arc, *scores.cubes(i, self.factors), start=starts[i]) for i, arc in enumerate(blocks)]
+
+
+class MST(Decoder):
+    """Exact first-order non-projective decoding (Chu-Liu-Edmonds, one root); reads arcs only."""
 
     def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
         heads = decode_mst(arc)  # validates arc, so its tree is scored without a second check
@@ -56,8 +74,9 @@ class MST:
         return DecodeResult(heads, float(score), True, float("nan"), 0, False)
 
 
-class Eisner:
-    """Exact projective decoding (Eisner), with sibling factors when the span has them."""
+class Eisner(Decoder):
+    """Exact projective decoding (Eisner), with sibling factors when the span has them; a batch
+    in one compiled call."""
 
     factors = SIBLINGS
 
@@ -65,8 +84,15 @@ class Eisner:
         heads = decode_eisner(arc, sib)
         return DecodeResult(heads, tree_score(heads, arc, sib), False, float("nan"), 0, False)
 
+    def decode_batch(self, scores: GraphScores, arcs: np.ndarray, sizes: np.ndarray,
+                     starts: Sequence[Optional[np.ndarray]], threads: int = 1) -> List[DecodeResult]:
+        sib = scores.factors_of("sib")
+        heads, tree_scores = decode_eisner_batch(arcs, sizes, sib.counts, sib.triples, sib.values, threads=threads)
+        return [DecodeResult(tree, float(score), False, float("nan"), 0, False)
+                for tree, score in zip(cut(heads, sizes), tree_scores)]
 
-class MBR:
+
+class MBR(Decoder):
     """Minimum Bayes risk decoding (``decoders.decode_mbr``): the tree with the most expected
     correct heads under the arc marginals of the scores divided by ``temperature``
     (``projective``: arcs and siblings, inside-outside over the second-order chart, then Eisner
@@ -96,7 +122,7 @@ def _start_if_better(start, arc, sib, grand, mst=None):
     return start if tree_score(start, arc, sib, grand) > tree_score(mst, arc, sib, grand) else None
 
 
-class _Search:
+class _Search(Decoder):
     """A search over arc, sibling and grandparent factors: ``options`` (``seed``, ``time_limit``
     in seconds per sentence, default ``DEFAULT_TIME_LIMIT``) go to its decoder function unchanged.
     A span without higher-order factors gets the exact first-order MST instead."""

@@ -1,6 +1,5 @@
 """``hc_parser``'s host work per batch: the arcs its decoder reads (whitespace kept as leaves, an
-earlier parser's arcs raised by a bonus when reparsing), Eisner's trees, and each
-span's margins, head probabilities and label probabilities, for every span of a batch in a few
+earlier parser's arcs raised by a bonus when reparsing) and each span's margins, head probabilities and label probabilities, for every span of a batch in a few
 compiled calls (``decoders.batch``, ``decoders.batch_marginals``). One sentence is a batch of one.
 
 Layout of a batch (``decoders.batch``): spans end to end, square arc blocks, heads with
@@ -11,7 +10,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..decoders import MAX_WORDS
-from ..decoders.batch import cut, decode_eisner_batch, layout, split_words
+from ..decoders.batch import cut, layout, split_words
 from ..decoders.batch_marginals import head_margins_batch, sibling_probabilities_batch, tree_probabilities_batch
 from ..decoders.label_probs import chosen_label_probs
 from .calibration import apply_knots
@@ -75,16 +74,6 @@ def with_bonus(pruned: np.ndarray, doc_heads: np.ndarray, bonus: float) -> np.nd
 def span_blocks(arcs: np.ndarray, sizes: np.ndarray) -> List[np.ndarray]:
     """Per span its (size, size) block of ``span_arcs``' arcs (views)."""
     return [block.reshape(size, size) for block, size in zip(cut(arcs, sizes * sizes), sizes.tolist())]
-
-
-def decode_eisner_spans(scores: GraphScores, arcs: np.ndarray, sizes: np.ndarray, threads: int = 1
-                        ) -> List[DecodeResult]:
-    """Eisner's tree of every span (``arcs``, ``sizes``: ``span_arcs``) with sibling factors where
-    the span has them, and its score, in one compiled call (``graph.decoding.Eisner``'s result)."""
-    sib = scores.factors_of("sib")
-    heads, tree_scores = decode_eisner_batch(arcs, sizes, sib.counts, sib.triples, sib.values, threads=threads)
-    return [DecodeResult(tree, float(score), False, float("nan"), 0, False)
-            for tree, score in zip(cut(heads, sizes), tree_scores)]
 
 
 def head_probabilities(scores: GraphScores, heads: np.ndarray, sizes: np.ndarray, arcs: np.ndarray,

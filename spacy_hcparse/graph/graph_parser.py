@@ -28,9 +28,9 @@ from ..names import Span
 from ..segment import sentence_spans, span_whitespace
 from .calibration import (HeldOut, calibration_factors, fit_calibration, held_out, joined_factors, written_head_ece,
                           written_heads)
-from .decoding import DecodeResult, Eisner
+from .decoding import DecodeResult
 from .extensions import kbest_parses, register_extensions, remember_parser, write_values
-from .graph_batch import decode_eisner_spans, span_arcs, span_blocks, span_parses
+from .graph_batch import span_arcs, span_parses
 from .graph_gold import GoldBatch, batch_gold, gold_labels, tag_sets
 from .graph_loss import GraphGold, GraphLoss
 from .graph_model import resize_labels, tree_label_scores
@@ -155,16 +155,11 @@ class GraphParser(ParserPipe):
     def decode_spans(self, scores: GraphScores, existing: List, spaces: List[np.ndarray]) -> List[DecodeResult]:
         """The decoder's tree of every span of ``scores`` (whitespace tokens ``spaces[i]`` kept
         leaves; ``existing[i]``: the doc's own tree when reparsing, else None: its arcs raised by
-        ``doc_arc_bonus``, its tree a search's first start with ``init_from_doc``): Eisner's in one
-        compiled call for the whole batch (``graph_batch``); a search decoder takes one span at a
-        time."""
+        ``doc_arc_bonus``, its tree a search's first start with ``init_from_doc``), by the
+        decoder's ``decode_batch`` (``graph.decoding``)."""
         arcs, sizes = span_arcs(scores, spaces, existing, self.doc_arc_bonus)
-        if isinstance(self.decoder, Eisner):
-            return decode_eisner_spans(scores, arcs, sizes, self.threads)
-        factors = self.decoder.factors
-        return [self.decoder(arc, *scores.cubes(i, factors),
-                             start=existing[i][0] if existing[i] is not None and self.init_from_doc else None)
-                for i, arc in enumerate(span_blocks(arcs, sizes))]
+        starts = [given[0] if given is not None and self.init_from_doc else None for given in existing]
+        return self.decoder.decode_batch(scores, arcs, sizes, starts, self.threads)
 
     def label_spans(self, scores: GraphScores, results: List[DecodeResult], existing: List,
                     spaces: List[np.ndarray]) -> List[SpanParse]:

@@ -6,7 +6,8 @@ import pytest
 from spacy.tokens import Doc
 
 from spacy_hcparse.graph.calibration import apply_knots
-from spacy_hcparse.graph.graph_batch import decode_eisner_spans, span_arcs, span_parses
+from spacy_hcparse.graph.decoding import Eisner
+from spacy_hcparse.graph.graph_batch import span_arcs, span_parses
 from spacy_hcparse.graph.graph_model import tree_label_scores
 from spacy_hcparse.segment import span_whitespace
 from tests.decoders.brute import all_trees, is_projective, reference_score, tree_distribution
@@ -30,7 +31,7 @@ def docs_of(nlp):
 
 def host_work(pipe, scores, spaces, calibration, threads):
     arcs, sizes = span_arcs(scores, spaces, [None] * len(scores), 0.0)
-    results = decode_eisner_spans(scores, arcs, sizes, threads)
+    results = Eisner().decode_batch(scores, arcs, sizes, [None] * len(sizes), threads)
     trees = [r.heads for r in results]
     labels, masked = pipe.label_trees(trees, pipe.label_scores(scores, trees), spaces)
     return span_parses(scores, results, labels, calibration, masked, spaces, threads)
@@ -102,7 +103,7 @@ def test_unseen_labels_are_never_given(eisner_parser):
     scores = pipe.score_spans(docs, [None] * len(docs), None, pipe.decoder.factors)
     spaces = span_whitespace(docs, scores.spans)
     arcs, sizes = span_arcs(scores, spaces, [None] * len(scores), 0.0)
-    trees = [r.heads for r in decode_eisner_spans(scores, arcs, sizes)]
+    trees = [r.heads for r in Eisner().decode_batch(scores, arcs, sizes, [None] * len(sizes))]
     rows = pipe.label_scores(scores, trees)
     label_set = pipe.label_set()
     common = int(np.bincount(np.concatenate(pipe.label_trees(trees, rows, spaces)[0])).argmax())
