@@ -50,16 +50,17 @@ FUNCTIONS = [
     ("spacy_hcparse.graph.graph_model", "prune_batch", "pruning"),
     ("spacy_hcparse.graph.decoding", "decode_eisner_batch", "decoding"),
     (GP, "span_arcs", "decoding"),
+    (GP, "tree_label_scores", "label scores"),
     (GP, "span_parses", "parses (other)"),
     (GB, "decode_eisner_batch", "decoding"),
     (GB, "head_margins_batch", "margins"),
-    (GB, "head_probabilities", "head probabilities"),
+    (GB, "head_probabilities", "head probabilities"),  # imported from graph.calibration
     (GB, "apply_knots", "head probabilities"),
     (GB, "chosen_label_probs", "label probabilities"),
 ]
 # (method of the hc_parser component, group).
 METHODS = [
-    ("decode_spans", "decoding"), ("label_trees", "labels"), ("label_scores", "label scores"),
+    ("decode_spans", "decoding"), ("label_trees", "labels"),
     ("label_spans", "parses (other)"),
     ("set_annotations", "writing Docs"), ("finish_update", "optimizer"), ("batch_gold", "gold (training)"),
 ]

@@ -126,26 +126,28 @@ def reliability(confidence: Sequence[float], correct: Sequence[bool], bins: int 
     return rows, float(ece)
 
 
-def head_probabilities(data: HeldOut, temperature: float, tree_temperature: Optional[float] = None
-                       ) -> Tuple[np.ndarray, np.ndarray]:
-    """``(probs, log_probs)``: per word the marginal probability of its head in ``data.heads`` and
-    per span its tree's log probability, under the arc scores divided by ``temperature`` (and the
-    sibling scores, projective, for a span with sibling factors and a projective tree; else the
-    first-order matrix-tree distribution); the trees with siblings at ``tree_temperature`` where
-    given. ``graph.graph_batch.head_probabilities`` on held-out spans."""
-    probs, log_probs = np.zeros(len(data.correct)), np.zeros(len(data.sizes))
-    done = np.zeros(len(data.sizes), dtype=bool)
-    if data.sib is not None:
-        probs, log_probs, done = sibling_probabilities_batch(data.heads, data.sizes, data.arcs, *data.sib,
-                                                             temperature, tree_temperature)
+def head_probabilities(heads: np.ndarray, sizes: np.ndarray, arcs: np.ndarray,
+                       sib: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]], temperature: float,
+                       tree_temperature: Optional[float] = None, threads: int = 1) -> Tuple[np.ndarray, np.ndarray]:
+    """``(probs, log_probs)`` before the isotonic map, for spans laid out as a batch (``HeldOut``'s
+    ``heads``, ``sizes``, ``arcs`` and ``sib``, or a parsed batch): per word the marginal
+    probability of its head in ``heads`` and per span its tree's log probability, under the arc
+    scores divided by ``temperature``: with ``sib`` (``(counts, triples, values)``), for a span
+    that has sibling factors and a projective tree, the projective distribution of the arc and
+    sibling scores, the tree at ``tree_temperature`` where given; else the first-order
+    (matrix-tree) distribution. ``threads`` > 1 spreads the spans over numba's threads."""
+    probs, log_probs = np.zeros(int((sizes - 1).sum())), np.zeros(len(sizes))
+    done = np.zeros(len(sizes), dtype=bool)
+    if sib is not None:
+        probs, log_probs, done = sibling_probabilities_batch(heads, sizes, arcs, *sib, temperature, tree_temperature,
+                                                             threads=threads)
     rest = np.flatnonzero(~done)
-    if len(rest) == len(data.sizes):
-        return tree_probabilities_batch(data.heads, data.sizes, data.arcs / temperature)
     if len(rest):
-        where, sizes = layout(data.sizes), data.sizes
-        arcs = np.concatenate([data.arcs[where.squares[i]: where.squares[i] + sizes[i] ** 2] for i in rest])
-        heads = np.concatenate([data.heads[where.rows[i]: where.rows[i] + sizes[i]] for i in rest])
-        part_probs, part_logs = tree_probabilities_batch(heads, sizes[rest], arcs / temperature)
+        where = layout(sizes)
+        part_arcs = np.concatenate([arcs[where.squares[i]: where.squares[i] + sizes[i] ** 2] for i in rest])
+        part_heads = np.concatenate([heads[where.rows[i]: where.rows[i] + sizes[i]] for i in rest])
+        part_probs, part_logs = tree_probabilities_batch(part_heads, sizes[rest], part_arcs / temperature,
+                                                         threads=threads)
         for i, row in zip(rest.tolist(), split_words(part_probs, sizes[rest])):
             probs[where.words[i]: where.words[i] + sizes[i] - 1] = row
         log_probs[rest] = part_logs
@@ -156,7 +158,8 @@ def chosen_confidence(data: HeldOut, temperature: float) -> Tuple[np.ndarray, np
     """Per word whose ``data.correct`` is 0 or 1 (``-1``: unknown, skipped): the marginal
     probability of its chosen head at ``temperature`` (``head_probabilities``), and the flag."""
     known = data.correct >= 0
-    return head_probabilities(data, temperature)[0][known], data.correct[known] == 1
+    probs = head_probabilities(data.heads, data.sizes, data.arcs, data.sib, temperature)[0]
+    return probs[known], data.correct[known] == 1
 
 
 def isotonic_knots(confidence: np.ndarray, correct: np.ndarray) -> List[List[float]]:
@@ -219,11 +222,13 @@ def _fit_tree_temperature(data: HeldOut, calibration: Dict) -> Optional[float]:
     if whole.sum() < MIN_TREE_SPANS:
         return None
     exact = np.array([bool((right == 1).all()) for right, w in zip(words, whole) if w])
-    probs = apply_knots(head_probabilities(data, calibration["temperature"])[0], calibration.get("knots"))
+    probs = apply_knots(head_probabilities(data.heads, data.sizes, data.arcs, data.sib, calibration["temperature"])[0],
+                        calibration.get("knots"))
     lowest = np.array([p.min() for p, w in zip(split_words(probs, data.sizes), whole) if w])
 
     def ece(t: float) -> float:
-        return reliability(np.minimum(np.exp(head_probabilities(data, t, t)[1][whole]), lowest), exact)[1]
+        logs = head_probabilities(data.heads, data.sizes, data.arcs, data.sib, t, t)[1]
+        return reliability(np.minimum(np.exp(logs[whole]), lowest), exact)[1]
 
     return _ece_grid_search(ece)
 

@@ -1,6 +1,7 @@
 """``hc_parser``'s host work per batch: the arcs its decoder reads (whitespace kept as leaves, an
-earlier parser's arcs raised by a bonus when reparsing) and each span's margins, head probabilities and label probabilities, for every span of a batch in a few
-compiled calls (``decoders.batch``, ``decoders.batch_marginals``). One sentence is a batch of one.
+earlier parser's arcs raised by a bonus when reparsing) and each span's margins, head
+probabilities and label probabilities, for every span of a batch in a few compiled calls
+(``decoders.batch``, ``decoders.batch_marginals``). One sentence is a batch of one.
 
 Layout of a batch (``decoders.batch``): spans end to end, square arc blocks, heads with
 ``heads[0] == -1`` per span, per-word rows. ``threads`` > 1 spreads the spans over numba's threads.
@@ -11,9 +12,9 @@ import numpy as np
 
 from ..decoders import MAX_WORDS
 from ..decoders.batch import cut, layout, split_words
-from ..decoders.batch_marginals import head_margins_batch, sibling_probabilities_batch, tree_probabilities_batch
+from ..decoders.batch_marginals import head_margins_batch
 from ..decoders.label_probs import chosen_label_probs
-from .calibration import apply_knots
+from .calibration import apply_knots, head_probabilities
 from .decoding import DecodeResult
 from .parses import SpanParse
 from .scores import PRUNED, GraphScores
@@ -76,35 +77,6 @@ def span_blocks(arcs: np.ndarray, sizes: np.ndarray) -> List[np.ndarray]:
     return [block.reshape(size, size) for block, size in zip(cut(arcs, sizes * sizes), sizes.tolist())]
 
 
-def head_probabilities(scores: GraphScores, heads: np.ndarray, sizes: np.ndarray, arcs: np.ndarray,
-                       calibration: Dict, threads: int = 1) -> Tuple[np.ndarray, np.ndarray]:
-    """``(probs, log_probs)`` before the isotonic map: per word the marginal probability of its
-    head in ``heads`` and per span its tree's log probability under the scores divided by the
-    calibration's temperature (``arcs``: the spans' unpruned arc scores end to end): with
-    siblings (a calibration fitted with them; the span has sibling scores and a projective tree)
-    the projective distribution of the arc and sibling scores, the tree at ``tree_temperature``
-    where the calibration has one; else the first-order (matrix-tree) distribution."""
-    temperature = calibration["temperature"]
-    probs, log_probs = np.zeros(int((sizes - 1).sum())), np.zeros(len(sizes))
-    done = np.zeros(len(sizes), dtype=bool)
-    if calibration.get("siblings") and "sib" in scores.factors:
-        sib = scores.factors_of("sib")
-        probs, log_probs, done = sibling_probabilities_batch(heads, sizes, arcs, sib.counts, sib.triples, sib.values,
-                                                             temperature, calibration.get("tree_temperature"),
-                                                             threads=threads)
-    rest = np.flatnonzero(~done)
-    if len(rest):
-        where = layout(sizes)
-        part = sizes[rest]
-        part_arcs = np.concatenate([arcs[where.squares[i]: where.squares[i] + sizes[i] ** 2] for i in rest])
-        part_heads = np.concatenate([heads[where.rows[i]: where.rows[i] + sizes[i]] for i in rest])
-        part_probs, part_logs = tree_probabilities_batch(part_heads, part, part_arcs / temperature, threads=threads)
-        for i, row in zip(rest.tolist(), split_words(part_probs, part)):
-            probs[where.words[i]: where.words[i] + sizes[i] - 1] = row
-        log_probs[rest] = part_logs
-    return probs, log_probs
-
-
 def span_parses(scores: GraphScores, results: Sequence[DecodeResult], labels: Sequence[np.ndarray],
                 calibration: Optional[Dict], masked: np.ndarray, spaces: Sequence[np.ndarray],
                 threads: int = 1) -> List[SpanParse]:
@@ -126,7 +98,9 @@ def span_parses(scores: GraphScores, results: Sequence[DecodeResult], labels: Se
     dep_probs = split_words(dep_probs, sizes)
     head_probs, log_probs = [None] * len(sizes), [None] * len(sizes)
     if calibration is not None:
-        probs, logs = head_probabilities(scores, heads, sizes, arcs, calibration, threads)
+        sib = scores.factors_of("sib") if calibration.get("siblings") and "sib" in scores.factors else None
+        probs, logs = head_probabilities(heads, sizes, arcs, sib, calibration["temperature"],
+                                         calibration.get("tree_temperature"), threads)
         probs = split_words(apply_knots(probs, calibration.get("knots")), sizes)
         for i in np.flatnonzero(sizes >= 2).tolist():
             head_probs[i] = probs[i]

@@ -166,7 +166,7 @@ class GraphParser(ParserPipe):
         """Every span's parse: its tree's label scores (one model call for all trees), the
         labeler's labels, margins and head probabilities, each in one call for the batch."""
         trees = [r.heads for r in results]
-        labels, masked = self.label_trees(trees, self.label_scores(scores, trees), spaces, existing)
+        labels, masked = self.label_trees(trees, tree_label_scores(self.model, scores, trees), spaces, existing)
         calibration = self.calibration if self.head_probs else None
         return span_parses(scores, results, labels, calibration, masked, spaces, self.threads)
 
@@ -178,10 +178,6 @@ class GraphParser(ParserPipe):
         label_set = self.label_set()
         masked = label_set.masked(trees, rows)
         return self.labeler.label_trees(trees, masked, label_set, existing, spaces, self.threads), masked
-
-    def label_scores(self, scores: GraphScores, trees: List[np.ndarray]) -> List[np.ndarray]:
-        """Per tree ((n+1,) heads of span 0, 1, ... of ``scores``) its (n, L) label scores."""
-        return tree_label_scores(self.model, scores, trees)
 
     def label_set(self) -> LabelSet:
         """The labels as the labeler reads them (classes, unseen labels, whitespace's label)."""
@@ -217,18 +213,14 @@ class GraphParser(ParserPipe):
         head is the aligned gold one (``written_heads``); ``batch_size`` docs per model call."""
         factors = calibration_factors(self.decoder)
         examples = [eg for eg in examples if len(eg.predicted)]
-        arcs, chosen, correct, sib = [], [], [], []
+        spans = [sentence_spans(eg.predicted, self.max_length) for eg in examples]
+        arcs, sib = [], []
         for lo in range(0, len(examples), batch_size):
-            batch = examples[lo: lo + batch_size]
-            spans = [sentence_spans(eg.predicted, self.max_length) for eg in batch]
-            scores = self.score_spans([eg.predicted for eg in batch], spans, factors=factors)
+            docs = [eg.predicted for eg in examples[lo: lo + batch_size]]
+            scores = self.score_spans(docs, spans[lo: lo + batch_size], factors=factors)
             arcs.extend(scores.arc(i) for i in range(len(scores)))
-            if factors:
-                sib.append(scores.factors_of("sib"))
-            heads, right = written_heads(batch, spans)
-            chosen.extend(heads)
-            correct.extend(right)
-        return held_out(arcs, chosen, correct, joined_factors(sib))
+            sib.extend([scores.factors_of("sib")] if factors else [])
+        return held_out(arcs, *written_heads(examples, spans), joined_factors(sib))
 
     @property
     def calibration(self) -> Dict:

@@ -33,7 +33,7 @@ def host_work(pipe, scores, spaces, calibration, threads):
     arcs, sizes = span_arcs(scores, spaces, [None] * len(scores), 0.0)
     results = Eisner().decode_batch(scores, arcs, sizes, [None] * len(sizes), threads)
     trees = [r.heads for r in results]
-    labels, masked = pipe.label_trees(trees, pipe.label_scores(scores, trees), spaces)
+    labels, masked = pipe.label_trees(trees, tree_label_scores(pipe.model, scores, trees), spaces)
     return span_parses(scores, results, labels, calibration, masked, spaces, threads)
 
 
@@ -104,7 +104,7 @@ def test_unseen_labels_are_never_given(eisner_parser):
     spaces = span_whitespace(docs, scores.spans)
     arcs, sizes = span_arcs(scores, spaces, [None] * len(scores), 0.0)
     trees = [r.heads for r in Eisner().decode_batch(scores, arcs, sizes, [None] * len(sizes))]
-    rows = pipe.label_scores(scores, trees)
+    rows = tree_label_scores(pipe.model, scores, trees)
     label_set = pipe.label_set()
     common = int(np.bincount(np.concatenate(pipe.label_trees(trees, rows, spaces)[0])).argmax())
     hidden = label_set._replace(unseen=label_set.unseen | (np.arange(len(label_set.names)) == common))

@@ -9,6 +9,7 @@ import srsly
 from spacy.tokens import Doc
 from spacy.training import Example
 
+from spacy_hcparse.graph.graph_model import tree_label_scores
 from spacy_hcparse.learning.gold import partial_sentences
 
 from spacy_hcparse.segment import sentence_spans
@@ -45,7 +46,7 @@ def label_scores(nlp):
     parser = nlp.get_pipe("hc_parser")
     doc = make_doc_with_sentences(nlp)
     scores = parser.score_spans([doc], [sentence_spans(doc, parser.max_length)])
-    return parser.label_scores(scores, [np.arange(-1, end - start) for start, end in scores.spans[0]])
+    return tree_label_scores(parser.model, scores, [np.arange(-1, end - start) for start, end in scores.spans[0]])
 
 
 def parses(nlp, sentences=SENTENCES):

@@ -115,8 +115,8 @@ def test_head_probabilities_are_the_tree_distributions(temperature):
         chosen.append(decode_mst(arc) if k % 2 else decode_eisner(arc, sib))
     data = held_out(arcs, chosen, [np.ones(len(c) - 1, np.int64) for c in chosen], factors(cubes))
     assert any(c is not None and not is_projective(h) for c, h in zip(cubes, chosen))
-    probs, log_probs = head_probabilities(data, temperature)
-    trees, tree_logs = head_probabilities(data, temperature, 3.0)
+    probs, log_probs = head_probabilities(data.heads, data.sizes, data.arcs, data.sib, temperature)
+    trees, tree_logs = head_probabilities(data.heads, data.sizes, data.arcs, data.sib, temperature, 3.0)
     start = 0
     for arc, sib, heads, log_prob, tree_log in zip(arcs, cubes, chosen, log_probs, tree_logs):
         n = len(heads) - 1
