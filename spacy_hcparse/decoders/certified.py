@@ -11,10 +11,9 @@ exhaustive search over the surviving arcs (``enumeration.py``), capped at ``sear
 (4) dual decomposition (``dual.py``) over the surviving arcs, started from the best tree: it
 counts as the primal solution, its score is the target of the Polyak steps and the multipliers
 start shifted towards its arcs; (5) if still open, branch and bound (``branch_bound.py``) from
-the dual's multipliers. Steps 2-3 settle most sentences of a trained parser at a small fraction
-of hill climbing's cost (``benchmarks/decoders_real.py``). Every answer is
-either proven optimal (``certified``, ``gap == 0`` up to rounding) or carries an honest
-``upper_bound`` and ``gap = upper_bound - score >= 0``.
+the dual's multipliers (``dual.dual_search`` runs steps 4 and 5). Every answer is either proven
+optimal (``certified``, ``gap == 0`` up to rounding) or carries an honest ``upper_bound`` and
+``gap = upper_bound - score >= 0``.
 """
 import time
 from typing import NamedTuple, Optional

@@ -23,11 +23,10 @@ The automata iterate over candidate heads and modifiers only.
 
 Steps. By default Polyak's rule ``alpha = theta (dual - target) / |g|^2`` with ``target`` the best
 tree score known (the caller's ``init`` or the best tree found so far), ``theta = 1.7`` halved after
-``20`` iterations that did not lower the bound (Held & Karp's safeguard). Measured on real parser
-scores (``benchmarks/decoders_real.py``) this certifies more sentences in fewer iterations than
-Koo et al.'s ``c / (t + 1)`` (``t``: the number of iterations in which the dual value went up),
-which a given ``step = c`` selects. Multipliers start at a per-column shift that makes the automata
-take the arcs of the first-order optimum (or of ``init``), see ``DualEngine.shift_towards``.
+``20`` iterations that did not lower the bound (Held & Karp's safeguard); a given ``step = c``
+selects Koo et al.'s ``c / (t + 1)`` instead (``t``: the number of iterations in which the dual
+value went up). Multipliers start at a per-column shift that makes the automata take the arcs of
+the first-order optimum (or of ``init``), see ``DualEngine.shift_towards``.
 
 Finishing. Where the subgradient iterations end without a certificate (the relaxation is not
 tight, or the steps stall just above the optimum), ``max_nodes > 0`` goes on with branch and bound
