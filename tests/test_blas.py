@@ -76,11 +76,12 @@ def test_hc_parser_multiplies_with_numpy_by_default_and_parses_alike_with_blis(t
 
 def test_hc_parser_parses_and_trains_on_its_threads(trained_bytes):
     """numpy's BLAS takes one thread while the parser parses (the label scorer's call on the
-    decoded trees) and learns (the loss after the forward pass), and is given back after."""
+    decoded trees, just before the labeler reads them) and learns (the loss after the forward pass), and is
+    given back after."""
     nlp = load(trained_bytes, threads=1)
     pipe = nlp.get_pipe("hc_parser")
     seen = []
-    for name in ("label_scores", "get_loss"):
+    for name in ("label_trees", "get_loss"):
         real = getattr(pipe, name)
         setattr(pipe, name, lambda *args, real=real, **kwargs: seen.append(blas_thread_counts()) or real(*args, **kwargs))
     with threadpool_limits(limits=2, user_api="blas"):  # what numpy's BLAS takes around the parser

@@ -1,7 +1,7 @@
 """The graph parser's training objective: head cross-entropy + structured hinge + label loss,
 plus the sentence-start and auxiliary tag losses of models that have those scorers.
 
-``GraphLoss`` maps the model's scores of a batch (``GraphScores``, numpy) and the gold of each
+``GraphLoss`` maps the model's scores of a batch (``TrainingScores``, numpy) and the gold of each
 span and doc (``GraphGold``) to the loss and its gradients, laid out as the scores. Registered
 as ``spacy_hcparse.GraphLoss.v1``; its ``decoder`` is the one used for cost-augmented decoding.
 
@@ -18,7 +18,7 @@ from ..decoders.batch import cut
 from ..learning.losses import binary_xent, label_xent
 from .batch_hinge import hinge_trees
 from .batch_loss import tree_losses
-from .scores import GraphScores
+from .scores import TrainingScores
 
 # (gold heads (n+1,), gold label ids (n,)); -1 for an unknown head or label
 SpanGold = Tuple[np.ndarray, np.ndarray]
@@ -60,7 +60,7 @@ class GraphLoss:
         """The higher-order factor types the loss reads: those its decoder reads."""
         return self.decoder.factors
 
-    def __call__(self, scores: GraphScores, gold: GraphGold) -> Tuple[float, GraphScores]:
+    def __call__(self, scores: TrainingScores, gold: GraphGold) -> Tuple[float, TrainingScores]:
         """``scores``: numpy scores, label rows on the gold arcs of the spans that have one."""
         golds = gold.spans
         n_words = max(1, sum(int((g[0][1:] >= 0).sum()) for g in golds if g is not None)) if self.per_word else 1

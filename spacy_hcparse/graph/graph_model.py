@@ -5,10 +5,11 @@ before ``.v8``: pipelines saved with it load and parse as they did).
 
 The model is a closed function: ``GraphInput`` (docs, their spans, arcs to keep, the factor types
 wanted) -> ``GraphScores`` (arc scores, the candidate arcs first-order pruning keeps, sibling and
-grandparent scores on the triples the candidates allow, label scores on the arcs the loss reads
-in training, sentence-start and tag logits), and one backprop that takes a ``GraphScores`` of
-gradients. At prediction the label scores of the decoded trees come after decoding, from
-``tree_label_scores`` (the encoder's rows travel in ``GraphScores.blocks``). Data flow inside:
+grandparent scores on the triples the candidates allow, sentence-start and tag logits): in
+training a ``TrainingScores`` (with label scores on the arcs the loss reads) and one backprop
+that takes a ``TrainingScores`` of gradients; at prediction a ``PredictedScores``, whose decoded
+trees' label scores come after decoding, from ``tree_label_scores`` (the encoder's rows travel
+in ``PredictedScores.blocks``). Data flow inside:
 Docs -> tok2vec (whole docs) -> [sentence starts -> spans of docs to segment] -> span blocks (row
 0 the root) -> arc scores -> pruning (``graph.pruning``) -> higher-order and label scores on the
 kept structures.
@@ -29,7 +30,7 @@ from ..segment import index_groups, segment_docs
 from .graph_parts import (TagHeads, biaffine_arc_scorer, bilstm_context, full_label_scorer, grandparent_scorer,
                           low_rank_label_scorer, sentence_start_scorer, sibling_scorer, tag_scorers)
 from .pruning import prune_batch
-from .scores import GraphInput, GraphScores, candidate_arcs
+from .scores import GraphInput, GraphScores, PredictedScores, TrainingScores, candidate_arcs
 
 # Label arcs and factor triples scored in one call at prediction: bounds the scorers'
 # intermediate arrays (hundreds of bytes per arc, tens per triple) whatever the batch or doc.
@@ -188,12 +189,12 @@ def resize_labels(model: Model, n_labels: int) -> Model:
 
 
 def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, Callable]:
-    """Every score of the input's spans; the backprop takes their gradients as a ``GraphScores``.
+    """Every score of the input's spans; the backprop takes their gradients as a ``TrainingScores``.
 
-    Label scores in training cover the kept trees' known arcs, word by word, with ``X.keep`` given
-    (the gold trees: the loss reads no others), else the candidate arcs; at prediction none are
-    computed in advance: ``GraphScores.blocks`` holds the encoder's rows, from which
-    ``tree_label_scores`` scores the decoded trees' arcs.
+    Label scores in training (``TrainingScores``) cover the kept trees' known arcs, word by word,
+    with ``X.keep`` given (the gold trees: the loss reads no others), else the candidate arcs; at
+    prediction none are computed in advance: ``PredictedScores.blocks`` holds the encoder's rows,
+    from which ``tree_label_scores`` scores the decoded trees' arcs.
     """
     ops = model.ops
     tokvecs, bp_tok2vec = _run(model.get_ref("tok2vec"), X.docs, is_train)
@@ -227,19 +228,16 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
     # training the scorer's backprop holds them anyway, and the loss reads them.
     kept_triples = {"sib": sib_triples, **({"grand": pruned.grand} if is_train else {})}
     del pruned
-    label_scorer = _label_model(model)
+    shared = (arcs, masks, sib, grand, higher, frozenset(X.factors), spans, sentences, starts, tags, kept_triples)
     if is_train:
         label_arcs = [_tree_arcs(k, len(m)) for k, m in zip(keep, masks)] if X.keep is not None \
             else [candidate_arcs(m) for m in masks]
-        labels, bp_labels = _score_labels(label_scorer, blocks, label_arcs, is_train)
-        kept_blocks = []
+        labels, bp_labels = _score_labels(_label_model(model), blocks, label_arcs, is_train)
+        scores: GraphScores = TrainingScores(*shared, label_arcs=label_arcs, labels=labels)
     else:
-        label_arcs, labels, bp_labels = [_tree_arcs(None, 0) for _ in masks], [], None
-        kept_blocks = blocks
-    scores = GraphScores(arcs, masks, sib, grand, label_arcs, labels, higher, frozenset(X.factors), spans,
-                         sentences, starts, tags, kept_blocks, kept_triples)
+        scores, bp_labels = PredictedScores(*shared, blocks=blocks), None
 
-    def backprop(d: GraphScores) -> List[Doc]:
+    def backprop(d: TrainingScores) -> List[Doc]:
         as_ops = lambda values: device_arrays(ops, values)  # noqa: E731  (one copy per list)
         add = lambda xs, ys: [a + b for a, b in zip(xs, ys)]  # noqa: E731
         d_tag_rows = None
@@ -304,12 +302,12 @@ def _score_labels(scorer: Model, blocks, label_arcs, is_train: bool):
 def tree_label_scores(model: Model, scores: GraphScores, trees: Sequence[np.ndarray],
                       spans: Optional[Sequence[int]] = None) -> List[np.ndarray]:
     """Per tree the (n, L) float64 label scores of its arcs (row ``m - 1`` for word ``m``), scored
-    together from the encoder rows a prediction kept (``scores.blocks``; ``trees[k]``: heads
-    (n+1,), root at 0, of span ``spans[k]``, by default spans 0, 1, ...), brought to numpy in one
-    transfer. Without blocks (scores from training), the label scores computed then
-    (``GraphScores.tree_labels``)."""
+    together from the encoder rows a prediction kept (``PredictedScores.blocks``; ``trees[k]``:
+    heads (n+1,), root at 0, of span ``spans[k]``, by default spans 0, 1, ...), brought to numpy in
+    one transfer. For scores from training, the label scores computed then
+    (``TrainingScores.tree_labels``)."""
     spans = list(range(len(trees))) if spans is None else list(spans)
-    if not scores.blocks:
+    if isinstance(scores, TrainingScores):
         return scores.tree_labels(trees, spans)
     arcs = [np.stack([heads[1:], np.arange(1, len(heads))], axis=1).astype(np.int32) for heads in trees]
     rows, _ = _score_labels(_label_model(model), [scores.blocks[i] for i in spans], arcs, False)

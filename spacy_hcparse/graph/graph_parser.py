@@ -38,7 +38,7 @@ from .labeling import Labeler, LabelSet
 from .parses import DocParses, SpanParse, extension_values, group_parses, joined_values
 from .rehearsal import rehearsal_loss, teacher_heads
 from .reparse import given_spans
-from .scores import FACTORS, GraphInput, GraphScores
+from .scores import FACTORS, GraphInput, GraphScores, PredictedScores, TrainingScores
 from .valency import label_classes
 
 
@@ -145,7 +145,7 @@ class GraphParser(ParserPipe):
         return given_spans(docs, self.max_length, label_ids, keep_arcs=bool(self.doc_arc_bonus))
 
     def score_spans(self, docs: List[Doc], spans: List[Optional[List[Span]]], keep=None, factors=FACTORS,
-                    tags: Tuple[str, ...] = ()) -> GraphScores:
+                    tags: Tuple[str, ...] = ()) -> PredictedScores:
         """The model's scores of the given spans of ``docs`` (None: the model segments that doc)
         as numpy arrays (what ``predict`` decodes; ``keep``, ``factors`` and ``tags`` as in
         ``GraphInput``)."""
@@ -308,8 +308,8 @@ class GraphParser(ParserPipe):
         self._teacher_labels = np.array([i for i, label in enumerate(self.labels) if label not in unseen],
                                         dtype=np.int64)
 
-    def get_loss(self, examples: Iterable[Example], scores: GraphScores,
-                 gold: Optional[GraphGold] = None) -> Tuple[float, GraphScores]:
+    def get_loss(self, examples: Iterable[Example], scores: TrainingScores,
+                 gold: Optional[GraphGold] = None) -> Tuple[float, TrainingScores]:
         """The loss of the model's ``scores`` of ``examples`` (its training output, on the model's
         device) and their gradients, laid out as the scores (what the model's backprop takes).
         ``gold``: the examples' ``batch_gold(examples).gold`` where the caller has it (the scores'

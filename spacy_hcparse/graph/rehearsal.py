@@ -15,7 +15,7 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 
-from .scores import GraphScores
+from .scores import GraphScores, TrainingScores
 
 
 def teacher_heads(teacher: GraphScores) -> List[np.ndarray]:
@@ -28,8 +28,8 @@ def teacher_heads(teacher: GraphScores) -> List[np.ndarray]:
     return out
 
 
-def rehearsal_loss(student: GraphScores, teacher: GraphScores, heads: Sequence[np.ndarray],
-                   teacher_labels: Sequence[np.ndarray], labels: np.ndarray) -> Tuple[float, GraphScores]:
+def rehearsal_loss(student: TrainingScores, teacher: GraphScores, heads: Sequence[np.ndarray],
+                   teacher_labels: Sequence[np.ndarray], labels: np.ndarray) -> Tuple[float, TrainingScores]:
     """Loss and gradients (laid out as ``student``) of the student's scores against the teacher's.
 
     Both numpy and of the same spans; ``heads``: ``teacher_heads(teacher)``, the arcs whose label

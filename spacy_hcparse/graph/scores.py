@@ -13,13 +13,15 @@ A span is one tree's words: ``(start, end)`` token offsets into its doc, from
   from the candidates where read;
 - ``higher_order[i]``: whether the span was given higher-order factors at all (short enough), and
   ``factors``: the factor types scored;
-- ``label_arcs[i]`` (C, 2) ``(h, m)`` and ``labels[i]`` (C, L) their label scores, row ``c`` for
-  arc ``label_arcs[i][c]``: in training, the arcs the loss reads (the kept trees' known arcs, or
-  else the candidate arcs). At prediction both are empty and ``blocks[i]`` holds the encoder's
-  (n+1, d) rows of the span (on the model's device), from which the model scores the arcs of
-  the decoded trees (``graph.graph_model.tree_label_scores``): labels are wanted on one head per
-  word, the one the decoder chose, and scoring all ``top_k`` candidates of every word instead
-  took about a tenth of prediction time.
+- label scores, in one of two shapes, each a named type. ``TrainingScores`` (what the model
+  returns in training, and the shape of its gradients): ``label_arcs[i]`` (C, 2) ``(h, m)`` and
+  ``labels[i]`` (C, L) their label scores, row ``c`` for arc ``label_arcs[i][c]``, on the arcs
+  the loss reads (the kept trees' known arcs, or else the candidate arcs). ``PredictedScores``
+  (at prediction): ``blocks[i]`` the encoder's (n+1, d) rows of the span (on the model's device),
+  from which the model scores the arcs of the decoded trees
+  (``graph.graph_model.tree_label_scores``): labels are wanted on one head per word, the one
+  the decoder chose, and scoring all ``top_k`` candidates of every word instead took about a
+  tenth of prediction time.
 
 Per doc (``j``), for models with those heads:
 
@@ -30,9 +32,9 @@ Per doc (``j``), for models with those heads:
 - ``tags[attr][j]`` (n_tokens, T): logits of the token's ``attr`` (``POS``, ``TAG``, ``DEP``): in
   training an objective for the encoder, at prediction when the input asks (``GraphInput.tags``).
 
-The model returns one ``GraphScores`` (its arrays on the model's device) and its backprop takes
-one ``GraphScores`` of gradients with the same index arrays (``like``). ``to_numpy`` is the device
-boundary: decoders and losses read float64 numpy arrays.
+The model returns one ``TrainingScores`` or ``PredictedScores`` (its arrays on the model's
+device) and its backprop takes one ``TrainingScores`` of gradients with the same index arrays
+(``like``). ``to_numpy`` is the device boundary: decoders and losses read float64 numpy arrays.
 """
 from dataclasses import dataclass, field, replace
 from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
@@ -88,22 +90,19 @@ class Factors(NamedTuple):
 
 @dataclass
 class GraphScores:
-    """Scores (or their gradients) of every span of a batch; see the module docstring."""
+    """Scores of every span of a batch, the part training and prediction share; the model returns
+    one of its two kinds, ``TrainingScores`` or ``PredictedScores`` (see the module docstring)."""
 
     arcs: list
     masks: List[np.ndarray]
     sib: list
     grand: list
-    label_arcs: List[np.ndarray]
-    labels: list
     higher_order: List[bool] = field(default_factory=list)
     factors: FrozenSet[str] = FACTORS
     spans: List[List[Span]] = field(default_factory=list)
     sentences: List[Optional[List[int]]] = field(default_factory=list)
     starts: list = field(default_factory=list)
     tags: Dict[str, list] = field(default_factory=dict)
-    # per span the encoder's (n+1, d) rows, on the model's device; prediction only (see above)
-    blocks: list = field(default_factory=list)
     # "sib" (and "grand"): per span the triples of ``sib[i]`` (``grand[i]``); absent: derived
     triples: Dict[str, list] = field(default_factory=dict)
 
@@ -112,16 +111,11 @@ class GraphScores:
 
     def to_numpy(self, ops) -> "GraphScores":
         """The same scores as numpy arrays in the model's precision (index arrays are numpy
-        already; ``blocks``, the model's input to label scoring, stay where they are). The accessors below (``arc``, ``pruned_arc``, ``cubes``, ``label_rows``) give
-        one span's scores in float64, so a batch never holds float64 copies of everything."""
+        already). The accessors below (``arc``, ``pruned_arc``, ``cubes``) give one span's
+        scores in float64, so a batch never holds float64 copies of everything."""
         convert = lambda values: host_arrays(ops, values)  # noqa: E731
         return replace(self, arcs=convert(self.arcs), sib=convert(self.sib), grand=convert(self.grand),
-                       labels=convert(self.labels), starts=convert(self.starts),
-                       tags={attr: convert(values) for attr, values in self.tags.items()})
-
-    def like(self, arcs: list, sib: list, grand: list, labels: list, starts: list, tags: Dict[str, list]) -> "GraphScores":
-        """Gradients (or other values) laid out as these scores: same spans, triples, arcs."""
-        return replace(self, arcs=arcs, sib=sib, grand=grand, labels=labels, starts=starts, tags=tags)
+                       starts=convert(self.starts), tags={attr: convert(values) for attr, values in self.tags.items()})
 
     def arc(self, i: int) -> np.ndarray:
         """Span ``i``'s (n+1, n+1) arc scores, float64."""
@@ -166,6 +160,24 @@ class GraphScores:
         grand = dense_cube(size, self.grand_triples(i), self.grand[i]) if "grand" in factors else None
         return sib, grand
 
+
+@dataclass
+class TrainingScores(GraphScores):
+    """``GraphScores`` with the label scores of the arcs the loss reads (``label_arcs``,
+    ``labels``): what the model returns in training, and the shape of its gradients."""
+
+    label_arcs: List[np.ndarray] = field(default_factory=list)
+    labels: list = field(default_factory=list)
+
+    def to_numpy(self, ops) -> "TrainingScores":
+        """``GraphScores.to_numpy``, the label scores too."""
+        return replace(super().to_numpy(ops), labels=host_arrays(ops, self.labels))
+
+    def like(self, arcs: list, sib: list, grand: list, labels: list, starts: list,
+             tags: Dict[str, list]) -> "TrainingScores":
+        """Gradients (or other values) laid out as these scores: same spans, triples, arcs."""
+        return replace(self, arcs=arcs, sib=sib, grand=grand, labels=labels, starts=starts, tags=tags)
+
     def label_rows(self, i: int, heads: np.ndarray) -> Tuple[np.ndarray, int]:
         """(n, L) label scores of the arcs of the tree ``heads`` (n+1,) from the scores computed in
         training, and how many of its arcs had none: arcs that were not candidates, whose words
@@ -180,6 +192,14 @@ class GraphScores:
         prediction the model scores them (``graph.graph_model.tree_label_scores``)."""
         spans = list(range(len(trees))) if spans is None else list(spans)
         return [self.label_rows(i, heads)[0] for i, heads in zip(spans, trees)]
+
+
+@dataclass
+class PredictedScores(GraphScores):
+    """``GraphScores`` with the encoder's rows of every span (``blocks``, on the model's device),
+    from which the model scores the decoded trees' labels: what the model returns at prediction."""
+
+    blocks: list = field(default_factory=list)
 
 
 def triples_of(mask: np.ndarray, scored: bool, build) -> np.ndarray:

@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 from spacy_hcparse.decoders import arc_marginals, log_partition
 from spacy_hcparse.graph.decoding import MST, Eisner, HillClimb
 from spacy_hcparse.graph import pruning
-from spacy_hcparse.graph.scores import GraphScores
+from spacy_hcparse.graph.scores import TrainingScores
 from spacy_hcparse.graph.batch_loss import tree_losses
 from spacy_hcparse.graph.graph_loss import GraphLoss
 from spacy_hcparse.decoders.scoring import sibling_factors
@@ -129,7 +129,7 @@ def random_tree(rng, n):
 
 
 def random_batch(rng, n_spans, factors):
-    """A ``GraphScores`` of random spans, their golds and cost-augmented trees."""
+    """A ``TrainingScores`` of random spans, their golds and cost-augmented trees."""
     arcs, masks, higher, golds, trees = [], [], [], [], []
     for _ in range(n_spans):
         n = int(rng.integers(0, 8))
@@ -145,7 +145,7 @@ def random_batch(rng, n_spans, factors):
         golds.append(None if rng.random() < 0.1 else (known, np.zeros(n, dtype=np.int64)))
         whole = golds[-1] is not None and n > 0 and (known[1:] >= 0).all()
         trees.append((gold.copy() if rng.random() < 0.2 else random_tree(rng, n)) if whole else None)
-    scores = GraphScores(arcs, masks, [], [], [], [], higher, frozenset(factors))
+    scores = TrainingScores(arcs, masks, [], [], higher, frozenset(factors))
     scores.sib = [rng.normal(size=len(scores.sib_triples(i))).astype("f") for i in range(n_spans)]
     scores.grand = [rng.normal(size=len(scores.grand_triples(i))).astype("f") for i in range(n_spans)]
     return scores, golds, trees
