@@ -62,7 +62,8 @@ from spacy_hcparse.decoders import (  # noqa: E402
 )
 from spacy_hcparse.decoders.absent import with_floor  # noqa: E402
 from spacy_hcparse.decoders.branch_bound import branch_and_bound  # noqa: E402
-from spacy_hcparse.decoders.dual import DualEngine, _clean  # noqa: E402
+from spacy_hcparse.decoders._checks import zero_unused  # noqa: E402
+from spacy_hcparse.decoders.dual import DualEngine  # noqa: E402
 
 BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 10**6))
 COMPONENT_HC = {"max_restarts": 50, "min_restarts": 5, "converge": 3, "uniform_share": 0.0}
@@ -137,7 +138,7 @@ def pct(x):
 # ----------------------------------------------------------------------------- sections
 def dual_then_branch(s, max_iter):
     """(certified by the dual alone, iterations, proven after branch and bound from it)."""
-    allowed = with_floor(_clean(s.arc), s.sib, s.grand)
+    allowed = with_floor(zero_unused(s.arc), s.sib, s.grand)
     engine = DualEngine.build(allowed, s.sib, s.grand)
     if engine is None:
         return True, 0, True

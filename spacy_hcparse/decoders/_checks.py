@@ -30,7 +30,7 @@ def check_arc(arc) -> np.ndarray:
             f"sentence of {arr.shape[0] - 1} words exceeds MAX_WORDS={MAX_WORDS}; split it first"
         )
     if not _arc_finite(arr):
-        view = _ignoring_unused(arr)
+        view = zero_unused(arr)
         view[view == -np.inf] = 0.0  # absent arcs are allowed
         _check_finite(view, "arc")  # finds and names the first bad entry
     return arr
@@ -144,7 +144,14 @@ def _as_float_array(scores, name: str) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.float64)
 
 
-def _ignoring_unused(arc: np.ndarray) -> np.ndarray:
+def check_counts(**counts) -> None:
+    """Each keyword ``name=(value, minimum)``: ``value`` must be an integer >= ``minimum``."""
+    for name, (value, minimum) in counts.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def zero_unused(arc: np.ndarray) -> np.ndarray:
     """A copy of ``arc`` with the entries no tree uses (column 0, the diagonal) set to 0."""
     view = arc.copy()
     view[:, 0] = 0.0

@@ -20,11 +20,11 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from ._checks import check_heads, check_inputs
+from ._checks import check_counts, check_heads, check_inputs, zero_unused
 from .absent import with_floor
 from .branch_bound import MAX_DEPTH, NODE_ITER
 from .dominance import fixed_tree, prune_dominated
-from .dual import _clean, _cube, check_counts, dual_search, exact_without_search
+from .dual import _cube, dual_search, exact_without_search
 from .enumeration import search_candidates
 from .hill_climb import _check_settings, hill_climb_checked
 from .mst import mst_kernel
@@ -101,7 +101,7 @@ def decode_certified(
                     time_limit, options["uniform_share"], options["temperature"])
     check_counts(max_iter=(max_iter, 1), max_nodes=(max_nodes, 0), max_depth=(max_depth, 0),
                  node_iter=(node_iter, 1), search_nodes=(search_nodes, 0))
-    allowed = with_floor(_clean(arc), sib, grand)
+    allowed = with_floor(zero_unused(arc), sib, grand)
     if size <= 2 or (sib is None and grand is None) or not allowed.feasible:
         exact = exact_without_search(allowed, sib, grand)
         return CertifiedResult(exact.heads, exact.score, exact.upper_bound, True, 0.0, "exact",

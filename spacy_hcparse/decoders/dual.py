@@ -39,7 +39,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from ..compiling import njit
-from ._checks import check_heads, check_inputs
+from ._checks import check_counts, check_heads, check_inputs, zero_unused
 from .absent import Allowed, true_score, uses_absent, with_floor
 from .branch_bound import MAX_DEPTH, NODE_ITER, NODE_STALL, branch_and_bound
 from .dominance import fixed_tree, prune_dominated
@@ -116,7 +116,7 @@ def decode_dual(
     if init is not None:
         init = check_heads(init, size)
     deadline = None if time_limit is None else time.perf_counter() + time_limit
-    return dual_search(with_floor(_clean(arc), sib, grand), sib, grand, max_iter=max_iter,
+    return dual_search(with_floor(zero_unused(arc), sib, grand), sib, grand, max_iter=max_iter,
                        deadline=deadline, tree_share=tree_share, step=step, repair=repair,
                        init=init, max_nodes=max_nodes, max_depth=max_depth, node_iter=node_iter)
 
@@ -318,21 +318,6 @@ class DualEngine:
 
 def _tol(value: float) -> float:
     return 1e-9 * (1.0 + abs(value))
-
-
-def _clean(arc: np.ndarray) -> np.ndarray:
-    """A copy of ``arc`` with column 0 and the diagonal (never used; may hold anything) at 0."""
-    arc = arc.copy()
-    arc[:, 0] = 0.0
-    np.fill_diagonal(arc, 0.0)
-    return arc
-
-
-def check_counts(**counts) -> None:
-    """Each keyword ``name=(value, minimum)``: ``value`` must be an integer >= ``minimum``."""
-    for name, (value, minimum) in counts.items():
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-            raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 
 def _check_params(max_iter, step, time_limit, tree_share) -> None:

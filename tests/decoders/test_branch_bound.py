@@ -3,15 +3,16 @@ capped answers carry an upper bound >= the optimum, and it closes sentences the 
 leaves open."""
 import numpy as np
 
+from spacy_hcparse.decoders._checks import zero_unused
 from spacy_hcparse.decoders.absent import with_floor
 from spacy_hcparse.decoders.branch_bound import branch_and_bound
-from spacy_hcparse.decoders.dual import DualEngine, _clean
+from spacy_hcparse.decoders.dual import DualEngine
 
 from .brute import best_tree, random_scores
 
 
 def _engine(arc, sib, grand, iters):
-    allowed = with_floor(_clean(arc), sib, grand)
+    allowed = with_floor(zero_unused(arc), sib, grand)
     engine = DualEngine.build(allowed, sib, grand)
     engine.run(iters)
     return engine
