@@ -14,13 +14,13 @@ Conventions as in ``spacy_hcparse.decoders``: ``arc[h, m]``, ``sib[h, s, m]``, `
 index 0 the root; a cube is None when the span has no factors of that type (a first-order
 span), and then every searching decoder falls back to the exact first-order MST.
 """
-from typing import FrozenSet, List, NamedTuple, Optional, Sequence
+from typing import FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.util import registry
 
 from ..decoders import (decode_certified, decode_dual, decode_eisner, decode_hill_climb, decode_mbr, decode_mst,
-                        tree_score)
+                        kbest_eisner, kbest_mst, mbr_gain, tree_score)
 from ..decoders.batch import cut, decode_eisner_batch
 from ..decoders.scoring import arc_part
 from .scores import GraphScores
@@ -48,8 +48,8 @@ class DecodeResult(NamedTuple):
 
 
 class Decoder:
-    """What every decoder object does with a batch: ``decode_batch``, one span at a time through
-    its ``__call__`` (a decoder with a batched kernel overrides it)."""
+    """What every decoder object does beyond one span's tree (``__call__``): ``decode_batch``, one
+    span at a time (a decoder with a batched kernel overrides it), and ``kbest``."""
 
     factors: FrozenSet[str] = NO_FACTORS
 
@@ -63,6 +63,12 @@ class Decoder:
         start for span ``i``'s search (heads), or None; ``threads``: for a batched kernel."""
         blocks = [block.reshape(size, size) for block, size in zip(cut(arcs, sizes * sizes), sizes.tolist())]
         return [self(arc, *scores.cubes(i, self.factors), start=starts[i]) for i, arc in enumerate(blocks)]
+
+    def kbest(self, arc: np.ndarray, sib: Optional[np.ndarray], k: int) -> Tuple[np.ndarray, np.ndarray]:
+        """The k best trees of one span (``arc`` (n+1, n+1) as the decoder reads it, ``sib`` its
+        sibling cube or None) and their scores, best first: here the k best spanning trees by arc
+        score (no k-best algorithm handles the searches' grandparent factors)."""
+        return kbest_mst(arc, k)
 
 
 class MST(Decoder):
@@ -91,6 +97,10 @@ class Eisner(Decoder):
         return [DecodeResult(tree, float(score), False, float("nan"), 0, False)
                 for tree, score in zip(cut(heads, sizes), tree_scores)]
 
+    def kbest(self, arc: np.ndarray, sib: Optional[np.ndarray], k: int) -> Tuple[np.ndarray, np.ndarray]:
+        """The k best projective trees by arc and sibling score (k-best Eisner)."""
+        return kbest_eisner(arc, k, sib)
+
 
 class MBR(Decoder):
     """Minimum Bayes risk decoding (``decoders.decode_mbr``): the tree with the most expected
@@ -110,6 +120,14 @@ class MBR(Decoder):
         sib = sib if self.projective else None
         heads = decode_mbr(arc, self.projective, self.temperature, sib)
         return DecodeResult(heads, tree_score(heads, arc, sib), False, float("nan"), 0, False)
+
+    def kbest(self, arc: np.ndarray, sib: Optional[np.ndarray], k: int) -> Tuple[np.ndarray, np.ndarray]:
+        """The k best trees by expected correct heads (score: the gain), or the decoder's tree
+        alone (score NaN) where no tree avoids the pruned arcs."""
+        gain = mbr_gain(arc, self.projective, self.temperature, sib if self.projective else None)
+        if gain is None:
+            return self(arc).heads[None, :], np.array([float("nan")])
+        return kbest_eisner(gain, k) if self.projective else kbest_mst(gain, k)
 
 
 def _start_if_better(start, arc, sib, grand, mst=None):

@@ -23,10 +23,10 @@ for it: the call scores the doc again with the component, so it works on Docs fr
 ``nlp.pipe(n_process=...)`` and from ``to_disk``/``DocBin``, and costs one forward pass of the doc.
 ``span._.hc_kbest(k)`` is the same call for a Doc parsed in this process (``remember_parser``: a
 weak map from each parsed Doc to its component, which no serialization keeps). The trees and scores
-by decoder: ``Eisner.v1`` the k best projective trees by arc and sibling score (k-best Eisner),
-``MST.v1`` the k best spanning trees by arc score, ``MBR.v1`` the k best trees by expected correct
-heads; with these the first tree is the written parse (the reparsing settings
-``init_from_doc``/``doc_arc_bonus`` aside). The searches (hill climbing, dual decomposition,
+by decoder (``graph.decoding.Decoder.kbest``): ``Eisner.v1`` the k best projective trees by arc
+and sibling score (k-best Eisner), ``MST.v1`` the k best spanning trees by arc score, ``MBR.v1``
+the k best trees by expected correct heads; with these the first tree is the written parse (the
+reparsing settings ``init_from_doc``/``doc_arc_bonus`` aside). The searches (hill climbing, dual decomposition,
 certified) read grandparent factors no k-best algorithm here handles: their k best are the first-
 order spanning trees, whose first need not be the written parse.
 """
@@ -37,9 +37,7 @@ import numpy as np
 from spacy.attrs import IDX, LENGTH
 from spacy.tokens import Doc, Span, Token
 
-from ..decoders import kbest_eisner, kbest_mst, mbr_gain
 from ..segment import sentence_spans, span_whitespace
-from .decoding import MBR, Eisner
 from .graph_batch import span_arcs, span_blocks
 from .graph_model import tree_label_scores
 
@@ -96,7 +94,7 @@ def kbest_parses(pipe, span: Span, k: int) -> List[Tuple[List[int], List[str], f
     spaces = span_whitespace([doc], scores.spans)
     space = spaces[i]
     arc = span_blocks(*span_arcs(scores, spaces, [None] * len(spaces), 0.0))[i]  # as predict's decoder reads it
-    trees, values = decoder_kbest(pipe.decoder, arc, scores.cubes(i, factors)[0], k)
+    trees, values = pipe.decoder.kbest(arc, scores.cubes(i, factors)[0], k)
     rows = tree_label_scores(pipe.model, scores, list(trees), [i] * len(trees))
     labels, _ = pipe.label_trees(list(trees), rows, [space] * len(trees))
     names = pipe.labels
@@ -106,21 +104,6 @@ def kbest_parses(pipe, span: Span, k: int) -> List[Tuple[List[int], List[str], f
         heads = np.where(tree[1:] > 0, tree[1:] - 1, words) + span.start
         out.append((heads.tolist(), [names[j] for j in ids], float(value)))
     return out
-
-
-def decoder_kbest(decoder, arc: np.ndarray, sib, k: int) -> Tuple[np.ndarray, np.ndarray]:
-    """The k best trees of one span for ``decoder`` (a ``graph.decoding`` object) and their scores
-    (see the module docstring): ``arc`` (n+1, n+1) as the decoder reads it, ``sib`` its sibling
-    cube or None."""
-    if isinstance(decoder, MBR):
-        gain = mbr_gain(arc, decoder.projective, decoder.temperature, sib if decoder.projective else None)
-        if gain is None:  # no tree avoids the pruned arcs: the decoder's tree alone
-            heads = decoder(arc).heads
-            return heads[None, :], np.array([float("nan")])
-        return kbest_eisner(gain, k) if decoder.projective else kbest_mst(gain, k)
-    if isinstance(decoder, Eisner):
-        return kbest_eisner(arc, k, sib)
-    return kbest_mst(arc, k)
 
 
 def write_values(doc: Doc, spans: Sequence[Tuple[int, int]],
