@@ -32,9 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
-import spacy
 import srsly
-from spacy.attrs import IDX, LENGTH
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.util import registry
@@ -48,6 +46,7 @@ from .features import (IS_MWT, IS_SENT_END, IS_TOKEN_END, RULE_COLUMN, SEPARATOR
                        join_texts, piece_features, piece_spans)
 from .inference import predict_probs
 from .lexicon import MultiwordLexicon
+from .rules import RuleEnds
 from .model import build_char_model
 
 FORMAT = "spacy_hcparse.UDTokenizer"
@@ -109,7 +108,7 @@ class UDTokenizer:
                                     "embed_rows": int(embed_rows), "set_sent_starts": bool(set_sent_starts),
                                     "rule_lang": rule_lang if rule_lang is not None else vocab.lang,
                                     "hint_weight": float(hint_weight)}
-        self._rules = None  # spaCy's rule tokenizer of cfg["rule_lang"], made when first needed
+        self._rules: Optional[RuleEnds] = None  # spaCy's rules of cfg["rule_lang"], made when first needed
         self.model = self._build_model()
         self.lexicon = MultiwordLexicon()
         self.splits = SplitTable()
@@ -126,14 +125,9 @@ class UDTokenizer:
         lang = self.cfg["rule_lang"]
         if not lang:
             return None
-        if self._rules is None or self._rules[0] != lang:
-            self._rules = (lang, spacy.blank(lang).tokenizer)
-        out = [np.zeros(0, dtype=np.int64)]
-        for doc, offset in zip(self._rules[1].pipe(texts), offsets.tolist()):
-            spans = doc.to_array([IDX, LENGTH]).astype(np.int64)
-            if len(spans):
-                out.append(spans[:, 0] + spans[:, 1] + offset)
-        return np.concatenate(out)
+        if self._rules is None or self._rules.lang != lang:
+            self._rules = RuleEnds(lang)
+        return self._rules(texts, offsets)
 
     def _build_model(self) -> Model:
         model = build_char_model(self.cfg["width"], self.cfg["dilations"], self.cfg["embed_rows"])
