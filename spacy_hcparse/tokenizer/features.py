@@ -114,7 +114,11 @@ def code_points(text: str) -> np.ndarray:
 
 def is_space(text: str) -> np.ndarray:
     """Per character of ``text``: is it whitespace (``str.isspace``)?"""
-    codes = code_points(text)
+    return space_codes(code_points(text))
+
+
+def space_codes(codes: np.ndarray) -> np.ndarray:
+    """Per code point: is it whitespace (``str.isspace``; none is above U+FFFF)?"""
     inside = codes < _TABLE_SIZE
     return np.where(inside, SPACE_TABLE[np.where(inside, codes, 0)], False)
 

@@ -42,11 +42,9 @@ class RuleEnds:
         cached (no piece ends in whitespace)."""
         if self.whole_texts:
             return self._whole(texts, offsets)
-        chunk_starts: List[np.ndarray] = []
         chunks: List[str] = []
-        for text, offset in zip(texts, np.asarray(offsets, dtype=np.int64).tolist()):
+        for text in texts:
             chunks.extend(text.split())  # str.split() cuts at str.isspace(), as spaCy's tokenizer
-            chunk_starts.append(_chunk_starts(text) + offset)
         if not chunks:
             return np.zeros(0, dtype=np.int64)
         cache = self._cache
@@ -58,7 +56,7 @@ class RuleEnds:
         ends = [cache[c] for c in chunks]
         counts = np.fromiter(map(len, ends), dtype=np.int64, count=len(ends))
         inner = np.fromiter(chain.from_iterable(ends), dtype=np.int64, count=int(counts.sum()))
-        return np.repeat(np.concatenate(chunk_starts), counts) + inner
+        return np.repeat(_chunk_starts(texts, offsets), counts) + inner
 
     def _chunk_ends(self, chunks: List[str]) -> List[Tuple[int, ...]]:
         """Per chunk its token ends (offsets inside it): the chunks tokenized as one text, a line
@@ -84,12 +82,18 @@ class RuleEnds:
         return np.concatenate(out)
 
 
-def _chunk_starts(text: str) -> np.ndarray:
-    """Offsets where the runs of non-space characters of ``text`` begin (int64)."""
-    space = is_space(text)
+def _chunk_starts(texts: Sequence[str], offsets: np.ndarray) -> np.ndarray:
+    """Where the runs of non-space characters of every text begin (int64), text ``i``'s shifted
+    by ``offsets[i]``, texts in order."""
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    firsts = np.concatenate(([0], np.cumsum(lengths)[:-1]))  # of each text in the texts joined
+    space = is_space("".join(texts))
     begins = ~space
     begins[1:] &= space[:-1]
-    return np.flatnonzero(begins).astype(np.int64)
+    begins[firsts[lengths > 0]] = ~space[firsts[lengths > 0]]  # a text's first character
+    at = np.flatnonzero(begins)
+    text_of = np.searchsorted(firsts, at, side="right") - 1
+    return (at - firsts[text_of] + np.asarray(offsets, dtype=np.int64)[text_of]).astype(np.int64)
 
 
 def _crosses_whitespace(case: str) -> bool:

@@ -33,6 +33,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 import numpy as np
 import srsly
+from spacy.attrs import SENT_START
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.util import registry
@@ -43,7 +44,7 @@ from thinc.types import Ragged
 from ..blas import blas_threads, use_blas
 from ..names import MULTIWORD_TOKENS as MWT_ATTR
 from .features import (IS_MWT, IS_SENT_END, IS_TOKEN_END, RULE_COLUMN, SEPARATOR, SplitTable, code_points, is_space,
-                       join_texts, piece_features, piece_spans)
+                       join_texts, space_codes, piece_features, piece_spans)
 from .inference import predict_probs
 from .lexicon import MultiwordLexicon
 from .rules import RuleEnds
@@ -156,19 +157,32 @@ class UDTokenizer:
             yield from self._docs(batch)
 
     def _docs(self, texts: List[str]) -> List[Doc]:
-        return [self.make_doc(text, labels) for text, labels in zip(texts, self.predict(texts))]
+        if not texts:
+            return []
+        joined, offsets, labels = self._predict_joined(texts)
+        return self._make_docs(joined, offsets, labels)
 
     def predict(self, texts: Sequence[str]) -> List[np.ndarray]:
         """Per text, a label per character (``features.LABELS``), with the token and sentence ends
         the text forces (before whitespace, at blank lines and at the end of the text)."""
+        if not texts:
+            self._check(texts)
+            return []
+        joined, offsets, labels = self._predict_joined(texts)
+        return [labels[offsets[i]:offsets[i + 1] - len(SEPARATOR)] for i in range(len(texts))]
+
+    def _check(self, texts: Sequence[str]) -> None:
         if not self.trained:
             raise ValueError("the UDTokenizer is not trained: train it with `python -m spacy_hcparse "
                              "train-tokenizer` and load it (from_disk, or [initialize.tokenizer] path)")
         for text in texts:
             if not isinstance(text, str):
                 raise ValueError(f"the tokenizer reads str, got {type(text).__name__}")
-        if not texts:
-            return []
+
+    def _predict_joined(self, texts: Sequence[str]) -> Tuple[str, np.ndarray, np.ndarray]:
+        """``predict`` for the batch as one string: (the texts joined, their offsets, as
+        ``features.join_texts``; a label per character of the joined string)."""
+        self._check(texts)
         # one string for the batch: pieces never cross the whitespace between texts, and the
         # features and the decoding read each text's pieces as in that text alone
         joined, offsets = join_texts(texts)
@@ -179,7 +193,7 @@ class UDTokenizer:
         cuts = np.searchsorted(text_of, np.arange(1, len(texts)))
         probs = np.concatenate(self.piece_probs(np.split(features, cuts)))
         labels = _decode(joined, starts, ends, probs, features[:, RULE_COLUMN], self.cfg["hint_weight"])
-        return [labels[offsets[i]:offsets[i + 1] - len(SEPARATOR)] for i in range(len(texts))]
+        return joined, offsets, labels
 
     def piece_probs(self, features: Sequence[np.ndarray]) -> List[np.ndarray]:
         """Per text (its ``piece_features``), the model's (n_pieces, n_labels) label probabilities.
@@ -213,63 +227,90 @@ class UDTokenizer:
 
         Whitespace is written as spaCy's tokenizer writes it: one space after a token is its
         trailing space, the rest of a gap (or a gap at the start) a whitespace token."""
-        ends = np.flatnonzero(IS_TOKEN_END[labels]) + 1  # exclusive
-        n = len(ends)
-        if not n:
-            return self._doc([text] if text else [], [False] if text else [], [None] if text else [], [])
-        codes = code_points(text)
-        nonspace = ~is_space(text)
-        # first non-space character at or after each position (len(text) where none)
-        index = np.where(nonspace, np.arange(len(text)), len(text))
-        next_char = np.minimum.accumulate(np.append(index, len(text))[::-1])[::-1]
-        starts = next_char[np.concatenate(([0], ends[:-1]))]
-        gap_after = np.append(starts[1:], len(text)) - ends
-        space_after = (gap_after > 0) & (np.append(codes, 0)[ends] == 32)
-        ws_after = np.flatnonzero(gap_after > space_after)  # a whitespace token follows
-        sent_end, mwt = IS_SENT_END[labels[ends - 1]], IS_MWT[labels[ends - 1]]
-        starts_l, ends_l = starts.tolist(), ends.tolist()
-        forms = [text[s:e] for s, e in zip(starts_l, ends_l)]
-        spaces_l = space_after.tolist()
-        sent_l = [True if new else None for new in np.concatenate(([True], sent_end[:-1])).tolist()]
-        words: List[str] = []
-        spaces: List[bool] = []
-        sent_starts: List[Optional[bool]] = []
-        ranges: List[Tuple[int, int, str]] = []
-        if starts_l[0] > 0:  # whitespace before the first token: a token of its own
-            words.append(text[:starts_l[0]])
-            spaces.append(False)
-            sent_starts.append(None)
-        done = 0  # tokens written
-        for k in sorted(set(ws_after.tolist()) | set(np.flatnonzero(mwt).tolist())):
-            words.extend(forms[done:k])
-            spaces.extend(spaces_l[done:k])
-            sent_starts.extend(sent_l[done:k])
-            parts = self.lexicon.expand(forms[k]) if mwt[k] else None
-            if parts is None:
-                words.append(forms[k])
-                spaces.append(spaces_l[k])
-                sent_starts.append(sent_l[k])
-            else:
-                ranges.append((len(words), len(words) + len(parts), forms[k]))
-                words.extend(parts)
-                spaces.extend([False] * (len(parts) - 1) + [spaces_l[k]])
-                sent_starts.extend([sent_l[k]] + [False] * (len(parts) - 1))
-            if gap_after[k] > space_after[k]:
-                words.append(text[ends_l[k] + int(spaces_l[k]):ends_l[k] + int(gap_after[k])])
-                spaces.append(False)
-                sent_starts.append(None)
-            done = k + 1
-        words.extend(forms[done:])
-        spaces.extend(spaces_l[done:])
-        sent_starts.extend(sent_l[done:])
-        return self._doc(words, spaces, sent_starts, ranges)
+        return self._make_docs(text, np.array([0, len(text) + len(SEPARATOR)], dtype=np.int64), labels)[0]
 
-    def _doc(self, words: List[str], spaces: List[bool], sent_starts: List[Optional[bool]],
+    def _make_docs(self, joined: str, offsets: np.ndarray, labels: np.ndarray) -> List[Doc]:
+        """``make_doc`` of every text of a batch joined as ``features.join_texts`` joins them
+        (``labels``: one per character of ``joined``): the cuts, gaps and flags of all tokens in
+        numpy at once, then each Doc from slices of them."""
+        n_texts = len(offsets) - 1
+        text_ends = offsets[1:] - len(SEPARATOR)
+        ends = np.flatnonzero(IS_TOKEN_END[labels]) + 1  # exclusive; none in a separator
+        lo = np.searchsorted(ends, offsets[:-1], side="right")  # each text's first token
+        hi = np.searchsorted(ends, text_ends, side="right")
+        codes = code_points(joined)
+        space = space_codes(codes)
+        # first non-space character at or after each position (len(joined) where none)
+        index = np.where(space, len(joined), np.arange(len(joined)))
+        next_char = np.minimum.accumulate(np.append(index, len(joined))[::-1])[::-1]
+        before = np.concatenate(([0], ends[:-1]))  # where the gap before each token begins
+        has_tokens = hi > lo
+        before[lo[has_tokens]] = offsets[:-1][has_tokens]
+        starts = next_char[before]
+        text_of = np.repeat(np.arange(n_texts), hi - lo)
+        gap_after = np.minimum(np.append(starts[1:], len(joined)), text_ends[text_of]) - ends
+        space_after = (gap_after > 0) & (np.append(codes, 0)[ends] == 32)
+        token_labels = labels[ends - 1]
+        sent_start = np.concatenate(([True], IS_SENT_END[token_labels][:-1]))
+        sent_start[lo[has_tokens]] = True
+        mwt = IS_MWT[token_labels]
+        starts_l, ends_l, gaps_l = starts.tolist(), ends.tolist(), gap_after.tolist()
+        forms = [joined[a:b] for a, b in zip(starts_l, ends_l)]
+        spaces_l = space_after.tolist()
+        flags_l = np.where(sent_start, 1, 0).tolist()
+        special = np.flatnonzero((gap_after > space_after) | mwt).tolist()  # a whitespace token follows, or a multiword token
+        mwt_l = mwt.tolist()
+        docs = []
+        at = 0  # into special
+        for i in range(n_texts):
+            first, last, offset = int(lo[i]), int(hi[i]), int(offsets[i])
+            if first == last:
+                text = joined[offset:int(text_ends[i])]
+                docs.append(self._doc([text] if text else [], [False] if text else [], [0] if text else [], []))
+                continue
+            words: List[str] = []
+            spaces: List[bool] = []
+            flags: List[int] = []
+            ranges: List[Tuple[int, int, str]] = []
+            if starts_l[first] > offset:  # whitespace before the first token: a token of its own
+                words.append(joined[offset:starts_l[first]])
+                spaces.append(False)
+                flags.append(0)
+            done = first  # tokens written
+            while at < len(special) and special[at] < last:
+                k = special[at]
+                at += 1
+                words.extend(forms[done:k])
+                spaces.extend(spaces_l[done:k])
+                flags.extend(flags_l[done:k])
+                parts = self.lexicon.expand(forms[k]) if mwt_l[k] else None
+                if parts is None:
+                    words.append(forms[k])
+                    spaces.append(spaces_l[k])
+                    flags.append(flags_l[k])
+                else:
+                    ranges.append((len(words), len(words) + len(parts), forms[k]))
+                    words.extend(parts)
+                    spaces.extend([False] * (len(parts) - 1) + [spaces_l[k]])
+                    flags.extend([flags_l[k]] + [-1] * (len(parts) - 1))
+                if gaps_l[k] > spaces_l[k]:
+                    words.append(joined[ends_l[k] + int(spaces_l[k]):ends_l[k] + gaps_l[k]])
+                    spaces.append(False)
+                    flags.append(0)
+                done = k + 1
+            words.extend(forms[done:last])
+            spaces.extend(spaces_l[done:last])
+            flags.extend(flags_l[done:last])
+            docs.append(self._doc(words, spaces, flags, ranges))
+        return docs
+
+    def _doc(self, words: List[str], spaces: List[bool], sent_starts: List[int],
              ranges: List[Tuple[int, int, str]]) -> Doc:
-        if not self.cfg["set_sent_starts"] or not words:
-            doc = Doc(self.vocab, words=words, spaces=spaces)
-        else:
-            doc = Doc(self.vocab, words=words, spaces=spaces, sent_starts=sent_starts)
+        """The Doc of ``words``; ``sent_starts`` as spaCy's ``SENT_START`` (1 a start, -1 none, 0
+        unknown), set with ``set_sent_starts``."""
+        doc = Doc(self.vocab, words=words, spaces=spaces)
+        if self.cfg["set_sent_starts"] and words:
+            doc.from_array([SENT_START], np.array(sent_starts, dtype=np.int32).astype(np.uint64))
         doc._.set(MWT_ATTR, ranges)
         return doc
 
