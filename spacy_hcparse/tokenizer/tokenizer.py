@@ -43,6 +43,7 @@ from thinc.types import Ragged
 
 from ..blas import blas_threads, use_blas
 from ..names import MULTIWORD_TOKENS as MWT_ATTR
+from ..names import SENT_START_HINTS as HINTS_ATTR
 from .features import (IS_MWT, IS_SENT_END, IS_TOKEN_END, RULE_COLUMN, SEPARATOR, SplitTable, code_points, is_space,
                        join_texts, space_codes, piece_features, piece_spans)
 from .inference import predict_probs
@@ -65,19 +66,23 @@ class TokenizerDefaults:
     dilations: Tuple[int, ...] = (1, 2, 4, 8)
     embed_rows: int = 5000
     hint_weight: float = 0.0
+    sent_start_weight: float = 1.0
 
 
 DEFAULTS = TokenizerDefaults()
 
 if not Doc.has_extension(MWT_ATTR):
     Doc.set_extension(MWT_ATTR, default=None)
+if not Doc.has_extension(HINTS_ATTR):
+    Doc.set_extension(HINTS_ATTR, default=None)
+LOG_ODDS_LIMIT = 30.0  # a sentence-start hint's log-odds are clipped to +-this
 
 
 @registry.tokenizers(TOKENIZER_NAME)
 def create_ud_tokenizer(width: int = DEFAULTS.width, dilations: List[int] = list(DEFAULTS.dilations),
                         embed_rows: int = DEFAULTS.embed_rows, set_sent_starts: bool = True,
-                        rule_lang: Optional[str] = None,
-                        hint_weight: float = DEFAULTS.hint_weight) -> Callable[[Language], "UDTokenizer"]:
+                        rule_lang: Optional[str] = None, hint_weight: float = DEFAULTS.hint_weight,
+                        sent_start_weight: float = DEFAULTS.sent_start_weight) -> Callable[[Language], "UDTokenizer"]:
     """The ``[nlp.tokenizer]`` factory.
 
     width (int): width of the character vectors.
@@ -88,10 +93,14 @@ def create_ud_tokenizer(width: int = DEFAULTS.width, dilations: List[int] = list
         (None: the pipeline's language; "": none). A trained tokenizer keeps its own.
     hint_weight (float): added in decoding to the log-probability of the labels that agree with
         the rule tokenizer (see module docstring). A trained tokenizer keeps its own.
+    sent_start_weight (float): without ``set_sent_starts``, the weight of the tokenizer's
+        sentence-start log-odds that a segmenting parser adds to its own logits
+        (``doc._.hc_sent_start_hints``; 0: none, the parser alone).
     """
     def make(nlp: Language) -> UDTokenizer:
         return UDTokenizer(nlp.vocab, width=width, dilations=dilations, embed_rows=embed_rows,
-                           set_sent_starts=set_sent_starts, rule_lang=rule_lang, hint_weight=hint_weight)
+                           set_sent_starts=set_sent_starts, rule_lang=rule_lang, hint_weight=hint_weight,
+                           sent_start_weight=sent_start_weight)
 
     return make
 
@@ -101,14 +110,16 @@ class UDTokenizer:
 
     def __init__(self, vocab: Vocab, *, width: int = DEFAULTS.width, dilations: Sequence[int] = DEFAULTS.dilations,
                  embed_rows: int = DEFAULTS.embed_rows, set_sent_starts: bool = True,
-                 rule_lang: Optional[str] = None, hint_weight: float = DEFAULTS.hint_weight):
-        if not hint_weight >= 0:
-            raise ValueError(f"hint_weight must be a number >= 0, got {hint_weight!r}")
+                 rule_lang: Optional[str] = None, hint_weight: float = DEFAULTS.hint_weight,
+                 sent_start_weight: float = DEFAULTS.sent_start_weight):
+        for name, value in (("hint_weight", hint_weight), ("sent_start_weight", sent_start_weight)):
+            if not _is_weight(value):
+                raise ValueError(f"{name} must be a number >= 0, got {value!r}")
         self.vocab = vocab
         self.cfg: Dict[str, Any] = {"width": int(width), "dilations": [int(d) for d in dilations],
                                     "embed_rows": int(embed_rows), "set_sent_starts": bool(set_sent_starts),
                                     "rule_lang": rule_lang if rule_lang is not None else vocab.lang,
-                                    "hint_weight": float(hint_weight)}
+                                    "hint_weight": float(hint_weight), "sent_start_weight": float(sent_start_weight)}
         self._rules: Optional[RuleEnds] = None  # spaCy's rules of cfg["rule_lang"], made when first needed
         self.model = self._build_model()
         self.lexicon = MultiwordLexicon()
@@ -159,8 +170,15 @@ class UDTokenizer:
     def _docs(self, texts: List[str]) -> List[Doc]:
         if not texts:
             return []
-        joined, offsets, labels = self._predict_joined(texts)
-        return self._make_docs(joined, offsets, labels)
+        joined, offsets, labels, odds = self._predict_joined(texts, with_odds=self.gives_hints)
+        return self._make_docs(joined, offsets, labels, odds)
+
+    @property
+    def gives_hints(self) -> bool:
+        """Whether Docs carry the tokenizer's sentence-start hints (``doc._.hc_sent_start_hints``,
+        see ``names.SENT_START_HINTS``): without ``set_sent_starts``, with a positive
+        ``sent_start_weight``."""
+        return not self.cfg["set_sent_starts"] and self.cfg["sent_start_weight"] > 0
 
     def predict(self, texts: Sequence[str]) -> List[np.ndarray]:
         """Per text, a label per character (``features.LABELS``), with the token and sentence ends
@@ -168,7 +186,7 @@ class UDTokenizer:
         if not texts:
             self._check(texts)
             return []
-        joined, offsets, labels = self._predict_joined(texts)
+        joined, offsets, labels, _ = self._predict_joined(texts)
         return [labels[offsets[i]:offsets[i + 1] - len(SEPARATOR)] for i in range(len(texts))]
 
     def _check(self, texts: Sequence[str]) -> None:
@@ -179,9 +197,12 @@ class UDTokenizer:
             if not isinstance(text, str):
                 raise ValueError(f"the tokenizer reads str, got {type(text).__name__}")
 
-    def _predict_joined(self, texts: Sequence[str]) -> Tuple[str, np.ndarray, np.ndarray]:
+    def _predict_joined(self, texts: Sequence[str], with_odds: bool = False
+                        ) -> Tuple[str, np.ndarray, np.ndarray, Optional[np.ndarray]]:
         """``predict`` for the batch as one string: (the texts joined, their offsets, as
-        ``features.join_texts``; a label per character of the joined string)."""
+        ``features.join_texts``; a label per character of the joined string; with ``with_odds``,
+        per character the model's log-odds that a sentence ends there given that a token does
+        (``sentence_end_odds``; 0 where no piece ends), else None)."""
         self._check(texts)
         # one string for the batch: pieces never cross the whitespace between texts, and the
         # features and the decoding read each text's pieces as in that text alone
@@ -193,7 +214,11 @@ class UDTokenizer:
         cuts = np.searchsorted(text_of, np.arange(1, len(texts)))
         probs = np.concatenate(self.piece_probs(np.split(features, cuts)))
         labels = _decode(joined, starts, ends, probs, features[:, RULE_COLUMN], self.cfg["hint_weight"])
-        return joined, offsets, labels
+        odds = None
+        if with_odds:
+            odds = np.zeros(len(joined), dtype=np.float32)
+            odds[ends - 1] = sentence_end_odds(probs)
+        return joined, offsets, labels, odds
 
     def piece_probs(self, features: Sequence[np.ndarray]) -> List[np.ndarray]:
         """Per text (its ``piece_features``), the model's (n_pieces, n_labels) label probabilities.
@@ -229,10 +254,12 @@ class UDTokenizer:
         trailing space, the rest of a gap (or a gap at the start) a whitespace token."""
         return self._make_docs(text, np.array([0, len(text) + len(SEPARATOR)], dtype=np.int64), labels)[0]
 
-    def _make_docs(self, joined: str, offsets: np.ndarray, labels: np.ndarray) -> List[Doc]:
+    def _make_docs(self, joined: str, offsets: np.ndarray, labels: np.ndarray,
+                   odds: Optional[np.ndarray] = None) -> List[Doc]:
         """``make_doc`` of every text of a batch joined as ``features.join_texts`` joins them
-        (``labels``: one per character of ``joined``): the cuts, gaps and flags of all tokens in
-        numpy at once, then each Doc from slices of them."""
+        (``labels``: one per character of ``joined``; ``odds``: as ``_predict_joined`` gives them,
+        for the sentence-start hints): the cuts, gaps and flags of all tokens in numpy at once,
+        then each Doc from slices of them."""
         n_texts = len(offsets) - 1
         text_ends = offsets[1:] - len(SEPARATOR)
         ends = np.flatnonzero(IS_TOKEN_END[labels]) + 1  # exclusive; none in a separator
@@ -245,19 +272,24 @@ class UDTokenizer:
         next_char = np.minimum.accumulate(np.append(index, len(joined))[::-1])[::-1]
         before = np.concatenate(([0], ends[:-1]))  # where the gap before each token begins
         has_tokens = hi > lo
-        before[lo[has_tokens]] = offsets[:-1][has_tokens]
+        firsts = lo[has_tokens]
+        before[firsts] = offsets[:-1][has_tokens]
         starts = next_char[before]
         text_of = np.repeat(np.arange(n_texts), hi - lo)
         gap_after = np.minimum(np.append(starts[1:], len(joined)), text_ends[text_of]) - ends
         space_after = (gap_after > 0) & (np.append(codes, 0)[ends] == 32)
         token_labels = labels[ends - 1]
         sent_start = np.concatenate(([True], IS_SENT_END[token_labels][:-1]))
-        sent_start[lo[has_tokens]] = True
+        sent_start[firsts] = True
+        flags = np.where(sent_start, 1, 0)  # SENT_START of each token (of its first word)
+        hints = None
+        if odds is not None:  # the log-odds of the token before ending a sentence, weighted
+            hints = np.concatenate(([0.0], odds[ends[:-1] - 1])).astype(np.float32) * self.cfg["sent_start_weight"]
+            hints[firsts] = 0.0
         mwt = IS_MWT[token_labels]
         starts_l, ends_l, gaps_l = starts.tolist(), ends.tolist(), gap_after.tolist()
         forms = [joined[a:b] for a, b in zip(starts_l, ends_l)]
         spaces_l = space_after.tolist()
-        flags_l = np.where(sent_start, 1, 0).tolist()
         special = np.flatnonzero((gap_after > space_after) | mwt).tolist()  # a whitespace token follows, or a multiword token
         mwt_l = mwt.tolist()
         docs = []
@@ -266,52 +298,68 @@ class UDTokenizer:
             first, last, offset = int(lo[i]), int(hi[i]), int(offsets[i])
             if first == last:
                 text = joined[offset:int(text_ends[i])]
-                docs.append(self._doc([text] if text else [], [False] if text else [], [0] if text else [], []))
+                words = [text] if text else []
+                docs.append(self._doc(words, [False] * len(words), flags[:0], hints[:0] if hints is not None else None,
+                                      [-1] * len(words), []))
                 continue
             words: List[str] = []
             spaces: List[bool] = []
-            flags: List[int] = []
+            source: List[int] = []  # per word: its token, -1 for whitespace, -2 inside a multiword token
             ranges: List[Tuple[int, int, str]] = []
             if starts_l[first] > offset:  # whitespace before the first token: a token of its own
                 words.append(joined[offset:starts_l[first]])
                 spaces.append(False)
-                flags.append(0)
+                source.append(-1)
             done = first  # tokens written
             while at < len(special) and special[at] < last:
                 k = special[at]
                 at += 1
                 words.extend(forms[done:k])
                 spaces.extend(spaces_l[done:k])
-                flags.extend(flags_l[done:k])
+                source.extend(range(done, k))
                 parts = self.lexicon.expand(forms[k]) if mwt_l[k] else None
                 if parts is None:
                     words.append(forms[k])
                     spaces.append(spaces_l[k])
-                    flags.append(flags_l[k])
+                    source.append(k)
                 else:
                     ranges.append((len(words), len(words) + len(parts), forms[k]))
                     words.extend(parts)
                     spaces.extend([False] * (len(parts) - 1) + [spaces_l[k]])
-                    flags.extend([flags_l[k]] + [-1] * (len(parts) - 1))
+                    source.extend([k] + [-2] * (len(parts) - 1))
                 if gaps_l[k] > spaces_l[k]:
                     words.append(joined[ends_l[k] + int(spaces_l[k]):ends_l[k] + gaps_l[k]])
                     spaces.append(False)
-                    flags.append(0)
+                    source.append(-1)
                 done = k + 1
             words.extend(forms[done:last])
             spaces.extend(spaces_l[done:last])
-            flags.extend(flags_l[done:last])
-            docs.append(self._doc(words, spaces, flags, ranges))
+            source.extend(range(done, last))
+            docs.append(self._doc(words, spaces, flags, hints, source, ranges))
         return docs
 
-    def _doc(self, words: List[str], spaces: List[bool], sent_starts: List[int],
-             ranges: List[Tuple[int, int, str]]) -> Doc:
-        """The Doc of ``words``; ``sent_starts`` as spaCy's ``SENT_START`` (1 a start, -1 none, 0
-        unknown), set with ``set_sent_starts``."""
+    def _doc(self, words: List[str], spaces: List[bool], flags: np.ndarray, hints: Optional[np.ndarray],
+             source: List[int], ranges: List[Tuple[int, int, str]]) -> Doc:
+        """The Doc of ``words`` (``source``: per word its token, -1 a whitespace token, -2 a word
+        after the first of a multiword token): ``flags[token]`` as its first word's ``SENT_START``
+        (1 a start, 0 unknown; -1 inside a multiword token, 0 whitespace), set with
+        ``set_sent_starts``; ``hints[token]`` as its first word's sentence-start hint (0 for the
+        others), set when given."""
         doc = Doc(self.vocab, words=words, spaces=spaces)
-        if self.cfg["set_sent_starts"] and words:
-            doc.from_array([SENT_START], np.array(sent_starts, dtype=np.int32).astype(np.uint64))
         doc._.set(MWT_ATTR, ranges)
+        if not words or (hints is None and not self.cfg["set_sent_starts"]):
+            return doc
+        index = np.array(source, dtype=np.int64)
+        token = np.maximum(index, 0)
+        of_token = index >= 0
+        if self.cfg["set_sent_starts"]:
+            values = np.where(index == -2, -1, 0)
+            values[of_token] = flags[token[of_token]]
+            doc.from_array([SENT_START], values.astype(np.int32).astype(np.uint64))
+        if hints is not None:
+            values = np.zeros(len(words), dtype=np.float32)
+            values[of_token] = hints[token[of_token]]
+            doc._.set(HINTS_ATTR, values.tolist())
         return doc
 
     # ----- training and loading ------------------------------------------------------------------
@@ -341,6 +389,8 @@ class UDTokenizer:
         cfg = msg.get("cfg")
         if isinstance(cfg, dict) and "hint_weight" not in cfg:  # written before the weight existed
             cfg = {**cfg, "hint_weight": 0.0}
+        if isinstance(cfg, dict):  # written before sent_start_weight existed: a runtime choice anyway
+            cfg = {**cfg, "sent_start_weight": self.cfg["sent_start_weight"]}
         if not isinstance(cfg, dict) or set(cfg) != set(self.cfg) or not _is_weight(cfg["hint_weight"]):
             raise ValueError(f"UDTokenizer data with settings {cfg!r}; expected {sorted(self.cfg)}")
         lexicon = MultiwordLexicon.from_dict(msg.get("lexicon"))
@@ -352,7 +402,8 @@ class UDTokenizer:
         except (TypeError, ValueError) as err:
             raise ValueError(f"UDTokenizer data with a bad table of cut runs: {err}") from None
         old_cfg = self.cfg
-        self.cfg = {**cfg, "set_sent_starts": old_cfg["set_sent_starts"]}  # a runtime choice: the config's
+        # runtime choices: the config's
+        self.cfg = {**cfg, "set_sent_starts": old_cfg["set_sent_starts"], "sent_start_weight": old_cfg["sent_start_weight"]}
         try:
             model = self._build_model().from_bytes(msg["model"])
         except Exception as err:  # noqa: BLE001 (thinc raises several kinds for bad weights)
@@ -401,6 +452,15 @@ def use_ud_tokenizer(nlp: Language, tokenizer: UDTokenizer) -> Language:
 
 def _is_weight(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+
+
+def sentence_end_odds(probs: np.ndarray) -> np.ndarray:
+    """Per piece, the log-odds that a sentence ends there given that a token does, from the
+    model's label probabilities (n_pieces, n_labels): ``log P(SENT_END or MWT_SENT_END) - log
+    P(TOKEN_END or MWT_END)``, within +-``LOG_ODDS_LIMIT`` (float32)."""
+    ends = np.maximum(probs[:, IS_SENT_END].sum(axis=1), 1e-30)
+    others = np.maximum(probs[:, IS_TOKEN_END & ~IS_SENT_END].sum(axis=1), 1e-30)
+    return np.clip(np.log(ends) - np.log(others), -LOG_ODDS_LIMIT, LOG_ODDS_LIMIT).astype(np.float32)
 
 
 def hinted_scores(probs: np.ndarray, hints: np.ndarray, hint_weight: float) -> np.ndarray:

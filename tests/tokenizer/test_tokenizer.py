@@ -1,5 +1,6 @@
 """The UDTokenizer: training on a tiny treebank, segmenting, multiword tokens, saving and loading."""
 import json
+import pickle
 
 import numpy as np
 import pytest
@@ -7,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 import spacy
 import srsly
-from spacy.tokens import Doc
+from spacy.tokens import Doc, DocBin
 from thinc.api import Relu, Softmax, chain
 from thinc.types import Ragged
 
@@ -16,12 +17,12 @@ from spacy_hcparse.conllu import with_range_lines
 from spacy_hcparse.evaluation.conll18 import evaluate, parse_treebank
 from spacy_hcparse.evaluation.raw_text import raw_documents, tokenized
 from spacy_hcparse.evaluation.system_output import doc_to_conllu
-from spacy_hcparse.names import MULTIWORD_TOKENS
+from spacy_hcparse.names import MULTIWORD_TOKENS, SENT_START_HINTS
 from spacy_hcparse.tokenizer import UDTokenizer, ud_tokenizer_for, use_ud_tokenizer
-from spacy_hcparse.tokenizer.features import (INSIDE, SENT_END, SEPARATOR, TOKEN_END, join_texts, piece_features,
+from spacy_hcparse.tokenizer.features import (INSIDE, IS_TOKEN_END, SENT_END, SEPARATOR, TOKEN_END, join_texts, piece_features,
                                               piece_spans)
 from spacy_hcparse.tokenizer.inference import _layers, predict_probs
-from spacy_hcparse.tokenizer.tokenizer import _decode, hinted_scores
+from spacy_hcparse.tokenizer.tokenizer import DEFAULTS, _decode, hinted_scores
 from spacy_hcparse.tokenizer.train import (TrainSettings, evaluation_interval, choose_hint_weight, selection_score, tokenizer_scores,
                                          train_tokenizer)
 
@@ -362,3 +363,67 @@ def test_default_evaluations_follow_the_runs_size():
     assert evaluation_interval(5, 30) == 25  # nine tenths of a small dev file: 150 steps, 6 evaluations
     assert evaluation_interval(19, 30) == 47
     assert evaluation_interval(108, 30) == 100  # EWT's train file
+
+
+def hinting(tokenizer, weight=2.0):
+    return UDTokenizer(tokenizer.vocab, **CFG, set_sent_starts=False, sent_start_weight=weight).from_bytes(tokenizer.to_bytes())
+
+
+def test_sentence_start_hints_are_the_weighted_log_odds_of_the_token_before(trained):
+    """Each word's hint: the weight times the model's log-odds that the token before it ends a
+    sentence; 0 at the first word, on whitespace and inside a multiword token."""
+    tokenizer, _ = trained
+    text = "Eu gosto do gato.  Ele veio da casa!\n\nDo alto."
+    doc = hinting(tokenizer)(text)
+    hints = doc._.get(SENT_START_HINTS)
+    assert not doc.has_annotation("SENT_START") and len(hints) == len(doc)
+    _, _, labels, odds = hinting(tokenizer)._predict_joined([text], with_odds=True)
+    token_ends = np.flatnonzero(IS_TOKEN_END[labels])  # the last character of each surface token
+    inner = {i for start, end, _ in doc._.get(MULTIWORD_TOKENS) for i in range(start + 1, end)}
+    firsts = [t.i for t in doc if not t.is_space and t.i not in inner]  # the first word of each surface token
+    assert len(firsts) == len(token_ends)
+    assert [hints[i] for i in firsts] == pytest.approx([0.0] + [2.0 * float(odds[e]) for e in token_ends[:-1]], abs=1e-5)
+    assert all(hints[i] == 0.0 for i in range(len(doc)) if i not in firsts)
+    ele = [t.i for t in doc if t.text == "Ele"][0]
+    assert hints[ele] > 0 > hints[ele + 1]  # after a sentence end, and inside a sentence
+
+
+def test_no_hints_with_sentence_starts_set_or_weight_zero(trained):
+    tokenizer, _ = trained
+    assert tokenizer("Eu gosto do gato. Ele veio.")._.get(SENT_START_HINTS) is None
+    assert hinting(tokenizer, 0.0)("Eu gosto do gato. Ele veio.")._.get(SENT_START_HINTS) is None
+    with pytest.raises(ValueError):
+        UDTokenizer(tokenizer.vocab, sent_start_weight=-1.0)
+
+
+def test_a_segmenting_pipeline_gets_hints_and_keeps_its_weight(trained, tmp_path):
+    """The shipped choice: hc_parser's segmentation reads the tokenizer's hints (undo it and the
+    parser would segment alone)."""
+    tokenizer, _ = trained
+    tokenizer.to_disk(tmp_path / "tokenizer")
+    nlp = spacy.blank("xx")
+    nlp.add_pipe("hc_parser")
+    use_ud_tokenizer(nlp, ud_tokenizer_for(nlp, tmp_path / "tokenizer"))
+    assert nlp.tokenizer.cfg["sent_start_weight"] == DEFAULTS.sent_start_weight > 0
+    doc = nlp.tokenizer("Eu gosto do gato. Ele veio da casa!")
+    assert len(doc._.get(SENT_START_HINTS)) == len(doc)
+    nlp.to_disk(tmp_path / "nlp")
+    assert spacy.load(tmp_path / "nlp").tokenizer.cfg["sent_start_weight"] == DEFAULTS.sent_start_weight
+
+
+def test_hints_survive_serialization(trained):
+    tokenizer, _ = trained
+    docs = list(hinting(tokenizer).pipe(["Eu gosto do gato. Ele veio.", "Do alto!  Sim."]))
+    copies = list(DocBin(docs=docs, store_user_data=True).get_docs(tokenizer.vocab))
+    copies += [Doc(tokenizer.vocab).from_bytes(d.to_bytes()) for d in docs] + [pickle.loads(pickle.dumps(d)) for d in docs]
+    for doc, copy in zip(docs * 3, copies):
+        assert list(copy._.get(SENT_START_HINTS)) == doc._.get(SENT_START_HINTS)  # DocBin gives a tuple
+
+
+def test_hints_survive_two_processes(trained):
+    tokenizer, _ = trained
+    nlp = spacy.blank("xx")
+    use_ud_tokenizer(nlp, hinting(tokenizer))
+    texts = ["Eu gosto do gato. Ele veio.", "Do alto!  Sim.", "Não sei. Talvez."] * 2
+    two = list(nlp.pipe(texts, n_process=2, batch_size=2))
+    assert [d._.get(SENT_START_HINTS) for d in two] == [nlp(t)._.get(SENT_START_HINTS) for t in texts]
