@@ -10,7 +10,7 @@ kernel), one matrix product (``ops.gemm``, as thinc's Maxout) and one numba kern
 the maxout, the layer norm and the residual sum (``_maxout_norm_residual``); the softmax runs as
 the thinc layer. A model of another structure goes through ``model.predict`` unchanged.
 """
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 from thinc.api import Model
@@ -28,15 +28,21 @@ Block = Tuple[Model, Model, Model]  # (dilated_window, maxout, layernorm)
 Embedding = Tuple[Model, int]  # a hashembed or embed node and the feature column it reads
 
 
-def predict_probs(model: Model, X: Ragged) -> np.ndarray:
-    """``model.predict(X)`` for a ``build_char_model`` model: (n_pieces, n_labels) probabilities."""
+def predict_probs(model: Model, X: Ragged, folds: Optional[Dict[str, Tuple[np.ndarray, np.ndarray]]] = None) -> np.ndarray:
+    """``model.predict(X)`` for a ``build_char_model`` model: (n_pieces, n_labels) probabilities.
+    ``folds``: where ``folded_tables`` are kept from one call to the next while the weights stay
+    the same (``UDTokenizer.pipe`` passes one per call of its own); None: folded anew."""
     layers = _layers(model)
     if layers is None:
         return model.ops.to_numpy(model.predict(X))
     tables, (maxout, norm), blocks = layers
     ids = np.asarray(X.dataXd, dtype=np.uint64)
     lengths = np.asarray(X.lengths, dtype=np.int64)
-    folded, rows = folded_tables(tables, maxout)
+    if folds is None or "tables" not in folds:
+        folded = folded_tables(tables, maxout)
+        if folds is not None:
+            folds["tables"] = folded
+    folded, rows = folds["tables"] if folds is not None else folded
     nO, nP = maxout.get_dim("nO"), maxout.get_dim("nP")
     data = _gather_maxout_norm(folded, _table_rows(tables, ids, rows),
                                np.asarray(maxout.get_param("b"), dtype=np.float32).reshape(nO, nP),

@@ -157,20 +157,22 @@ class UDTokenizer:
         return next(iter(self.pipe([text])))
 
     def pipe(self, texts: Iterable[str], batch_size: int = 64) -> Iterator[Doc]:
-        """Docs of ``texts``, ``batch_size`` texts per model call."""
+        """Docs of ``texts``, ``batch_size`` texts per model call (the model's weights folded
+        once per call of ``pipe``: ``inference.predict_probs``; they do not change meanwhile)."""
+        folds: Dict = {}
         batch: List[str] = []
         for text in texts:
             batch.append(text)
             if len(batch) >= batch_size:
-                yield from self._docs(batch)
+                yield from self._docs(batch, folds)
                 batch = []
         if batch:
-            yield from self._docs(batch)
+            yield from self._docs(batch, folds)
 
-    def _docs(self, texts: List[str]) -> List[Doc]:
+    def _docs(self, texts: List[str], folds: Optional[Dict] = None) -> List[Doc]:
         if not texts:
             return []
-        joined, offsets, labels, odds = self._predict_joined(texts, with_odds=self.gives_hints)
+        joined, offsets, labels, odds = self._predict_joined(texts, with_odds=self.gives_hints, folds=folds)
         return self._make_docs(joined, offsets, labels, odds)
 
     @property
@@ -197,12 +199,13 @@ class UDTokenizer:
             if not isinstance(text, str):
                 raise ValueError(f"the tokenizer reads str, got {type(text).__name__}")
 
-    def _predict_joined(self, texts: Sequence[str], with_odds: bool = False
+    def _predict_joined(self, texts: Sequence[str], with_odds: bool = False, folds: Optional[Dict] = None
                         ) -> Tuple[str, np.ndarray, np.ndarray, Optional[np.ndarray]]:
         """``predict`` for the batch as one string: (the texts joined, their offsets, as
         ``features.join_texts``; a label per character of the joined string; with ``with_odds``,
         per character the model's log-odds that a sentence ends there given that a token does
-        (``sentence_end_odds``; 0 where no piece ends), else None)."""
+        (``sentence_end_odds``; 0 where no piece ends), else None; ``folds``: as
+        ``inference.predict_probs`` reads it)."""
         self._check(texts)
         # one string for the batch: pieces never cross the whitespace between texts, and the
         # features and the decoding read each text's pieces as in that text alone
@@ -212,7 +215,7 @@ class UDTokenizer:
         bounds = (offsets[text_of], offsets[text_of + 1] - len(SEPARATOR))
         features = piece_features(joined, starts, ends, self.batch_rule_ends(texts, offsets[:-1]), bounds)
         cuts = np.searchsorted(text_of, np.arange(1, len(texts)))
-        probs = np.concatenate(self.piece_probs(np.split(features, cuts)))
+        probs = np.concatenate(self.piece_probs(np.split(features, cuts), folds))
         labels = _decode(joined, starts, ends, probs, features[:, RULE_COLUMN], self.cfg["hint_weight"])
         odds = None
         if with_odds:
@@ -220,10 +223,10 @@ class UDTokenizer:
             odds[ends - 1] = sentence_end_odds(probs)
         return joined, offsets, labels, odds
 
-    def piece_probs(self, features: Sequence[np.ndarray]) -> List[np.ndarray]:
+    def piece_probs(self, features: Sequence[np.ndarray], folds: Optional[Dict] = None) -> List[np.ndarray]:
         """Per text (its ``piece_features``), the model's (n_pieces, n_labels) label probabilities.
         Long texts are read in stretches of ``PIECE_ROWS`` pieces with ``context`` pieces on each
-        side."""
+        side (``folds``: as ``inference.predict_probs`` reads it)."""
         margin = self.context
         rows, lengths, spans = [], [], []  # spans: (text, start, stop, offset of start in stretch)
         for t, feats in enumerate(features):
@@ -240,7 +243,7 @@ class UDTokenizer:
         X = Ragged(ops.asarray(np.concatenate(rows), dtype="uint64"), ops.asarray1i(lengths))
         use_blas(self.model, "numpy")  # also for nodes a caller swapped in
         with blas_threads(1):
-            probs = predict_probs(self.model, X)
+            probs = predict_probs(self.model, X, folds)
         at = 0
         for (t, start, stop, offset), n in zip(spans, lengths):
             out[t][start:stop] = probs[at + offset:at + offset + stop - start]
