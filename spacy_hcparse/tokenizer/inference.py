@@ -3,12 +3,13 @@
 ``predict_probs(model, X)`` returns what ``model.predict(X)`` returns, up to the order of float
 summation. The embedding and the projection after it are folded together: the projection is
 linear in each embedding table, so each table is multiplied by its columns of the projection's
-weights once per call (``folded_tables``), and a piece's projection is the sum of its rows of
-those tables (4 per hashed column, 1 per other; ``_gather_maxout_norm``), not a product with the
-concatenated embeddings. Each residual block is its window (``_window``: rows copied in one
-kernel), one matrix product (``ops.gemm``, as thinc's Maxout) and one numba kernel for the bias,
-the maxout, the layer norm and the residual sum (``_maxout_norm_residual``); the softmax runs as
-the thinc layer. A model of another structure goes through ``model.predict`` unchanged.
+weights once (``folded_tables``), and a piece's projection is the sum of its rows of those
+tables (4 per hashed column, 1 per other; ``_gather_maxout_norm``), not a product with the
+concatenated embeddings. Each residual block runs ``TILE_ROWS`` rows at a time, so that its
+window and product stay in the processor's cache: the window (``_window_rows``), one matrix
+product (numpy's BLAS, as ``blas.use_blas`` sets the model's), and one numba kernel for the bias,
+the maxout, the layer norm and the residual sum (``_norm_rows``). The softmax runs as the thinc
+layer. A model of another structure goes through ``model.predict`` unchanged.
 """
 from typing import Dict, List, Optional, Tuple
 
@@ -23,6 +24,7 @@ LAYER_NORM_EPS = 1e-08  # thinc's LayerNorm: var + 1e-08
 FASTMATH = {"nsz", "arcp", "contract", "reassoc", "afn"}
 
 Block = Tuple[Model, Model, Model]  # (dilated_window, maxout, layernorm)
+TILE_ROWS = 1024  # rows of a residual block computed together
 
 
 Embedding = Tuple[Model, int]  # a hashembed or embed node and the feature column it reads
@@ -48,9 +50,34 @@ def predict_probs(model: Model, X: Ragged, folds: Optional[Dict[str, Tuple[np.nd
                                np.asarray(maxout.get_param("b"), dtype=np.float32).reshape(nO, nP),
                                np.asarray(norm.get_param("G"), dtype=np.float32),
                                np.asarray(norm.get_param("b"), dtype=np.float32))
+    ends = np.cumsum(lengths)
+    first = np.repeat(ends - lengths, lengths)  # per row, the first and the last + 1 of its sequence
+    last = np.repeat(ends, lengths)
     for window, maxout, norm in blocks:
-        data = _maxout_norm(maxout, norm, _window(data, lengths, window.attrs["dilation"]), data)
+        data = _residual_block(maxout, norm, window.attrs["dilation"], data, first, last)
     return model.ops.to_numpy(model.layers[-1].predict(data))
+
+
+def _residual_block(maxout: Model, norm: Model, dilation: int, data: np.ndarray, first: np.ndarray,
+                    last: np.ndarray) -> np.ndarray:
+    """``data + LayerNorm(Maxout(dilated_window(data)))`` (``first``, ``last``: per row, where its
+    sequence begins and ends), ``TILE_ROWS`` rows at a time: the window and the product of a tile
+    stay in the processor's cache."""
+    nO, nP, nI = maxout.get_dim("nO"), maxout.get_dim("nP"), maxout.get_dim("nI")
+    W = np.ascontiguousarray(np.asarray(maxout.ops.reshape2f(maxout.get_param("W"), nO * nP, nI), dtype=np.float32).T)
+    b = np.asarray(maxout.get_param("b"), dtype=np.float32).reshape(nO, nP)
+    G = np.asarray(norm.get_param("G"), dtype=np.float32)
+    beta = np.asarray(norm.get_param("b"), dtype=np.float32)
+    n = len(data)
+    out = np.empty_like(data)
+    wide = np.empty((min(n, TILE_ROWS), nI), dtype=np.float32)
+    Y = np.empty((min(n, TILE_ROWS), nO * nP), dtype=np.float32)
+    for lo in range(0, n, TILE_ROWS):
+        hi = min(n, lo + TILE_ROWS)
+        _window_rows(data, first, last, dilation, lo, hi, wide)
+        np.matmul(wide[:hi - lo], W, out=Y[:hi - lo])
+        _norm_rows(Y[:hi - lo], b, G, beta, data[lo:hi], out[lo:hi])
+    return out
 
 
 def folded_tables(tables: List[Embedding], maxout: Model) -> Tuple[np.ndarray, np.ndarray]:
@@ -80,17 +107,6 @@ def _table_rows(tables: List[Embedding], ids: np.ndarray, rows: np.ndarray) -> n
         else:
             out.append(col.astype(np.int64)[:, None] + first)
     return np.ascontiguousarray(np.concatenate(out, axis=1))
-
-
-def _maxout_norm(maxout: Model, norm: Model, X: np.ndarray, residual: np.ndarray) -> np.ndarray:
-    """``residual + LayerNorm(Maxout(X))`` with the weights of the ``maxout`` and ``norm`` nodes."""
-    nO, nP, nI = maxout.get_dim("nO"), maxout.get_dim("nP"), maxout.get_dim("nI")
-    Y = maxout.ops.gemm(X, maxout.ops.reshape2f(maxout.get_param("W"), nO * nP, nI), trans2=True)
-    return _maxout_norm_residual(np.ascontiguousarray(Y, dtype=np.float32),
-                                 np.asarray(maxout.get_param("b"), dtype=np.float32).reshape(nO, nP),
-                                 np.asarray(norm.get_param("G"), dtype=np.float32),
-                                 np.asarray(norm.get_param("b"), dtype=np.float32),
-                                 np.ascontiguousarray(residual, dtype=np.float32))
 
 
 def _layers(model: Model) -> Optional[Tuple[List[Embedding], Tuple[Model, Model], List[Block]]]:
@@ -128,7 +144,7 @@ def _layers(model: Model) -> Optional[Tuple[List[Embedding], Tuple[Model, Model]
 def _gather_maxout_norm(table: np.ndarray, rows: np.ndarray, b: np.ndarray, G: np.ndarray,
                         beta: np.ndarray) -> np.ndarray:
     """Per piece ``i``: ``y = sum_k table[rows[i, k]]``, then ``LayerNorm(maxout(y + b))`` as in
-    ``_maxout_norm_residual`` (no residual). table: (R, nO * nP); rows: (n, K)."""
+    ``_norm_rows`` (no residual). table: (R, nO * nP); rows: (n, K)."""
     n, K = rows.shape
     nO = b.shape[0]
     out = np.empty((n, nO), dtype=np.float32)
@@ -144,36 +160,29 @@ def _gather_maxout_norm(table: np.ndarray, rows: np.ndarray, b: np.ndarray, G: n
 
 
 @njit(cache=True)
-def _window(data: np.ndarray, lengths: np.ndarray, d: int) -> np.ndarray:
-    """``layers.dilated_window``'s output rows: ``[data[i - d], data[i], data[i + d]]``, zeros where
-    ``i - d`` or ``i + d`` falls outside the sequence of row ``i`` (``lengths``: rows per sequence)."""
-    n, width = data.shape
-    out = np.empty((n, 3 * width), dtype=np.float32)
-    start = 0
-    for length in lengths:
-        stop = start + length
-        for i in range(start, stop):
-            left, right = i - d, i + d
-            for j in range(width):
-                out[i, j] = data[left, j] if left >= start else np.float32(0.0)
-                out[i, width + j] = data[i, j]
-                out[i, 2 * width + j] = data[right, j] if right < stop else np.float32(0.0)
-        start = stop
-    return out
+def _window_rows(data: np.ndarray, first: np.ndarray, last: np.ndarray, d: int, lo: int, hi: int,
+                 out: np.ndarray) -> None:
+    """``layers.dilated_window``'s rows ``lo`` to ``hi`` into ``out[:hi - lo]``: row ``i`` is
+    ``[data[i - d], data[i], data[i + d]]``, zeros where ``i - d`` or ``i + d`` falls outside its
+    sequence (``first``, ``last``: per row, where its sequence begins and ends)."""
+    width = data.shape[1]
+    for i in range(lo, hi):
+        r = i - lo
+        left, right = i - d, i + d
+        for j in range(width):
+            out[r, j] = data[left, j] if left >= first[i] else np.float32(0.0)
+            out[r, width + j] = data[i, j]
+            out[r, 2 * width + j] = data[right, j] if right < last[i] else np.float32(0.0)
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _maxout_norm_residual(Y: np.ndarray, b: np.ndarray, G: np.ndarray, beta: np.ndarray,
-                          X: np.ndarray) -> np.ndarray:
-    """Per row: ``z[o] = max_p (Y[o * nP + p] + b[o, p])``, then ``X + LayerNorm(z)`` (thinc's:
-    ``(z - mean) / sqrt(var + eps) * G + beta``). Y: (n, nO * nP); X: (n, nO)."""
-    n = Y.shape[0]
-    nO = b.shape[0]
-    out = np.empty((n, nO), dtype=np.float32)
-    z = np.empty(nO, dtype=np.float32)
-    for i in range(n):
+def _norm_rows(Y: np.ndarray, b: np.ndarray, G: np.ndarray, beta: np.ndarray, X: np.ndarray,
+               out: np.ndarray) -> None:
+    """Per row: ``z[o] = max_p (Y[o * nP + p] + b[o, p])``, then ``out = X + LayerNorm(z)``
+    (thinc's: ``(z - mean) / sqrt(var + eps) * G + beta``). Y: (n, nO * nP); X, out: (n, nO)."""
+    z = np.empty(b.shape[0], dtype=np.float32)
+    for i in range(Y.shape[0]):
         _norm_row(Y[i], b, G, beta, X[i], z, out[i])
-    return out
 
 
 @njit(cache=True, fastmath=FASTMATH, inline="always")

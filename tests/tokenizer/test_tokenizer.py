@@ -21,6 +21,7 @@ from spacy_hcparse.names import MULTIWORD_TOKENS, SENT_START_HINTS
 from spacy_hcparse.tokenizer import UDTokenizer, ud_tokenizer_for, use_ud_tokenizer
 from spacy_hcparse.tokenizer.features import (INSIDE, IS_TOKEN_END, SENT_END, SEPARATOR, TOKEN_END, join_texts, piece_features,
                                               piece_spans)
+from spacy_hcparse.tokenizer import inference
 from spacy_hcparse.tokenizer.inference import _layers, predict_probs
 from spacy_hcparse.tokenizer.tokenizer import DEFAULTS, _decode, hinted_scores
 from spacy_hcparse.tokenizer.train import (TrainSettings, evaluation_interval, choose_hint_weight, selection_score, tokenizer_scores,
@@ -275,14 +276,21 @@ def test_any_batch_tokenizes_as_its_texts_alone(trained, texts, batch_size):
     assert [_analysis(d) for d in docs] == [_analysis(tokenizer(t)) for t in texts]
 
 
-def test_fused_prediction_is_the_models(trained):
-    """inference.predict_probs (numba blocks) against thinc's model.predict on the same rows."""
+@pytest.mark.parametrize("tile_rows", [inference.TILE_ROWS, 1, 5])
+def test_fused_prediction_is_the_models(trained, monkeypatch, tile_rows):
+    """inference.predict_probs (folded embedding, numba blocks in tiles of rows, tiles crossing
+    the texts' bounds) against thinc's model.predict on the same rows; folded tables kept in
+    ``folds`` give the same."""
     tokenizer, _ = trained
+    monkeypatch.setattr(inference, "TILE_ROWS", tile_rows)
     texts = ["Eu gosto do gato. Ele veio da casa!", "Do alto vê-se tudo.\n\nO preço é 10%.", "a"]
     feats = [piece_features(t, *piece_spans(t, tokenizer.splits), tokenizer.rule_ends(t)) for t in texts]
     X = Ragged(np.concatenate(feats), np.array([len(f) for f in feats], dtype="i"))
     assert _layers(tokenizer.model) is not None  # the fused path, not the fallback
     np.testing.assert_allclose(predict_probs(tokenizer.model, X), tokenizer.model.predict(X), rtol=1e-4, atol=1e-6)
+    folds = {}
+    first = predict_probs(tokenizer.model, X, folds)
+    assert "tables" in folds and np.array_equal(predict_probs(tokenizer.model, X, folds), first)
 
 
 def test_another_model_structure_falls_back_to_thinc():
