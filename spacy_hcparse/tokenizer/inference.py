@@ -151,10 +151,15 @@ def _gather_maxout_norm(table: np.ndarray, rows: np.ndarray, b: np.ndarray, G: n
     y = np.empty(table.shape[1], dtype=np.float32)
     z = np.empty(nO, dtype=np.float32)
     zero = np.zeros(nO, dtype=np.float32)
+    width = table.shape[1]
     for i in range(n):
-        y[:] = table[rows[i, 0]]
+        r = rows[i, 0]
+        for j in range(width):
+            y[j] = table[r, j]
         for k in range(1, K):
-            y += table[rows[i, k]]
+            r = rows[i, k]
+            for j in range(width):
+                y[j] += table[r, j]
         _norm_row(y, b, G, beta, zero, z, out[i])
     return out
 
