@@ -30,7 +30,10 @@ TILE_ROWS = 1024  # rows of a residual block computed together
 Embedding = Tuple[Model, int]  # a hashembed or embed node and the feature column it reads
 
 
-def predict_probs(model: Model, X: Ragged, folds: Optional[Dict[str, Tuple[np.ndarray, np.ndarray]]] = None) -> np.ndarray:
+Folds = Dict[str, Tuple[np.ndarray, np.ndarray]]  # "tables": ``folded_tables`` of the model
+
+
+def predict_probs(model: Model, X: Ragged, folds: Optional[Folds] = None) -> np.ndarray:
     """``model.predict(X)`` for a ``build_char_model`` model: (n_pieces, n_labels) probabilities.
     ``folds``: where ``folded_tables`` are kept from one call to the next while the weights stay
     the same (``UDTokenizer.pipe`` passes one per call of its own); None: folded anew."""

@@ -8,9 +8,10 @@ dictionary look-up, and the chunks not seen yet go through spaCy's tokenizer tog
 text. This is spaCy's tokenization of each chunk alone; on a whole text spaCy's tokenizer differs
 only where its phrase matcher of special cases matches tokens across a space (``' '`` as the
 pattern of ``''``), which changes nothing there but keeps a special case off the tokens it shares
-(``' ''1``: ``''`` is then not a token). Where a special case holds whitespace beside other characters (no language of spaCy 3.8
-has one; whitespace alone, as ``"\\n"``, only makes whitespace tokens), chunks are not
-independent and every text goes through spaCy's tokenizer whole.
+(``' ''1``: ``''`` is then not a token). Where a special case holds whitespace beside other
+characters (no language of spaCy 3.8 has one; whitespace alone, as ``"\\n"``, only makes
+whitespace tokens), chunks are not independent and every text goes through spaCy's tokenizer
+whole.
 """
 from itertools import chain
 from typing import Dict, List, Optional, Sequence, Tuple

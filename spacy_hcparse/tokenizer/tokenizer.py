@@ -21,7 +21,11 @@ Sentences: with ``set_sent_starts`` (default), the first word after each predict
 after each blank line and at the start of the text has ``is_sent_start = True``, the inner words
 of a multiword token ``False``, every other token None (unknown). The Doc then has sentence
 boundaries, so ``hc_parser`` parses those sentences as given; without it the Doc has none and a
-parser that segments (``hc_parser``'s sentence-start scorer, spaCy's parser) decides.
+parser that segments (``hc_parser``'s sentence-start scorer, spaCy's parser) decides, reading the
+tokenizer's guess where ``sent_start_weight`` is positive: per word, the weight times the model's
+log-odds that the token before ends a sentence (``sentence_end_odds``; 0 at a text's first word,
+on whitespace and inside a multiword token) in ``doc._.hc_sent_start_hints``, which
+``segment.segment_docs`` adds to the parser's sentence-start logits.
 
 A tokenizer made from the config is untrained: it gets its weights from ``from_disk`` (a saved
 pipeline loads it so), from ``initialize(path=...)`` (``[initialize.tokenizer] path = ...``, the
@@ -293,7 +297,8 @@ class UDTokenizer:
         starts_l, ends_l, gaps_l = starts.tolist(), ends.tolist(), gap_after.tolist()
         forms = [joined[a:b] for a, b in zip(starts_l, ends_l)]
         spaces_l = space_after.tolist()
-        special = np.flatnonzero((gap_after > space_after) | mwt).tolist()  # a whitespace token follows, or a multiword token
+        # tokens followed by a whitespace token, and multiword tokens
+        special = np.flatnonzero((gap_after > space_after) | mwt).tolist()
         mwt_l = mwt.tolist()
         docs = []
         at = 0  # into special
@@ -406,7 +411,8 @@ class UDTokenizer:
             raise ValueError(f"UDTokenizer data with a bad table of cut runs: {err}") from None
         old_cfg = self.cfg
         # runtime choices: the config's
-        self.cfg = {**cfg, "set_sent_starts": old_cfg["set_sent_starts"], "sent_start_weight": old_cfg["sent_start_weight"]}
+        self.cfg = {**cfg, "set_sent_starts": old_cfg["set_sent_starts"],
+                    "sent_start_weight": old_cfg["sent_start_weight"]}
         try:
             model = self._build_model().from_bytes(msg["model"])
         except Exception as err:  # noqa: BLE001 (thinc raises several kinds for bad weights)
