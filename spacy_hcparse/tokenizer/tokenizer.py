@@ -355,6 +355,8 @@ class UDTokenizer:
         others), set when given."""
         doc = Doc(self.vocab, words=words, spaces=spaces)
         doc._.set(MWT_ATTR, ranges)
+        if hints is not None and not words:
+            doc._.set(HINTS_ATTR, [])
         if not words or (hints is None and not self.cfg["set_sent_starts"]):
             return doc
         index = np.array(source, dtype=np.int64)

@@ -435,3 +435,19 @@ def test_hints_survive_two_processes(trained):
     texts = ["Eu gosto do gato. Ele veio.", "Do alto!  Sim.", "Não sei. Talvez."] * 2
     two = list(nlp.pipe(texts, n_process=2, batch_size=2))
     assert [d._.get(SENT_START_HINTS) for d in two] == [nlp(t)._.get(SENT_START_HINTS) for t in texts]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
+                      | st.text(alphabet="ab.-' \n\u00a0\tÉ😀1,dDo", max_size=30), max_size=5),
+       batch_size=st.integers(1, 3))
+def test_any_texts_hints_fit_its_doc(trained, texts, batch_size):
+    """With hints on, every Doc has one finite hint per token, 0 on whitespace, and the same
+    words as without hints."""
+    tokenizer, _ = trained
+    plain = UDTokenizer(tokenizer.vocab, **CFG, set_sent_starts=False, sent_start_weight=0.0).from_bytes(tokenizer.to_bytes())
+    for doc, text in zip(hinting(tokenizer).pipe(texts, batch_size=batch_size), texts):
+        hints = doc._.get(SENT_START_HINTS)
+        assert len(hints) == len(doc) and all(np.isfinite(hints))
+        assert all(h == 0.0 for h, t in zip(hints, doc) if t.is_space)
+        assert [t.text_with_ws for t in doc] == [t.text_with_ws for t in plain(text)]
