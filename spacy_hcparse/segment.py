@@ -9,10 +9,10 @@ on the sentence of the span before it), cut where the model's sentence-start log
 
 A model's segmentation (``segment_docs``) adds the UD tokenizer's sentence-start hints to the
 model's logits where a doc carries them (``doc._.hc_sent_start_hints``, ``sentence_start_hints``),
-never starts a sentence on a whitespace token (spaCy
-makes one for newlines and runs of spaces; it ends the sentence before it, as spaCy's parser
-attaches it), and always starts one after a blank line (whitespace holding two or more line
-breaks: a paragraph break), whatever the model scored there. Inside a span both parsers keep
+never starts a sentence on a whitespace token (spaCy makes one for newlines and runs of spaces;
+it ends the sentence before it, as spaCy's parser attaches it), and always starts one after a
+blank line (whitespace holding two or more line breaks: a paragraph break), whatever the model
+scored there. Inside a span both parsers keep
 whitespace a leaf of the word before it (``leaf_whitespace``: which words that applies to).
 """
 from typing import List, Optional, Sequence, Tuple
