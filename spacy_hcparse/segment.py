@@ -7,10 +7,12 @@ sentence longer than ``max_length`` becomes several spans (``continues``: whethe
 on the sentence of the span before it), cut where the model's sentence-start logit is highest
 (in the second half of ``max_length`` tokens) when there is one, else after punctuation.
 
-A model's segmentation (``segment_docs``) never starts a sentence on a whitespace token (spaCy
-makes one for newlines and runs of spaces; it ends the sentence before it, as spaCy's parser
-attaches it), and always starts one after a blank line (whitespace holding two or more line
-breaks: a paragraph break), whatever the model scored there. Inside a span both parsers keep
+A model's segmentation (``segment_docs``) adds the UD tokenizer's sentence-start hints to the
+model's logits where a doc carries them (``doc._.hc_sent_start_hints``, ``sentence_start_hints``),
+never starts a sentence on a whitespace token (spaCy makes one for newlines and runs of spaces;
+it ends the sentence before it, as spaCy's parser attaches it), and always starts one after a
+blank line (whitespace holding two or more line breaks: a paragraph break), whatever the model
+scored there. Inside a span both parsers keep
 whitespace a leaf of the word before it (``leaf_whitespace``: which words that applies to).
 """
 from typing import List, Optional, Sequence, Tuple
@@ -19,7 +21,7 @@ import numpy as np
 from spacy.attrs import IS_SPACE
 from spacy.tokens import Doc
 
-from .names import MULTIWORD_TOKENS, Span
+from .names import MULTIWORD_TOKENS, SENT_START_HINTS, Span
 
 
 def sentence_spans(doc: Doc, max_length: int) -> List[Span]:
@@ -61,13 +63,21 @@ def segment_docs(
     sentence-start logits, float per token, a start where positive; or its starts, bool per
     token) is set, after every blank line and at token 0, chunked to ``max_length`` (where the
     logits are highest: ``chunked``); without ``begins`` (None), chunks of the whole doc, each a
-    sentence."""
+    sentence. A doc with the UD tokenizer's sentence-start hints (``sentence_start_hints``) has
+    them added to the logits, the tokenizer's guess refined by the model's (without ``begins``,
+    the hints decide; bool starts, which have no scale to add to, are kept as they are)."""
     spans, sentences = [], []
     for doc, doc_spans, doc_begins in zip(docs, given, begins):
         if doc_spans is not None:
             spans.append(list(doc_spans))
             sentences.append(None)
-        elif doc_begins is not None and len(doc):
+            continue
+        hints = sentence_start_hints(doc)
+        if hints is not None and doc_begins is None:
+            doc_begins = hints
+        elif hints is not None and np.asarray(doc_begins).dtype.kind == "f":
+            doc_begins = np.asarray(doc_begins, dtype=np.float64) + hints
+        if doc_begins is not None and len(doc):
             doc_begins = np.asarray(doc_begins)
             logits = doc_begins if doc_begins.dtype.kind == "f" else None
             starts = sentence_begins(doc, doc_begins > 0 if logits is not None else doc_begins)
@@ -77,6 +87,22 @@ def segment_docs(
             spans.append(chunked(doc, [(0, len(doc))] if len(doc) else [], max_length))
             sentences.append([start for start, _ in spans[-1]])
     return spans, sentences
+
+
+def sentence_start_hints(doc: Doc) -> Optional[np.ndarray]:
+    """The UD tokenizer's sentence-start hints of ``doc`` (``doc._.hc_sent_start_hints``: float64
+    per token, non-finite values as 0), or None where it has none or they do not fit the doc (a
+    doc changed after tokenizing)."""
+    hints = doc._.get(SENT_START_HINTS) if Doc.has_extension(SENT_START_HINTS) else None
+    if hints is None:
+        return None
+    try:
+        values = np.asarray(hints, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if values.shape != (len(doc),):
+        return None
+    return np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
 
 
 def sentence_begins(doc: Doc, begins: np.ndarray) -> np.ndarray:

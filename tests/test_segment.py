@@ -5,8 +5,9 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from spacy_hcparse.names import MULTIWORD_TOKENS
-from spacy_hcparse.segment import continues, leaf_whitespace, segment_docs, sentence_begins, span_whitespace
+from spacy_hcparse.names import MULTIWORD_TOKENS, SENT_START_HINTS
+from spacy_hcparse.segment import (continues, leaf_whitespace, segment_docs, sentence_begins, sentence_start_hints,
+                                   span_whitespace)
 
 VOCAB = spacy.blank("en").vocab
 
@@ -107,3 +108,48 @@ def test_flat_logits_cut_at_max_length_and_positive_ones_start_sentences():
     spans, sentences = segment_docs([doc], [None], [logits], 4)
     assert sentences[0] == [0, 5]
     assert spans[0] == [(0, 4), (4, 5), (5, 9), (9, 10)]
+
+
+def hinted(words, hints):
+    if not Doc.has_extension(SENT_START_HINTS):
+        Doc.set_extension(SENT_START_HINTS, default=None)
+    doc = doc_of(words)
+    doc._.set(SENT_START_HINTS, hints)
+    return doc
+
+
+def test_the_tokenizers_hints_add_to_the_models_logits():
+    """The UD tokenizer's guess, refined by the parser's: a start where their sum is positive.
+    Undo the sum and the parser's logits alone decide (one sentence), or the hints alone (three)."""
+    words = ["I", "came", ".", "You", "left", ".", "Bye"]
+    logits = np.array([0.0, -3.0, -3.0, 1.0, -3.0, -3.0, -1.0])
+    doc = hinted(words, [0.0, -1.0, -1.0, -2.0, -1.0, -1.0, 2.0])
+    assert segment_docs([doc], [None], [logits], 200)[1][0] == [0, 6]
+    # the chunks of a long sentence end where the sum is highest
+    doc = hinted(words, [0.0, 0.0, 0.0, 2.5, 0.0, 0.0, 0.0])
+    spans, sentences = segment_docs([doc], [None], [np.full(7, -4.0)], 4)
+    assert sentences[0] == [0] and spans[0][0] == (0, 3)  # without the hints: (0, 4), the latest of equal ones
+
+
+def test_hints_decide_without_the_models_logits():
+    doc = hinted(["I", "came", ".", "You", "left"], [0.0, -1.0, -1.0, 2.0, -1.0])
+    assert segment_docs([doc], [None], [None], 200)[1][0] == [0, 3]
+    assert segment_docs([doc], [None], [np.zeros(5, dtype=bool)], 200)[1][0] == [0]  # bool starts are kept
+
+
+def test_given_spans_ignore_the_hints():
+    doc = hinted(["I", "came", ".", "You", "left"], [0.0, -1.0, -1.0, 2.0, -1.0])
+    spans, sentences = segment_docs([doc], [[(0, 5)]], [None], 200)
+    assert spans[0] == [(0, 5)] and sentences[0] is None
+
+
+@pytest.mark.parametrize("hints", [None, [1.0, 2.0], "abc", [[1.0]] * 3, {"a": 1}])
+def test_hints_that_do_not_fit_the_doc_are_ignored(hints):
+    doc = hinted(["a", "b", "c"], hints)
+    assert sentence_start_hints(doc) is None
+    assert segment_docs([doc], [None], [np.array([0.0, -1.0, 1.0])], 200)[1][0] == [0, 2]
+
+
+def test_non_finite_hints_count_as_none():
+    doc = hinted(["a", "b", "c"], [0.0, float("nan"), float("inf")])
+    assert sentence_start_hints(doc).tolist() == [0.0, 0.0, 0.0]

@@ -13,6 +13,7 @@ the whole file when it has none). The non-space characters of all documents, in 
 of the gold file, so the system CoNLL-U written from their parses aligns with it.
 """
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import Iterable, Iterator, List, Tuple, Union
 
@@ -110,24 +111,16 @@ def _non_space(text: str) -> str:
 
 
 def tokenized(nlp: Language, texts: Iterable[Union[str, Doc]], batch_size: int = 64) -> Iterator[Doc]:
-    """Docs of ``texts`` from the pipeline's tokenizer, ``batch_size`` texts per call of its
-    ``pipe`` (a ``UDTokenizer`` runs its model once per batch); Docs pass through. spaCy's
-    ``nlp.pipe`` tokenizes one text at a time: give it these Docs instead of the texts. A
-    pipeline whose tokenizer has no ``pipe`` gets the texts back as they are."""
+    """Docs of ``texts`` from the pipeline's tokenizer, ``batch_size`` texts per batch of its
+    ``pipe`` (a ``UDTokenizer`` runs its model once per batch), one ``pipe`` call per run of
+    texts; Docs pass through. spaCy's ``nlp.pipe`` tokenizes one text at a time: give it these
+    Docs instead of the texts. A pipeline whose tokenizer has no ``pipe`` gets the texts back as
+    they are."""
     if not hasattr(getattr(nlp, "tokenizer", None), "pipe"):
         yield from texts
         return
-    batch: List[str] = []
-    for item in texts:
-        if isinstance(item, str):
-            batch.append(item)
-            if len(batch) >= batch_size:
-                yield from nlp.tokenizer.pipe(batch, batch_size=batch_size)
-                batch = []
-            continue
-        if batch:
-            yield from nlp.tokenizer.pipe(batch, batch_size=batch_size)
-            batch = []
-        yield item
-    if batch:
-        yield from nlp.tokenizer.pipe(batch, batch_size=batch_size)
+    for are_texts, run in groupby(texts, key=lambda item: isinstance(item, str)):
+        if are_texts:
+            yield from nlp.tokenizer.pipe(run, batch_size=batch_size)
+        else:
+            yield from run

@@ -90,6 +90,22 @@ def _tables():
 CLASS_TABLE, LOWER_TABLE = _tables()
 SPACE_TABLE = np.isin(CLASS_TABLE, [CHAR_CLASSES["space"], CHAR_CLASSES["newline"], CHAR_CLASSES["other_space"]])
 
+# What a character is to ``piece_spans``: the alternatives of ``_PIECE``.
+SPACE_KIND, LETTER_KIND, DIGIT_KIND, OTHER_KIND = range(4)
+
+
+def _piece_kind(ch: str) -> int:
+    """``ch``'s alternative of ``_PIECE``: whitespace (``\\s``), a letter run's (``[^\\W\\d_]``:
+    ``str.isalnum()`` but no decimal digit), a digit run's (``\\d``) or another character alone."""
+    if ch.isspace():
+        return SPACE_KIND
+    if ch.isdecimal():
+        return DIGIT_KIND
+    return LETTER_KIND if ch.isalnum() else OTHER_KIND
+
+
+KIND_TABLE = np.array([_piece_kind(chr(c)) for c in range(_TABLE_SIZE)], dtype=np.int8)
+
 
 def code_points(text: str) -> np.ndarray:
     """The code points of ``text`` (uint32, one per character)."""
@@ -98,7 +114,11 @@ def code_points(text: str) -> np.ndarray:
 
 def is_space(text: str) -> np.ndarray:
     """Per character of ``text``: is it whitespace (``str.isspace``)?"""
-    codes = code_points(text)
+    return space_codes(code_points(text))
+
+
+def space_codes(codes: np.ndarray) -> np.ndarray:
+    """Per code point: is it whitespace (``str.isspace``; none is above U+FFFF)?"""
     inside = codes < _TABLE_SIZE
     return np.where(inside, SPACE_TABLE[np.where(inside, codes, 0)], False)
 
@@ -118,14 +138,34 @@ UNKNOWN = np.uint64(0)  # what training puts in a hashed column to hide the text
 def piece_spans(text: str, splits: "SplitTable" = None) -> Tuple[np.ndarray, np.ndarray]:
     """(starts, ends) of the pieces of ``text`` (int64 character offsets, end exclusive), runs that
     ``splits`` cuts cut (see module docstring)."""
-    bounds = [m.span() for m in _PIECE.finditer(text)]
-    if not bounds:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    spans = np.array(bounds, dtype=np.int64)
-    starts, ends = spans[:, 0], spans[:, 1]
+    kinds = piece_kinds(code_points(text))
+    n = len(kinds)
+    # a piece begins where a character's kind differs from the one before, or at every OTHER_KIND
+    # character, and ends before the next beginning or whitespace
+    new = np.empty(n + 1, dtype=bool)
+    new[0], new[n] = True, True
+    np.not_equal(kinds[1:], kinds[:-1], out=new[1:n])
+    new[:n] |= kinds == OTHER_KIND
+    new[:n] &= kinds != SPACE_KIND
+    starts = np.flatnonzero(new[:n])
+    after = new.copy()  # where a piece ends: the next piece begins, whitespace, or the text's end
+    after[:n] |= kinds == SPACE_KIND
+    after = np.flatnonzero(after[1:]) + 1
+    ends = after[np.searchsorted(after, starts, side="right")] if len(starts) else after[:0]
+    starts, ends = starts.astype(np.int64), ends.astype(np.int64)
     if splits is not None and len(splits):
         starts, ends = splits.apply(text, starts, ends)
     return starts, ends
+
+
+def piece_kinds(codes: np.ndarray) -> np.ndarray:
+    """Per code point, its ``_piece_kind`` (int8): from ``KIND_TABLE`` below U+10000, else from
+    ``str`` methods (one character at a time: such characters are rare)."""
+    inside = codes < _TABLE_SIZE
+    kinds = KIND_TABLE[np.where(inside, codes, 0)]
+    for i in np.flatnonzero(~inside).tolist():
+        kinds[i] = _piece_kind(chr(codes[i]))
+    return kinds
 
 
 def piece_features(text: str, starts: np.ndarray, ends: np.ndarray, rule_ends: Optional[np.ndarray] = None,

@@ -1,13 +1,17 @@
 """Prediction with the tokenizer's model (``model.build_char_model``) in fewer passes over memory.
 
 ``predict_probs(model, X)`` returns what ``model.predict(X)`` returns, up to the order of float
-summation: the embedding, the windows and the softmax run as thinc layers; each Maxout ->
-LayerNorm (the projection, and every residual block with its input added) is one matrix product
-(``ops.gemm``, as thinc's Maxout) and one numba kernel for the bias, the maxout, the layer norm
-and the residual sum, instead of a dozen numpy passes over the rows. A model of another
-structure goes through ``model.predict`` unchanged.
+summation. The embedding and the projection after it are folded together: the projection is
+linear in each embedding table, so each table is multiplied by its columns of the projection's
+weights once (``folded_tables``), and a piece's projection is the sum of its rows of those
+tables (4 per hashed column, 1 per other; ``_gather_maxout_norm``), not a product with the
+concatenated embeddings. Each residual block runs ``TILE_ROWS`` rows at a time, so that its
+window and product stay in the processor's cache: the window (``_window_rows``), one matrix
+product (numpy's BLAS, as ``blas.use_blas`` sets the model's), and one numba kernel for the bias,
+the maxout, the layer norm and the residual sum (``_norm_rows``). The softmax runs as the thinc
+layer. A model of another structure goes through ``model.predict`` unchanged.
 """
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 from thinc.api import Model
@@ -16,46 +20,118 @@ from thinc.types import Ragged
 from ..compiling import njit
 
 LAYER_NORM_EPS = 1e-08  # thinc's LayerNorm: var + 1e-08
+# The kernels' sums may be reordered (vectorized): the output moves by float rounding only.
+FASTMATH = {"nsz", "arcp", "contract", "reassoc", "afn"}
 
 Block = Tuple[Model, Model, Model]  # (dilated_window, maxout, layernorm)
+TILE_ROWS = 1024  # rows of a residual block computed together
 
 
-def predict_probs(model: Model, X: Ragged) -> np.ndarray:
-    """``model.predict(X)`` for a ``build_char_model`` model: (n_pieces, n_labels) probabilities."""
+Embedding = Tuple[Model, int]  # a hashembed or embed node and the feature column it reads
+
+
+Folds = Dict[str, Tuple[np.ndarray, np.ndarray]]  # "tables": ``folded_tables`` of the model
+
+
+def predict_probs(model: Model, X: Ragged, folds: Optional[Folds] = None) -> np.ndarray:
+    """``model.predict(X)`` for a ``build_char_model`` model: (n_pieces, n_labels) probabilities.
+    ``folds``: where ``folded_tables`` are kept from one call to the next while the weights stay
+    the same (``UDTokenizer.pipe`` passes one per call of its own); None: folded anew."""
     layers = _layers(model)
     if layers is None:
         return model.ops.to_numpy(model.predict(X))
-    embed, (maxout, norm), blocks = layers
-    vectors = embed.predict(X.dataXd)
-    data = _maxout_norm(maxout, norm, vectors, np.zeros((len(vectors), maxout.get_dim("nO")), dtype=np.float32))
+    tables, (maxout, norm), blocks = layers
+    ids = np.asarray(X.dataXd, dtype=np.uint64)
+    lengths = np.asarray(X.lengths, dtype=np.int64)
+    if folds is None or "tables" not in folds:
+        folded = folded_tables(tables, maxout)
+        if folds is not None:
+            folds["tables"] = folded
+    folded, rows = folds["tables"] if folds is not None else folded
+    nO, nP = maxout.get_dim("nO"), maxout.get_dim("nP")
+    data = _gather_maxout_norm(folded, _table_rows(tables, ids, rows),
+                               np.asarray(maxout.get_param("b"), dtype=np.float32).reshape(nO, nP),
+                               np.asarray(norm.get_param("G"), dtype=np.float32),
+                               np.asarray(norm.get_param("b"), dtype=np.float32))
+    ends = np.cumsum(lengths)
+    first = np.repeat(ends - lengths, lengths)  # per row, the first and the last + 1 of its sequence
+    last = np.repeat(ends, lengths)
     for window, maxout, norm in blocks:
-        wide = window.predict(Ragged(data, X.lengths)).dataXd
-        data = _maxout_norm(maxout, norm, wide, data)
+        data = _residual_block(maxout, norm, window.attrs["dilation"], data, first, last)
     return model.ops.to_numpy(model.layers[-1].predict(data))
 
 
-def _maxout_norm(maxout: Model, norm: Model, X: np.ndarray, residual: np.ndarray) -> np.ndarray:
-    """``residual + LayerNorm(Maxout(X))`` with the weights of the ``maxout`` and ``norm`` nodes."""
+def _residual_block(maxout: Model, norm: Model, dilation: int, data: np.ndarray, first: np.ndarray,
+                    last: np.ndarray) -> np.ndarray:
+    """``data + LayerNorm(Maxout(dilated_window(data)))`` (``first``, ``last``: per row, where its
+    sequence begins and ends), ``TILE_ROWS`` rows at a time: the window and the product of a tile
+    stay in the processor's cache."""
     nO, nP, nI = maxout.get_dim("nO"), maxout.get_dim("nP"), maxout.get_dim("nI")
-    Y = maxout.ops.gemm(X, maxout.ops.reshape2f(maxout.get_param("W"), nO * nP, nI), trans2=True)
-    return _maxout_norm_residual(np.ascontiguousarray(Y, dtype=np.float32),
-                                 np.asarray(maxout.get_param("b"), dtype=np.float32).reshape(nO, nP),
-                                 np.asarray(norm.get_param("G"), dtype=np.float32),
-                                 np.asarray(norm.get_param("b"), dtype=np.float32),
-                                 np.ascontiguousarray(residual, dtype=np.float32))
+    W = np.ascontiguousarray(np.asarray(maxout.ops.reshape2f(maxout.get_param("W"), nO * nP, nI), dtype=np.float32).T)
+    b = np.asarray(maxout.get_param("b"), dtype=np.float32).reshape(nO, nP)
+    G = np.asarray(norm.get_param("G"), dtype=np.float32)
+    beta = np.asarray(norm.get_param("b"), dtype=np.float32)
+    n = len(data)
+    out = np.empty_like(data)
+    wide = np.empty((min(n, TILE_ROWS), nI), dtype=np.float32)
+    Y = np.empty((min(n, TILE_ROWS), nO * nP), dtype=np.float32)
+    for lo in range(0, n, TILE_ROWS):
+        hi = min(n, lo + TILE_ROWS)
+        _window_rows(data, first, last, dilation, lo, hi, wide)
+        np.matmul(wide[:hi - lo], W, out=Y[:hi - lo])
+        _norm_rows(Y[:hi - lo], b, G, beta, data[lo:hi], out[lo:hi])
+    return out
 
 
-def _layers(model: Model) -> Optional[Tuple[Model, Tuple[Model, Model], List[Block]]]:
-    """(embedding, (maxout, layernorm) of the projection, residual blocks) of a
-    ``build_char_model`` model; None for another model."""
+def folded_tables(tables: List[Embedding], maxout: Model) -> Tuple[np.ndarray, np.ndarray]:
+    """Every embedding table times its columns of the projection's weights (``maxout`` after the
+    concatenated embeddings), stacked: ((total rows, nO * nP) float32, the first row of each
+    table)."""
+    nO, nP, nI = maxout.get_dim("nO"), maxout.get_dim("nP"), maxout.get_dim("nI")
+    W = np.asarray(maxout.ops.reshape2f(maxout.get_param("W"), nO * nP, nI), dtype=np.float32)
+    out, column = [], 0
+    for node, _ in tables:
+        E = np.asarray(node.get_param("E"), dtype=np.float32)
+        out.append(E @ W[:, column:column + E.shape[1]].T)
+        column += E.shape[1]
+    rows = np.cumsum([0] + [len(t) for t in out[:-1]]).astype(np.int64)
+    return np.ascontiguousarray(np.concatenate(out), dtype=np.float32), rows
+
+
+def _table_rows(tables: List[Embedding], ids: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Per piece, the rows of the stacked ``folded_tables`` its features pick (int64): a hashed
+    feature's keys as thinc's HashEmbed hashes them, another's id, each plus its table's first row."""
+    out = []
+    for (node, column), first in zip(tables, rows.tolist()):
+        col = np.ascontiguousarray(ids[:, column])
+        if node.name == "hashembed":
+            keys = node.ops.hash(col, node.attrs["seed"]) % node.get_dim("nV")
+            out.append(np.asarray(keys, dtype=np.int64) + first)
+        else:
+            out.append(col.astype(np.int64)[:, None] + first)
+    return np.ascontiguousarray(np.concatenate(out, axis=1))
+
+
+def _layers(model: Model) -> Optional[Tuple[List[Embedding], Tuple[Model, Model], List[Block]]]:
+    """(embedding tables and their columns, (maxout, layernorm) of the projection, residual
+    blocks) of a ``build_char_model`` model; None for another model."""
     names = [layer.name for layer in model.layers]
     if len(names) < 3 or names[-2:] != ["ragged_data", "softmax"] or not all(n.startswith("residual(") for n in names[1:-2]):
         return None
     first = model.layers[0].layers[0] if model.layers[0].layers else None
-    if first is None or len(first.layers) != 2:
+    if first is None or len(first.layers) != 2 or \
+            first.layers[0].name != "|".join(child.name for child in first.layers[0].layers):  # concatenate
         return None
+    tables = []
+    for child in first.layers[0].layers:
+        nodes = [node for node in child.walk() if node.name in ("hashembed", "embed")]
+        if [node.name for node in child.layers] != ["ints-getitem", nodes[0].name if nodes else None] or len(nodes) != 1 \
+                or not isinstance(child.attrs.get("column"), int):
+            return None
+        tables.append((nodes[0], child.attrs["column"]))
     project = {node.name: node for node in first.layers[1].walk()}
-    if set(project) != {"maxout>>layernorm", "maxout", "layernorm"}:
+    if set(project) != {"maxout>>layernorm", "maxout", "layernorm"} or project["maxout"].get_dim("nI") != \
+            sum(node.get_dim("nO") for node, _ in tables):
         return None
     blocks = []
     for block in model.layers[1:-2]:
@@ -64,34 +140,76 @@ def _layers(model: Model) -> Optional[Tuple[Model, Tuple[Model, Model], List[Blo
         if len(windows) != 1 or "maxout" not in nodes or "layernorm" not in nodes:
             return None
         blocks.append((windows[0], nodes["maxout"], nodes["layernorm"]))
-    return first.layers[0], (project["maxout"], project["layernorm"]), blocks
+    return tables, (project["maxout"], project["layernorm"]), blocks
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _gather_maxout_norm(table: np.ndarray, rows: np.ndarray, b: np.ndarray, G: np.ndarray,
+                        beta: np.ndarray) -> np.ndarray:
+    """Per piece ``i``: ``y = sum_k table[rows[i, k]]``, then ``LayerNorm(maxout(y + b))`` as in
+    ``_norm_rows`` (no residual). table: (R, nO * nP); rows: (n, K)."""
+    n, K = rows.shape
+    nO = b.shape[0]
+    out = np.empty((n, nO), dtype=np.float32)
+    y = np.empty(table.shape[1], dtype=np.float32)
+    z = np.empty(nO, dtype=np.float32)
+    zero = np.zeros(nO, dtype=np.float32)
+    width = table.shape[1]
+    for i in range(n):
+        r = rows[i, 0]
+        for j in range(width):
+            y[j] = table[r, j]
+        for k in range(1, K):
+            r = rows[i, k]
+            for j in range(width):
+                y[j] += table[r, j]
+        _norm_row(y, b, G, beta, zero, z, out[i])
+    return out
 
 
 @njit(cache=True)
-def _maxout_norm_residual(Y: np.ndarray, b: np.ndarray, G: np.ndarray, beta: np.ndarray,
-                          X: np.ndarray) -> np.ndarray:
-    """Per row: ``z[o] = max_p (Y[o * nP + p] + b[o, p])``, then ``X + LayerNorm(z)`` (thinc's:
-    ``(z - mean) / sqrt(var + eps) * G + beta``). Y: (n, nO * nP); X: (n, nO)."""
-    n = Y.shape[0]
+def _window_rows(data: np.ndarray, first: np.ndarray, last: np.ndarray, d: int, lo: int, hi: int,
+                 out: np.ndarray) -> None:
+    """``layers.dilated_window``'s rows ``lo`` to ``hi`` into ``out[:hi - lo]``: row ``i`` is
+    ``[data[i - d], data[i], data[i + d]]``, zeros where ``i - d`` or ``i + d`` falls outside its
+    sequence (``first``, ``last``: per row, where its sequence begins and ends)."""
+    width = data.shape[1]
+    for i in range(lo, hi):
+        r = i - lo
+        left, right = i - d, i + d
+        for j in range(width):
+            out[r, j] = data[left, j] if left >= first[i] else np.float32(0.0)
+            out[r, width + j] = data[i, j]
+            out[r, 2 * width + j] = data[right, j] if right < last[i] else np.float32(0.0)
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _norm_rows(Y: np.ndarray, b: np.ndarray, G: np.ndarray, beta: np.ndarray, X: np.ndarray,
+               out: np.ndarray) -> None:
+    """Per row: ``z[o] = max_p (Y[o * nP + p] + b[o, p])``, then ``out = X + LayerNorm(z)``
+    (thinc's: ``(z - mean) / sqrt(var + eps) * G + beta``). Y: (n, nO * nP); X, out: (n, nO)."""
+    z = np.empty(b.shape[0], dtype=np.float32)
+    for i in range(Y.shape[0]):
+        _norm_row(Y[i], b, G, beta, X[i], z, out[i])
+
+
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _norm_row(y: np.ndarray, b: np.ndarray, G: np.ndarray, beta: np.ndarray, x: np.ndarray, z: np.ndarray,
+              out: np.ndarray) -> None:
+    """``out = x + LayerNorm(maxout(y + b))`` for one row (``z``: scratch of nO floats)."""
     nO, nP = b.shape
-    out = np.empty((n, nO), dtype=np.float32)
-    z = np.empty(nO, dtype=np.float32)
-    for i in range(n):
-        total = np.float32(0.0)
-        for o in range(nO):
-            best = Y[i, o * nP] + b[o, 0]
-            for p in range(1, nP):
-                v = Y[i, o * nP + p] + b[o, p]
-                if v > best:
-                    best = v
-            z[o] = best
-            total += best
-        mu = total / nO
-        sq = np.float32(0.0)
-        for o in range(nO):
-            d = z[o] - mu
-            sq += d * d
-        scale = np.float32(1.0) / np.sqrt(sq / nO + np.float32(LAYER_NORM_EPS))
-        for o in range(nO):
-            out[i, o] = X[i, o] + ((z[o] - mu) * scale * G[o] + beta[o])
-    return out
+    total = np.float32(0.0)
+    for o in range(nO):
+        best = y[o * nP] + b[o, 0]
+        for p in range(1, nP):
+            best = max(best, y[o * nP + p] + b[o, p])
+        z[o] = best
+        total += best
+    mu = total / nO
+    sq = np.float32(0.0)
+    for o in range(nO):
+        d = z[o] - mu
+        sq += d * d
+    scale = np.float32(1.0) / np.sqrt(sq / nO + np.float32(LAYER_NORM_EPS))
+    for o in range(nO):
+        out[o] = x[o] + ((z[o] - mu) * scale * G[o] + beta[o])

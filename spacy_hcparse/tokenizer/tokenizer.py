@@ -21,7 +21,11 @@ Sentences: with ``set_sent_starts`` (default), the first word after each predict
 after each blank line and at the start of the text has ``is_sent_start = True``, the inner words
 of a multiword token ``False``, every other token None (unknown). The Doc then has sentence
 boundaries, so ``hc_parser`` parses those sentences as given; without it the Doc has none and a
-parser that segments (``hc_parser``'s sentence-start scorer, spaCy's parser) decides.
+parser that segments (``hc_parser``'s sentence-start scorer, spaCy's parser) decides, reading the
+tokenizer's guess where ``sent_start_weight`` is positive: per word, the weight times the model's
+log-odds that the token before ends a sentence (``sentence_end_odds``; 0 at a text's first word,
+on whitespace and inside a multiword token) in ``doc._.hc_sent_start_hints``, which
+``segment.segment_docs`` adds to the parser's sentence-start logits.
 
 A tokenizer made from the config is untrained: it gets its weights from ``from_disk`` (a saved
 pipeline loads it so), from ``initialize(path=...)`` (``[initialize.tokenizer] path = ...``, the
@@ -32,9 +36,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
-import spacy
 import srsly
-from spacy.attrs import IDX, LENGTH
+from spacy.attrs import SENT_START
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.util import registry
@@ -44,10 +47,12 @@ from thinc.types import Ragged
 
 from ..blas import blas_threads, use_blas
 from ..names import MULTIWORD_TOKENS as MWT_ATTR
+from ..names import SENT_START_HINTS as HINTS_ATTR
 from .features import (IS_MWT, IS_SENT_END, IS_TOKEN_END, RULE_COLUMN, SEPARATOR, SplitTable, code_points, is_space,
-                       join_texts, piece_features, piece_spans)
+                       join_texts, space_codes, piece_features, piece_spans)
 from .inference import predict_probs
 from .lexicon import MultiwordLexicon
+from .rules import RuleEnds
 from .model import build_char_model
 
 FORMAT = "spacy_hcparse.UDTokenizer"
@@ -65,19 +70,23 @@ class TokenizerDefaults:
     dilations: Tuple[int, ...] = (1, 2, 4, 8)
     embed_rows: int = 5000
     hint_weight: float = 0.0
+    sent_start_weight: float = 0.25  # chosen on EWT dev raw text (docs/tokenizer.md)
 
 
 DEFAULTS = TokenizerDefaults()
 
 if not Doc.has_extension(MWT_ATTR):
     Doc.set_extension(MWT_ATTR, default=None)
+if not Doc.has_extension(HINTS_ATTR):
+    Doc.set_extension(HINTS_ATTR, default=None)
+LOG_ODDS_LIMIT = 30.0  # a sentence-start hint's log-odds are clipped to +-this
 
 
 @registry.tokenizers(TOKENIZER_NAME)
 def create_ud_tokenizer(width: int = DEFAULTS.width, dilations: List[int] = list(DEFAULTS.dilations),
                         embed_rows: int = DEFAULTS.embed_rows, set_sent_starts: bool = True,
-                        rule_lang: Optional[str] = None,
-                        hint_weight: float = DEFAULTS.hint_weight) -> Callable[[Language], "UDTokenizer"]:
+                        rule_lang: Optional[str] = None, hint_weight: float = DEFAULTS.hint_weight,
+                        sent_start_weight: float = DEFAULTS.sent_start_weight) -> Callable[[Language], "UDTokenizer"]:
     """The ``[nlp.tokenizer]`` factory.
 
     width (int): width of the character vectors.
@@ -88,10 +97,14 @@ def create_ud_tokenizer(width: int = DEFAULTS.width, dilations: List[int] = list
         (None: the pipeline's language; "": none). A trained tokenizer keeps its own.
     hint_weight (float): added in decoding to the log-probability of the labels that agree with
         the rule tokenizer (see module docstring). A trained tokenizer keeps its own.
+    sent_start_weight (float): without ``set_sent_starts``, the weight of the tokenizer's
+        sentence-start log-odds that a segmenting parser adds to its own logits
+        (``doc._.hc_sent_start_hints``; 0: none, the parser alone).
     """
     def make(nlp: Language) -> UDTokenizer:
         return UDTokenizer(nlp.vocab, width=width, dilations=dilations, embed_rows=embed_rows,
-                           set_sent_starts=set_sent_starts, rule_lang=rule_lang, hint_weight=hint_weight)
+                           set_sent_starts=set_sent_starts, rule_lang=rule_lang, hint_weight=hint_weight,
+                           sent_start_weight=sent_start_weight)
 
     return make
 
@@ -101,15 +114,17 @@ class UDTokenizer:
 
     def __init__(self, vocab: Vocab, *, width: int = DEFAULTS.width, dilations: Sequence[int] = DEFAULTS.dilations,
                  embed_rows: int = DEFAULTS.embed_rows, set_sent_starts: bool = True,
-                 rule_lang: Optional[str] = None, hint_weight: float = DEFAULTS.hint_weight):
-        if not hint_weight >= 0:
-            raise ValueError(f"hint_weight must be a number >= 0, got {hint_weight!r}")
+                 rule_lang: Optional[str] = None, hint_weight: float = DEFAULTS.hint_weight,
+                 sent_start_weight: float = DEFAULTS.sent_start_weight):
+        for name, value in (("hint_weight", hint_weight), ("sent_start_weight", sent_start_weight)):
+            if not _is_weight(value):
+                raise ValueError(f"{name} must be a number >= 0, got {value!r}")
         self.vocab = vocab
         self.cfg: Dict[str, Any] = {"width": int(width), "dilations": [int(d) for d in dilations],
                                     "embed_rows": int(embed_rows), "set_sent_starts": bool(set_sent_starts),
                                     "rule_lang": rule_lang if rule_lang is not None else vocab.lang,
-                                    "hint_weight": float(hint_weight)}
-        self._rules = None  # spaCy's rule tokenizer of cfg["rule_lang"], made when first needed
+                                    "hint_weight": float(hint_weight), "sent_start_weight": float(sent_start_weight)}
+        self._rules: Optional[RuleEnds] = None  # spaCy's rules of cfg["rule_lang"], made when first needed
         self.model = self._build_model()
         self.lexicon = MultiwordLexicon()
         self.splits = SplitTable()
@@ -126,14 +141,9 @@ class UDTokenizer:
         lang = self.cfg["rule_lang"]
         if not lang:
             return None
-        if self._rules is None or self._rules[0] != lang:
-            self._rules = (lang, spacy.blank(lang).tokenizer)
-        out = [np.zeros(0, dtype=np.int64)]
-        for doc, offset in zip(self._rules[1].pipe(texts), offsets.tolist()):
-            spans = doc.to_array([IDX, LENGTH]).astype(np.int64)
-            if len(spans):
-                out.append(spans[:, 0] + spans[:, 1] + offset)
-        return np.concatenate(out)
+        if self._rules is None or self._rules.lang != lang:
+            self._rules = RuleEnds(lang)
+        return self._rules(texts, offsets)
 
     def _build_model(self) -> Model:
         model = build_char_model(self.cfg["width"], self.cfg["dilations"], self.cfg["embed_rows"])
@@ -151,30 +161,56 @@ class UDTokenizer:
         return next(iter(self.pipe([text])))
 
     def pipe(self, texts: Iterable[str], batch_size: int = 64) -> Iterator[Doc]:
-        """Docs of ``texts``, ``batch_size`` texts per model call."""
+        """Docs of ``texts``, ``batch_size`` texts per model call (the model's weights folded
+        once per call of ``pipe``: ``inference.predict_probs``; they do not change meanwhile)."""
+        folds: Dict = {}
         batch: List[str] = []
         for text in texts:
             batch.append(text)
             if len(batch) >= batch_size:
-                yield from self._docs(batch)
+                yield from self._docs(batch, folds)
                 batch = []
         if batch:
-            yield from self._docs(batch)
+            yield from self._docs(batch, folds)
 
-    def _docs(self, texts: List[str]) -> List[Doc]:
-        return [self.make_doc(text, labels) for text, labels in zip(texts, self.predict(texts))]
+    def _docs(self, texts: List[str], folds: Optional[Dict] = None) -> List[Doc]:
+        if not texts:
+            return []
+        joined, offsets, labels, odds = self._predict_joined(texts, with_odds=self.gives_hints, folds=folds)
+        return self._make_docs(joined, offsets, labels, odds)
+
+    @property
+    def gives_hints(self) -> bool:
+        """Whether Docs carry the tokenizer's sentence-start hints (``doc._.hc_sent_start_hints``,
+        see ``names.SENT_START_HINTS``): without ``set_sent_starts``, with a positive
+        ``sent_start_weight``."""
+        return not self.cfg["set_sent_starts"] and self.cfg["sent_start_weight"] > 0
 
     def predict(self, texts: Sequence[str]) -> List[np.ndarray]:
         """Per text, a label per character (``features.LABELS``), with the token and sentence ends
         the text forces (before whitespace, at blank lines and at the end of the text)."""
+        if not texts:
+            self._check(texts)
+            return []
+        joined, offsets, labels, _ = self._predict_joined(texts)
+        return [labels[offsets[i]:offsets[i + 1] - len(SEPARATOR)] for i in range(len(texts))]
+
+    def _check(self, texts: Sequence[str]) -> None:
         if not self.trained:
             raise ValueError("the UDTokenizer is not trained: train it with `python -m spacy_hcparse "
                              "train-tokenizer` and load it (from_disk, or [initialize.tokenizer] path)")
         for text in texts:
             if not isinstance(text, str):
                 raise ValueError(f"the tokenizer reads str, got {type(text).__name__}")
-        if not texts:
-            return []
+
+    def _predict_joined(self, texts: Sequence[str], with_odds: bool = False, folds: Optional[Dict] = None
+                        ) -> Tuple[str, np.ndarray, np.ndarray, Optional[np.ndarray]]:
+        """``predict`` for the batch as one string: (the texts joined, their offsets, as
+        ``features.join_texts``; a label per character of the joined string; with ``with_odds``,
+        per character the model's log-odds that a sentence ends there given that a token does
+        (``sentence_end_odds``; 0 where no piece ends), else None; ``folds``: as
+        ``inference.predict_probs`` reads it)."""
+        self._check(texts)
         # one string for the batch: pieces never cross the whitespace between texts, and the
         # features and the decoding read each text's pieces as in that text alone
         joined, offsets = join_texts(texts)
@@ -183,14 +219,18 @@ class UDTokenizer:
         bounds = (offsets[text_of], offsets[text_of + 1] - len(SEPARATOR))
         features = piece_features(joined, starts, ends, self.batch_rule_ends(texts, offsets[:-1]), bounds)
         cuts = np.searchsorted(text_of, np.arange(1, len(texts)))
-        probs = np.concatenate(self.piece_probs(np.split(features, cuts)))
+        probs = np.concatenate(self.piece_probs(np.split(features, cuts), folds))
         labels = _decode(joined, starts, ends, probs, features[:, RULE_COLUMN], self.cfg["hint_weight"])
-        return [labels[offsets[i]:offsets[i + 1] - len(SEPARATOR)] for i in range(len(texts))]
+        odds = None
+        if with_odds:
+            odds = np.zeros(len(joined), dtype=np.float32)
+            odds[ends - 1] = sentence_end_odds(probs)
+        return joined, offsets, labels, odds
 
-    def piece_probs(self, features: Sequence[np.ndarray]) -> List[np.ndarray]:
+    def piece_probs(self, features: Sequence[np.ndarray], folds: Optional[Dict] = None) -> List[np.ndarray]:
         """Per text (its ``piece_features``), the model's (n_pieces, n_labels) label probabilities.
         Long texts are read in stretches of ``PIECE_ROWS`` pieces with ``context`` pieces on each
-        side."""
+        side (``folds``: as ``inference.predict_probs`` reads it)."""
         margin = self.context
         rows, lengths, spans = [], [], []  # spans: (text, start, stop, offset of start in stretch)
         for t, feats in enumerate(features):
@@ -207,7 +247,7 @@ class UDTokenizer:
         X = Ragged(ops.asarray(np.concatenate(rows), dtype="uint64"), ops.asarray1i(lengths))
         use_blas(self.model, "numpy")  # also for nodes a caller swapped in
         with blas_threads(1):
-            probs = predict_probs(self.model, X)
+            probs = predict_probs(self.model, X, folds)
         at = 0
         for (t, start, stop, offset), n in zip(spans, lengths):
             out[t][start:stop] = probs[at + offset:at + offset + stop - start]
@@ -219,64 +259,117 @@ class UDTokenizer:
 
         Whitespace is written as spaCy's tokenizer writes it: one space after a token is its
         trailing space, the rest of a gap (or a gap at the start) a whitespace token."""
-        ends = np.flatnonzero(IS_TOKEN_END[labels]) + 1  # exclusive
-        n = len(ends)
-        if not n:
-            return self._doc([text] if text else [], [False] if text else [], [None] if text else [], [])
-        codes = code_points(text)
-        nonspace = ~is_space(text)
-        # first non-space character at or after each position (len(text) where none)
-        index = np.where(nonspace, np.arange(len(text)), len(text))
-        next_char = np.minimum.accumulate(np.append(index, len(text))[::-1])[::-1]
-        starts = next_char[np.concatenate(([0], ends[:-1]))]
-        gap_after = np.append(starts[1:], len(text)) - ends
-        space_after = (gap_after > 0) & (np.append(codes, 0)[ends] == 32)
-        ws_after = np.flatnonzero(gap_after > space_after)  # a whitespace token follows
-        sent_end, mwt = IS_SENT_END[labels[ends - 1]], IS_MWT[labels[ends - 1]]
-        starts_l, ends_l = starts.tolist(), ends.tolist()
-        forms = [text[s:e] for s, e in zip(starts_l, ends_l)]
-        spaces_l = space_after.tolist()
-        sent_l = [True if new else None for new in np.concatenate(([True], sent_end[:-1])).tolist()]
-        words: List[str] = []
-        spaces: List[bool] = []
-        sent_starts: List[Optional[bool]] = []
-        ranges: List[Tuple[int, int, str]] = []
-        if starts_l[0] > 0:  # whitespace before the first token: a token of its own
-            words.append(text[:starts_l[0]])
-            spaces.append(False)
-            sent_starts.append(None)
-        done = 0  # tokens written
-        for k in sorted(set(ws_after.tolist()) | set(np.flatnonzero(mwt).tolist())):
-            words.extend(forms[done:k])
-            spaces.extend(spaces_l[done:k])
-            sent_starts.extend(sent_l[done:k])
-            parts = self.lexicon.expand(forms[k]) if mwt[k] else None
-            if parts is None:
-                words.append(forms[k])
-                spaces.append(spaces_l[k])
-                sent_starts.append(sent_l[k])
-            else:
-                ranges.append((len(words), len(words) + len(parts), forms[k]))
-                words.extend(parts)
-                spaces.extend([False] * (len(parts) - 1) + [spaces_l[k]])
-                sent_starts.extend([sent_l[k]] + [False] * (len(parts) - 1))
-            if gap_after[k] > space_after[k]:
-                words.append(text[ends_l[k] + int(spaces_l[k]):ends_l[k] + int(gap_after[k])])
-                spaces.append(False)
-                sent_starts.append(None)
-            done = k + 1
-        words.extend(forms[done:])
-        spaces.extend(spaces_l[done:])
-        sent_starts.extend(sent_l[done:])
-        return self._doc(words, spaces, sent_starts, ranges)
+        return self._make_docs(text, np.array([0, len(text) + len(SEPARATOR)], dtype=np.int64), labels)[0]
 
-    def _doc(self, words: List[str], spaces: List[bool], sent_starts: List[Optional[bool]],
-             ranges: List[Tuple[int, int, str]]) -> Doc:
-        if not self.cfg["set_sent_starts"] or not words:
-            doc = Doc(self.vocab, words=words, spaces=spaces)
-        else:
-            doc = Doc(self.vocab, words=words, spaces=spaces, sent_starts=sent_starts)
+    def _make_docs(self, joined: str, offsets: np.ndarray, labels: np.ndarray,
+                   odds: Optional[np.ndarray] = None) -> List[Doc]:
+        """``make_doc`` of every text of a batch joined as ``features.join_texts`` joins them
+        (``labels``: one per character of ``joined``; ``odds``: as ``_predict_joined`` gives them,
+        for the sentence-start hints): the cuts, gaps and flags of all tokens in numpy at once,
+        then each Doc from slices of them."""
+        n_texts = len(offsets) - 1
+        text_ends = offsets[1:] - len(SEPARATOR)
+        ends = np.flatnonzero(IS_TOKEN_END[labels]) + 1  # exclusive; none in a separator
+        lo = np.searchsorted(ends, offsets[:-1], side="right")  # each text's first token
+        hi = np.searchsorted(ends, text_ends, side="right")
+        codes = code_points(joined)
+        space = space_codes(codes)
+        # first non-space character at or after each position (len(joined) where none)
+        index = np.where(space, len(joined), np.arange(len(joined)))
+        next_char = np.minimum.accumulate(np.append(index, len(joined))[::-1])[::-1]
+        before = np.concatenate(([0], ends[:-1]))  # where the gap before each token begins
+        has_tokens = hi > lo
+        firsts = lo[has_tokens]
+        before[firsts] = offsets[:-1][has_tokens]
+        starts = next_char[before]
+        text_of = np.repeat(np.arange(n_texts), hi - lo)
+        gap_after = np.minimum(np.append(starts[1:], len(joined)), text_ends[text_of]) - ends
+        space_after = (gap_after > 0) & (np.append(codes, 0)[ends] == 32)
+        token_labels = labels[ends - 1]
+        sent_start = np.concatenate(([True], IS_SENT_END[token_labels][:-1]))
+        sent_start[firsts] = True
+        flags = np.where(sent_start, 1, 0)  # SENT_START of each token (of its first word)
+        hints = None
+        if odds is not None:  # the log-odds of the token before ending a sentence, weighted
+            hints = np.concatenate(([0.0], odds[ends[:-1] - 1])).astype(np.float32) * self.cfg["sent_start_weight"]
+            hints[firsts] = 0.0
+        mwt = IS_MWT[token_labels]
+        starts_l, ends_l, gaps_l = starts.tolist(), ends.tolist(), gap_after.tolist()
+        forms = [joined[a:b] for a, b in zip(starts_l, ends_l)]
+        spaces_l = space_after.tolist()
+        # tokens followed by a whitespace token, and multiword tokens
+        special = np.flatnonzero((gap_after > space_after) | mwt).tolist()
+        mwt_l = mwt.tolist()
+        docs = []
+        at = 0  # into special
+        for i in range(n_texts):
+            first, last, offset = int(lo[i]), int(hi[i]), int(offsets[i])
+            if first == last:
+                text = joined[offset:int(text_ends[i])]
+                words = [text] if text else []
+                docs.append(self._doc(words, [False] * len(words), flags[:0], hints[:0] if hints is not None else None,
+                                      [-1] * len(words), []))
+                continue
+            words: List[str] = []
+            spaces: List[bool] = []
+            source: List[int] = []  # per word: its token, -1 for whitespace, -2 inside a multiword token
+            ranges: List[Tuple[int, int, str]] = []
+            if starts_l[first] > offset:  # whitespace before the first token: a token of its own
+                words.append(joined[offset:starts_l[first]])
+                spaces.append(False)
+                source.append(-1)
+            done = first  # tokens written
+            while at < len(special) and special[at] < last:
+                k = special[at]
+                at += 1
+                words.extend(forms[done:k])
+                spaces.extend(spaces_l[done:k])
+                source.extend(range(done, k))
+                parts = self.lexicon.expand(forms[k]) if mwt_l[k] else None
+                if parts is None:
+                    words.append(forms[k])
+                    spaces.append(spaces_l[k])
+                    source.append(k)
+                else:
+                    ranges.append((len(words), len(words) + len(parts), forms[k]))
+                    words.extend(parts)
+                    spaces.extend([False] * (len(parts) - 1) + [spaces_l[k]])
+                    source.extend([k] + [-2] * (len(parts) - 1))
+                if gaps_l[k] > spaces_l[k]:
+                    words.append(joined[ends_l[k] + int(spaces_l[k]):ends_l[k] + gaps_l[k]])
+                    spaces.append(False)
+                    source.append(-1)
+                done = k + 1
+            words.extend(forms[done:last])
+            spaces.extend(spaces_l[done:last])
+            source.extend(range(done, last))
+            docs.append(self._doc(words, spaces, flags, hints, source, ranges))
+        return docs
+
+    def _doc(self, words: List[str], spaces: List[bool], flags: np.ndarray, hints: Optional[np.ndarray],
+             source: List[int], ranges: List[Tuple[int, int, str]]) -> Doc:
+        """The Doc of ``words`` (``source``: per word its token, -1 a whitespace token, -2 a word
+        after the first of a multiword token): ``flags[token]`` as its first word's ``SENT_START``
+        (1 a start, 0 unknown; -1 inside a multiword token, 0 whitespace), set with
+        ``set_sent_starts``; ``hints[token]`` as its first word's sentence-start hint (0 for the
+        others), set when given."""
+        doc = Doc(self.vocab, words=words, spaces=spaces)
         doc._.set(MWT_ATTR, ranges)
+        if hints is not None and not words:
+            doc._.set(HINTS_ATTR, [])
+        if not words or (hints is None and not self.cfg["set_sent_starts"]):
+            return doc
+        index = np.array(source, dtype=np.int64)
+        token = np.maximum(index, 0)
+        of_token = index >= 0
+        if self.cfg["set_sent_starts"]:
+            values = np.where(index == -2, -1, 0)
+            values[of_token] = flags[token[of_token]]
+            doc.from_array([SENT_START], values.astype(np.int32).astype(np.uint64))
+        if hints is not None:
+            values = np.zeros(len(words), dtype=np.float32)
+            values[of_token] = hints[token[of_token]]
+            doc._.set(HINTS_ATTR, values.tolist())
         return doc
 
     # ----- training and loading ------------------------------------------------------------------
@@ -306,6 +399,8 @@ class UDTokenizer:
         cfg = msg.get("cfg")
         if isinstance(cfg, dict) and "hint_weight" not in cfg:  # written before the weight existed
             cfg = {**cfg, "hint_weight": 0.0}
+        if isinstance(cfg, dict):  # written before sent_start_weight existed: a runtime choice anyway
+            cfg = {**cfg, "sent_start_weight": self.cfg["sent_start_weight"]}
         if not isinstance(cfg, dict) or set(cfg) != set(self.cfg) or not _is_weight(cfg["hint_weight"]):
             raise ValueError(f"UDTokenizer data with settings {cfg!r}; expected {sorted(self.cfg)}")
         lexicon = MultiwordLexicon.from_dict(msg.get("lexicon"))
@@ -317,7 +412,9 @@ class UDTokenizer:
         except (TypeError, ValueError) as err:
             raise ValueError(f"UDTokenizer data with a bad table of cut runs: {err}") from None
         old_cfg = self.cfg
-        self.cfg = {**cfg, "set_sent_starts": old_cfg["set_sent_starts"]}  # a runtime choice: the config's
+        # runtime choices: the config's
+        self.cfg = {**cfg, "set_sent_starts": old_cfg["set_sent_starts"],
+                    "sent_start_weight": old_cfg["sent_start_weight"]}
         try:
             model = self._build_model().from_bytes(msg["model"])
         except Exception as err:  # noqa: BLE001 (thinc raises several kinds for bad weights)
@@ -366,6 +463,15 @@ def use_ud_tokenizer(nlp: Language, tokenizer: UDTokenizer) -> Language:
 
 def _is_weight(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+
+
+def sentence_end_odds(probs: np.ndarray) -> np.ndarray:
+    """Per piece, the log-odds that a sentence ends there given that a token does, from the
+    model's label probabilities (n_pieces, n_labels): ``log P(SENT_END or MWT_SENT_END) - log
+    P(TOKEN_END or MWT_END)``, within +-``LOG_ODDS_LIMIT`` (float32)."""
+    ends = np.maximum(probs[:, IS_SENT_END].sum(axis=1), 1e-30)
+    others = np.maximum(probs[:, IS_TOKEN_END & ~IS_SENT_END].sum(axis=1), 1e-30)
+    return np.clip(np.log(ends) - np.log(others), -LOG_ODDS_LIMIT, LOG_ODDS_LIMIT).astype(np.float32)
 
 
 def hinted_scores(probs: np.ndarray, hints: np.ndarray, hint_weight: float) -> np.ndarray:

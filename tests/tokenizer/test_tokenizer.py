@@ -1,5 +1,6 @@
 """The UDTokenizer: training on a tiny treebank, segmenting, multiword tokens, saving and loading."""
 import json
+import pickle
 
 import numpy as np
 import pytest
@@ -7,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 import spacy
 import srsly
-from spacy.tokens import Doc
+from spacy.tokens import Doc, DocBin
 from thinc.api import Relu, Softmax, chain
 from thinc.types import Ragged
 
@@ -16,12 +17,13 @@ from spacy_hcparse.conllu import with_range_lines
 from spacy_hcparse.evaluation.conll18 import evaluate, parse_treebank
 from spacy_hcparse.evaluation.raw_text import raw_documents, tokenized
 from spacy_hcparse.evaluation.system_output import doc_to_conllu
-from spacy_hcparse.names import MULTIWORD_TOKENS
+from spacy_hcparse.names import MULTIWORD_TOKENS, SENT_START_HINTS
 from spacy_hcparse.tokenizer import UDTokenizer, ud_tokenizer_for, use_ud_tokenizer
-from spacy_hcparse.tokenizer.features import (INSIDE, SENT_END, SEPARATOR, TOKEN_END, join_texts, piece_features,
+from spacy_hcparse.tokenizer.features import (INSIDE, IS_TOKEN_END, SENT_END, SEPARATOR, TOKEN_END, join_texts, piece_features,
                                               piece_spans)
+from spacy_hcparse.tokenizer import inference
 from spacy_hcparse.tokenizer.inference import _layers, predict_probs
-from spacy_hcparse.tokenizer.tokenizer import _decode, hinted_scores
+from spacy_hcparse.tokenizer.tokenizer import DEFAULTS, _decode, hinted_scores
 from spacy_hcparse.tokenizer.train import (TrainSettings, evaluation_interval, choose_hint_weight, selection_score, tokenizer_scores,
                                          train_tokenizer)
 
@@ -274,14 +276,21 @@ def test_any_batch_tokenizes_as_its_texts_alone(trained, texts, batch_size):
     assert [_analysis(d) for d in docs] == [_analysis(tokenizer(t)) for t in texts]
 
 
-def test_fused_prediction_is_the_models(trained):
-    """inference.predict_probs (numba blocks) against thinc's model.predict on the same rows."""
+@pytest.mark.parametrize("tile_rows", [inference.TILE_ROWS, 1, 5])
+def test_fused_prediction_is_the_models(trained, monkeypatch, tile_rows):
+    """inference.predict_probs (folded embedding, numba blocks in tiles of rows, tiles crossing
+    the texts' bounds) against thinc's model.predict on the same rows; folded tables kept in
+    ``folds`` give the same."""
     tokenizer, _ = trained
+    monkeypatch.setattr(inference, "TILE_ROWS", tile_rows)
     texts = ["Eu gosto do gato. Ele veio da casa!", "Do alto vê-se tudo.\n\nO preço é 10%.", "a"]
     feats = [piece_features(t, *piece_spans(t, tokenizer.splits), tokenizer.rule_ends(t)) for t in texts]
     X = Ragged(np.concatenate(feats), np.array([len(f) for f in feats], dtype="i"))
     assert _layers(tokenizer.model) is not None  # the fused path, not the fallback
     np.testing.assert_allclose(predict_probs(tokenizer.model, X), tokenizer.model.predict(X), rtol=1e-4, atol=1e-6)
+    folds = {}
+    first = predict_probs(tokenizer.model, X, folds)
+    assert "tables" in folds and np.array_equal(predict_probs(tokenizer.model, X, folds), first)
 
 
 def test_another_model_structure_falls_back_to_thinc():
@@ -362,3 +371,83 @@ def test_default_evaluations_follow_the_runs_size():
     assert evaluation_interval(5, 30) == 25  # nine tenths of a small dev file: 150 steps, 6 evaluations
     assert evaluation_interval(19, 30) == 47
     assert evaluation_interval(108, 30) == 100  # EWT's train file
+
+
+def hinting(tokenizer, weight=2.0):
+    return UDTokenizer(tokenizer.vocab, **CFG, set_sent_starts=False, sent_start_weight=weight).from_bytes(tokenizer.to_bytes())
+
+
+def test_sentence_start_hints_are_the_weighted_log_odds_of_the_token_before(trained):
+    """Each word's hint: the weight times the model's log-odds that the token before it ends a
+    sentence; 0 at the first word, on whitespace and inside a multiword token."""
+    tokenizer, _ = trained
+    text = "Eu gosto do gato.  Ele veio da casa!\n\nDo alto."
+    doc = hinting(tokenizer)(text)
+    hints = doc._.get(SENT_START_HINTS)
+    assert not doc.has_annotation("SENT_START") and len(hints) == len(doc)
+    _, _, labels, odds = hinting(tokenizer)._predict_joined([text], with_odds=True)
+    token_ends = np.flatnonzero(IS_TOKEN_END[labels])  # the last character of each surface token
+    inner = {i for start, end, _ in doc._.get(MULTIWORD_TOKENS) for i in range(start + 1, end)}
+    firsts = [t.i for t in doc if not t.is_space and t.i not in inner]  # the first word of each surface token
+    assert len(firsts) == len(token_ends)
+    assert [hints[i] for i in firsts] == pytest.approx([0.0] + [2.0 * float(odds[e]) for e in token_ends[:-1]], abs=1e-5)
+    assert all(hints[i] == 0.0 for i in range(len(doc)) if i not in firsts)
+    ele = [t.i for t in doc if t.text == "Ele"][0]
+    assert hints[ele] > 0 > hints[ele + 1]  # after a sentence end, and inside a sentence
+
+
+def test_no_hints_with_sentence_starts_set_or_weight_zero(trained):
+    tokenizer, _ = trained
+    assert tokenizer("Eu gosto do gato. Ele veio.")._.get(SENT_START_HINTS) is None
+    assert hinting(tokenizer, 0.0)("Eu gosto do gato. Ele veio.")._.get(SENT_START_HINTS) is None
+    with pytest.raises(ValueError):
+        UDTokenizer(tokenizer.vocab, sent_start_weight=-1.0)
+
+
+def test_a_segmenting_pipeline_gets_hints_and_keeps_its_weight(trained, tmp_path):
+    """The shipped choice: hc_parser's segmentation reads the tokenizer's hints (undo it and the
+    parser would segment alone)."""
+    tokenizer, _ = trained
+    tokenizer.to_disk(tmp_path / "tokenizer")
+    nlp = spacy.blank("xx")
+    nlp.add_pipe("hc_parser")
+    use_ud_tokenizer(nlp, ud_tokenizer_for(nlp, tmp_path / "tokenizer"))
+    assert nlp.tokenizer.cfg["sent_start_weight"] == DEFAULTS.sent_start_weight > 0
+    doc = nlp.tokenizer("Eu gosto do gato. Ele veio da casa!")
+    assert len(doc._.get(SENT_START_HINTS)) == len(doc)
+    nlp.to_disk(tmp_path / "nlp")
+    assert spacy.load(tmp_path / "nlp").tokenizer.cfg["sent_start_weight"] == DEFAULTS.sent_start_weight
+
+
+def test_hints_survive_serialization(trained):
+    tokenizer, _ = trained
+    docs = list(hinting(tokenizer).pipe(["Eu gosto do gato. Ele veio.", "Do alto!  Sim."]))
+    copies = list(DocBin(docs=docs, store_user_data=True).get_docs(tokenizer.vocab))
+    copies += [Doc(tokenizer.vocab).from_bytes(d.to_bytes()) for d in docs] + [pickle.loads(pickle.dumps(d)) for d in docs]
+    for doc, copy in zip(docs * 3, copies):
+        assert list(copy._.get(SENT_START_HINTS)) == doc._.get(SENT_START_HINTS)  # DocBin gives a tuple
+
+
+def test_hints_survive_two_processes(trained):
+    tokenizer, _ = trained
+    nlp = spacy.blank("xx")
+    use_ud_tokenizer(nlp, hinting(tokenizer))
+    texts = ["Eu gosto do gato. Ele veio.", "Do alto!  Sim.", "Não sei. Talvez."] * 2
+    two = list(nlp.pipe(texts, n_process=2, batch_size=2))
+    assert [d._.get(SENT_START_HINTS) for d in two] == [nlp(t)._.get(SENT_START_HINTS) for t in texts]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
+                      | st.text(alphabet="ab.-' \n\u00a0\tÉ😀1,dDo", max_size=30), max_size=5),
+       batch_size=st.integers(1, 3))
+def test_any_texts_hints_fit_its_doc(trained, texts, batch_size):
+    """With hints on, every Doc has one finite hint per token, 0 on whitespace, and the same
+    words as without hints."""
+    tokenizer, _ = trained
+    plain = UDTokenizer(tokenizer.vocab, **CFG, set_sent_starts=False, sent_start_weight=0.0).from_bytes(tokenizer.to_bytes())
+    for doc, text in zip(hinting(tokenizer).pipe(texts, batch_size=batch_size), texts):
+        hints = doc._.get(SENT_START_HINTS)
+        assert len(hints) == len(doc) and all(np.isfinite(hints))
+        assert all(h == 0.0 for h, t in zip(hints, doc) if t.is_space)
+        assert [t.text_with_ws for t in doc] == [t.text_with_ws for t in plain(text)]

@@ -1,0 +1,101 @@
+"""The tokenizer's pieces (``features.piece_spans``) and rule hint (``rules.RuleEnds``) against
+their definitions: the ``_PIECE`` regular expression, and spaCy's rule tokenizer on each chunk of
+a text between whitespace."""
+import numpy as np
+import pytest
+import spacy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from spacy.attrs import IDX, LENGTH
+
+from spacy_hcparse.tokenizer.features import _PIECE, piece_spans
+from spacy_hcparse.tokenizer.rules import RuleEnds
+
+EVERY_CHARACTER = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+SAMPLE = "Mr. O'Neil's cat (3.5kg) didn't go-to e.g. http://x.org :) ½² x١٢ a_b\n\nNew\xa0para\u2028é\u0301!"
+
+
+def regex_spans(text: str):
+    spans = np.array([m.span() for m in _PIECE.finditer(text)], dtype=np.int64).reshape(-1, 2)
+    return spans[:, 0], spans[:, 1]
+
+
+@pytest.mark.parametrize("text", [EVERY_CHARACTER, " ".join(EVERY_CHARACTER), SAMPLE, "", "  \n ", "a", "._"])
+def test_pieces_are_the_regular_expressions(text):
+    starts, ends = piece_spans(text)
+    ref_starts, ref_ends = regex_spans(text)
+    assert starts.tolist() == ref_starts.tolist() and ends.tolist() == ref_ends.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40))
+def test_any_texts_pieces_are_the_regular_expressions(text):
+    starts, ends = piece_spans(text)
+    ref_starts, ref_ends = regex_spans(text)
+    assert starts.tolist() == ref_starts.tolist() and ends.tolist() == ref_ends.tolist()
+
+
+RULES = {}
+
+
+def rule_tokenizer(lang: str):
+    if lang not in RULES:
+        RULES[lang] = spacy.blank(lang).tokenizer
+    return RULES[lang]
+
+
+def chunk_ends(lang: str, text: str) -> set:
+    """The token ends of spaCy's rule tokenizer run on each whitespace-free chunk of ``text``."""
+    out, at = set(), 0
+    for chunk in text.split():
+        at = text.index(chunk, at)
+        doc = rule_tokenizer(lang)(chunk)
+        out.update((at + doc.to_array([IDX, LENGTH]).astype(np.int64).reshape(-1, 2).sum(axis=1)).tolist())
+        at += len(chunk)
+    return out
+
+
+def at_pieces(text: str, rule_ends) -> list:
+    """What the model reads of the rule ends: whether each piece ends a rule token."""
+    return np.isin(piece_spans(text)[1], np.asarray(sorted(rule_ends), dtype=np.int64)).tolist()
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "pt", "da", "tr"])
+def test_cached_chunks_give_each_chunks_token_ends(lang):
+    rules = RuleEnds(lang)
+    assert not rules.whole_texts
+    texts = [SAMPLE, "zum Beispiel: do Brasil, z.B. 3.198 kr.", "", "   ", SAMPLE.upper(), SAMPLE]
+    offsets = np.array([0, 1000, 2000, 3000, 4000, 5000])
+    for _ in range(2):  # the second pass reads the cache
+        ends = rules(texts, offsets)
+        for text, offset in zip(texts, offsets.tolist()):
+            own = ends[(ends > offset) & (ends <= offset + len(text))] - offset
+            assert at_pieces(text, own) == at_pieces(text, chunk_ends(lang, text))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet="ab.,'-:()\n é1", max_size=30), min_size=1, max_size=4))
+def test_any_texts_rule_ends_are_its_chunks(texts):
+    rules = RuleEnds("en", rule_tokenizer("en"))
+    offsets = np.cumsum([0] + [len(t) + 2 for t in texts[:-1]])
+    ends = rules(texts, offsets)
+    for text, offset in zip(texts, offsets.tolist()):
+        own = ends[(ends > offset) & (ends <= offset + len(text))] - offset
+        assert at_pieces(text, own) == at_pieces(text, chunk_ends("en", text))
+
+
+def test_a_special_case_across_whitespace_tokenizes_whole_texts():
+    tokenizer = spacy.blank("en").tokenizer
+    tokenizer.add_special_case("a b.", [{"ORTH": "a b."}])
+    rules = RuleEnds("en", tokenizer)
+    assert rules.whole_texts
+    text = "x a b. y"
+    ends = rules([text], np.array([0]))
+    assert set(ends.tolist()) == set(tokenizer(text).to_array([IDX, LENGTH]).sum(axis=1).tolist())
+
+
+def test_the_chunks_of_a_whole_text_are_tokenized_alone():
+    """spaCy's phrase matcher reads ``' '`` as the special case ``''`` on the whole text; each chunk
+    alone has ``''`` as a token, as in a text where a line break parts the chunks."""
+    rules = RuleEnds("en", rule_tokenizer("en"))
+    assert at_pieces("' ''1", rules(["' ''1"], np.array([0]))) == at_pieces("'\n''1", chunk_ends("en", "'\n''1"))
