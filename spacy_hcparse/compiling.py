@@ -11,19 +11,40 @@ arguments' plain types (``int64``, ``bool``), where numba's own dispatcher compi
 specialization per constant value passed (``f(x, 0)`` and ``f(x, 1)`` are two compiles of ``f``
 and of everything it calls). The compiled code computes the same; it is compiled once.
 
+Every kernel is compiled without the C-callable wrapper numba adds for ``cfunc`` use (none here
+calls a kernel from C): less code to generate for each.
+
+Several processes may compile into one cache at once (``spacy_hcparse.ahead`` compiles in a
+second process; ``nlp.pipe(n_process=2)`` runs two parsers). numba's own cache writes each
+file atomically, but a function's index (its signatures -> data files) is read, changed and
+written back, and written before the data file it names: two processes saving two signatures
+of one function can pick the same data file, and a reader between the two writes can load a
+stale one. ``LockedCache`` writes the data file first, then the index, while holding an
+exclusive lock (``fcntl.flock``) on ``CACHE_LOCK`` in the cache folder.
+
 ``watch_compiling()`` (every parser component calls it) prints ``NOTICE`` once on stderr when
 this package's kernels have been compiling for ``NOTICE_AFTER`` seconds, while they are, so a
 first parse does not look hung; ``spacy_hcparse.warmup`` compiles a pipeline's kernels ahead.
 """
+import itertools
+import os
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from functools import partial
-from typing import Callable, Optional, TextIO
+from typing import Callable, Iterator, Optional, TextIO
 
 from numba.core import event, types
+from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.core.registry import CPUDispatcher
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: saves are not locked (and nothing compiles ahead, see ``ahead``)
+    fcntl = None
+
+CACHE_LOCK = "spacy_hcparse-cache.lock"
 NOTICE_AFTER = 2.0
 NOTICE = ("spacy_hcparse: compiling hc_parser's numba kernels, once per install (cached afterwards; "
           "`python -m spacy_hcparse warmup` does it ahead of time)")
@@ -40,15 +61,80 @@ class KernelDispatcher(CPUDispatcher):
         return super().get_call_template(args, kws)
 
 
+class _DataFirstFile(IndexDataCacheFile):
+    """numba's index and data files of one function, the data file written before the index
+    entry that names it (a reader never finds an entry whose data is not there yet)."""
+
+    def save(self, key, data) -> None:
+        overloads = self._load_index()
+        name = overloads.get(key)
+        if name is None:
+            taken = set(overloads.values())
+            name = next(self._data_name(i) for i in itertools.count(1) if self._data_name(i) not in taken)
+        self._save_data(name, data)
+        if overloads.get(key) != name:
+            overloads[key] = name
+            self._save_index(overloads)
+
+
+class LockedCache(FunctionCache):
+    """numba's cache of one function, saving under an exclusive lock on the cache folder's
+    ``CACHE_LOCK`` file, data file first (see the module docstring)."""
+
+    def __init__(self, py_func) -> None:
+        super().__init__(py_func)
+        self._cache_file = _DataFirstFile(cache_path=self._cache_path, filename_base=self._impl.filename_base,
+                                          source_stamp=self._impl.locator.get_source_stamp())
+
+    def save_overload(self, sig, data) -> None:
+        self._impl.locator.ensure_cache_path()
+        with cache_lock(self._cache_path):
+            super().save_overload(sig, data)
+
+
+_saving = False  # a save is under way (``exit_between_saves`` waits for it)
+_exit_after_save = False
+
+
+@contextmanager
+def cache_lock(folder: str) -> Iterator[None]:
+    """Hold the exclusive lock on ``folder``'s ``CACHE_LOCK`` file (nothing where ``fcntl`` is
+    missing) while saving."""
+    global _saving
+    if fcntl is None:
+        yield
+        return
+    with open(os.path.join(folder, CACHE_LOCK), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        _saving = True
+        try:
+            yield
+        finally:
+            _saving = False
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    if _exit_after_save:
+        os._exit(0)
+
+
+def exit_between_saves(signum=None, frame=None) -> None:
+    """A signal handler that ends the process at once, or right after the cache save under way:
+    a process compiling for others (``graph.ahead``) never leaves a half-written file."""
+    global _exit_after_save
+    if not _saving:
+        os._exit(0)
+    _exit_after_save = True
+
+
 def njit(function: Optional[Callable] = None, *, cache: bool = False, **options) -> Callable:
     """``numba.njit`` (same options: ``cache``, ``parallel``, ``fastmath``...) making a
-    ``KernelDispatcher``; used as ``@njit(cache=True)`` or ``@njit``."""
+    ``KernelDispatcher`` without a ``cfunc`` wrapper, cached (``cache=True``) in a
+    ``LockedCache``; used as ``@njit(cache=True)`` or ``@njit``."""
     if function is None:
         return partial(njit, cache=cache, **options)
     dispatcher = KernelDispatcher(py_func=function, locals=options.pop("locals", {}),
-                                  targetoptions={"nopython": True, **options})
+                                  targetoptions={"nopython": True, "no_cfunc_wrapper": True, **options})
     if cache:
-        dispatcher.enable_caching()
+        dispatcher._cache = LockedCache(function)
     return dispatcher
 
 
