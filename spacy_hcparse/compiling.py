@@ -20,7 +20,9 @@ file atomically, but a function's index (its signatures -> data files) is read, 
 written back, and written before the data file it names: two processes saving two signatures
 of one function can pick the same data file, and a reader between the two writes can load a
 stale one. ``LockedCache`` writes the data file first, then the index, while holding an
-exclusive lock (``fcntl.flock``) on ``CACHE_LOCK`` in the cache folder.
+exclusive lock (``fcntl.flock``) on ``CACHE_LOCK`` in the cache folder. A process compiling
+kernels for others claims them (``claimed``: a lock on a ``.claim`` file beside each one's
+index); a process about to compile a claimed kernel waits for the claim to end and loads it.
 
 ``watch_compiling()`` (every parser component calls it) prints ``NOTICE`` once on stderr when
 this package's kernels have been compiling for ``NOTICE_AFTER`` seconds, while they are, so a
@@ -33,7 +35,7 @@ import threading
 import time
 from contextlib import contextmanager
 from functools import partial
-from typing import Callable, Iterator, Optional, TextIO
+from typing import Callable, Iterable, Iterator, Optional, Set, TextIO
 
 from numba.core import event, types
 from numba.core.caching import FunctionCache, IndexDataCacheFile
@@ -45,6 +47,8 @@ except ImportError:  # not POSIX: saves are not locked (and nothing compiles ahe
     fcntl = None
 
 CACHE_LOCK = "spacy_hcparse-cache.lock"
+CLAIM_WAIT = 120.0  # seconds a compile waits at most for another process's claim
+CLAIM_POLL = 0.05
 NOTICE_AFTER = 2.0
 NOTICE = ("spacy_hcparse: compiling hc_parser's numba kernels, once per install (cached afterwards; "
           "`python -m spacy_hcparse warmup` does it ahead of time)")
@@ -53,12 +57,18 @@ PACKAGE = __name__.split(".")[0]
 
 class KernelDispatcher(CPUDispatcher):
     """numba's CPU dispatcher, compiling calls from other kernels for their arguments' plain
-    types (``types.unliteral``): one compile per kernel and argument types, not per constant."""
+    types (``types.unliteral``): one compile per kernel and argument types, not per constant;
+    a kernel's first compile waits for another process that claims it (``claimed``)."""
 
     def get_call_template(self, args, kws):
         args = tuple(types.unliteral(a) for a in args)
         kws = {key: types.unliteral(value) for key, value in kws.items()}
         return super().get_call_template(args, kws)
+
+    def compile(self, sig):
+        if not self.overloads and isinstance(self._cache, LockedCache):
+            wait_for_claim(self._cache.claim_path)
+        return super().compile(sig)
 
 
 class _DataFirstFile(IndexDataCacheFile):
@@ -91,6 +101,11 @@ class LockedCache(FunctionCache):
         with cache_lock(self._cache_path):
             super().save_overload(sig, data)
 
+    @property
+    def claim_path(self) -> str:
+        """The file a process compiling this function for others locks (``claimed``)."""
+        return os.path.splitext(self._cache_file._index_path)[0] + ".claim"
+
 
 _saving = False  # a save is under way (``exit_between_saves`` waits for it)
 _exit_after_save = False
@@ -114,6 +129,48 @@ def cache_lock(folder: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
     if _exit_after_save:
         os._exit(0)
+
+
+_held_claims: Set[str] = set()
+
+
+@contextmanager
+def claimed(kernels: Iterable) -> Iterator[None]:
+    """Claim ``kernels`` (cached ``njit`` kernels) while compiling them for others: a process
+    that needs one of them first waits for the claim to end (at most ``CLAIM_WAIT`` seconds),
+    then loads it from the cache instead of compiling it too."""
+    handles = []
+    try:
+        for kernel in kernels:
+            if fcntl is None or not isinstance(kernel._cache, LockedCache):
+                continue
+            path = kernel._cache.claim_path
+            kernel._cache._impl.locator.ensure_cache_path()
+            handle = open(path, "a")
+            handles.append(handle)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            _held_claims.add(path)
+        yield
+    finally:
+        for handle in handles:
+            _held_claims.discard(handle.name)
+            handle.close()  # closing drops the lock
+
+
+def wait_for_claim(path: str) -> None:
+    """Wait while another process claims the kernel whose claim file is ``path`` (``claimed``)."""
+    if fcntl is None or path in _held_claims or not os.path.exists(path):
+        return
+    deadline = time.monotonic() + CLAIM_WAIT
+    with open(path, "a") as handle:
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return  # closing the file drops the shared lock
+            except OSError:
+                if time.monotonic() >= deadline:
+                    return
+                time.sleep(CLAIM_POLL)
 
 
 def exit_between_saves(signum=None, frame=None) -> None:

@@ -1,5 +1,6 @@
 """The kernels' ``njit`` (one compile per argument types, not per constant), their cache's locked
 saves, the notice of a slow compile, and ``python -m spacy_hcparse warmup``."""
+import fcntl
 import glob
 import io
 import os
@@ -121,3 +122,22 @@ def test_cache_saves_wait_for_the_lock_and_write_data_before_the_index(tmp_path,
     assert seen == [True, True]
     assert len(kernel._cache._cache_file._load_index()) == 2  # both signatures, two data files
     assert len(glob.glob(os.path.join(folder, "*.nbc"))) == 2
+
+
+def test_a_claimed_kernel_waits_for_the_claim_and_its_claimer_does_not(tmp_path, monkeypatch):
+    """A kernel another process claims (``claimed``: it compiles it for others) compiles only
+    after the claim ends; the process holding the claim compiles it at once."""
+    kernel = _cached_kernel(tmp_path, monkeypatch)
+    path = kernel._cache.claim_path
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a") as other:  # as another process would hold it
+        fcntl.flock(other, fcntl.LOCK_EX)
+        worker = threading.Thread(target=kernel, args=(1.0,))
+        worker.start()
+        time.sleep(0.5)
+        assert worker.is_alive() and not kernel.signatures
+    worker.join(60)
+    assert kernel.signatures
+    mine = _cached_kernel(tmp_path / "mine", monkeypatch)
+    with compiling.claimed([mine]):
+        assert mine(2) == 4

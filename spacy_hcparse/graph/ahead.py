@@ -6,8 +6,9 @@ that calls a kernel the cache holds loads it instead. So when ``hc_parser`` is c
 (``spacy.load``, ``add_pipe``) and the cache lacks its kernels, ``compile_ahead`` starts a helper,
 ``python -m spacy_hcparse.graph.ahead PARENT STEP...``, that runs the kernels of each step
 (``STEPS``) on tiny inputs of the argument types the parser passes, and exits. The steps are the
-decoder's (``plan``): its first parse's in reverse order (the parser starts at the front, so the
-two processes meet in the middle), then those of its later outputs (k-best trees). The kernels a
+decoder's (``plan``): the costliest kernel its first parse reaches late, then the others back
+from the end of the parse (the parser starts at the front, so the two processes meet in the
+middle), then those of its later outputs (k-best trees). The kernels a
 batch calls only where it needs them (``compile_fallbacks``) are left to ``python -m
 spacy_hcparse warmup``, which also fills the cache ahead of time for an image or a CI cache.
 
@@ -27,8 +28,9 @@ It is off where it cannot help:
 It never writes to the terminal, ends at its parent's exit (the parent stops it; it also checks
 for its parent every ``PARENT_POLL`` seconds), and stops between two cache saves
 (``compiling.exit_between_saves``). Saves are locked and write the data file first
-(``compiling.LockedCache``): two processes compiling into one cache cannot corrupt it; at worst
-both compile one kernel.
+(``compiling.LockedCache``): two processes compiling into one cache cannot corrupt it. While a
+step runs, the helper claims the step's kernels (``compiling.claimed``): a parser that reaches one
+waits for it and loads it rather than compile it a second time.
 """
 import atexit
 import hashlib
@@ -44,7 +46,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from numba.core import config
 
-from ..compiling import exit_between_saves, fcntl
+from ..compiling import claimed, exit_between_saves, fcntl
 from ..decoders import decode_dual, decode_hill_climb, decode_mst, kbest_eisner, kbest_mst
 from ..decoders import absent, batch, batch_marginals, dominance, dual, enumeration, hill_climb, kbest, mst, scoring
 from ..decoders.batch import decode_eisner_batch
@@ -159,31 +161,26 @@ STEPS: Dict[str, Tuple[Callable[[], None], Tuple]] = {
     "fallbacks": (compile_fallbacks, (batch._eisner1_serial, batch_marginals._sibling_log_serial)),
 }
 
-# per decoder (its class name, ``graph.decoding``): the steps of its first parse in the order the
-# parser takes them, then the steps it needs later; head probabilities come after the first. The
-# model's own kernels (``layers``: a fraction of a second) are left to the parser: importing them
-# takes thinc and torch, seconds of the helper's time.
-_FIRST = {
-    "Eisner": ("prune", "eisner", "margins"),
-    "MST": ("prune", "mst", "margins"),
-    "HillClimb": ("prune", "mst", "hill_climb", "margins"),
-    "Certified": ("prune", "mst", "hill_climb", "certificate", "margins"),
-    "Dual": ("prune", "mst", "dual", "margins"),
+# per decoder (its class name, ``graph.decoding``) the helper's steps in its order: the
+# costliest kernel the parser reaches late first (the sibling chart; hill climbing), then back
+# from the end of the first parse (the parser starts at the front and waits for what the helper
+# claims), then the later outputs (k-best). The model's own kernels (``layers``: a fraction of a
+# second) are left to the parser: importing them takes thinc and torch, seconds of the helper's.
+_PLANS = {
+    "Eisner": ("sibling_probs", "margins", "eisner", "prune", "kbest_eisner"),
+    "MST": ("tree_probs", "margins", "mst", "prune", "kbest_mst"),
+    "HillClimb": ("hill_climb", "tree_probs", "margins", "mst", "prune", "kbest_mst"),
+    "Certified": ("hill_climb", "certificate", "tree_probs", "margins", "mst", "prune", "kbest_mst", "dual"),
+    "Dual": ("dual", "tree_probs", "margins", "mst", "prune", "kbest_mst"),
 }
-_LATER = {"Eisner": ("kbest_eisner",), "Certified": ("kbest_mst", "dual")}
+_PROBABILITIES = ("sibling_probs", "tree_probs")  # steps only with ``head_probs``
 _STARTED: Dict[Tuple[str, ...], subprocess.Popen] = {}
 
 
 def plan(decoder: str, head_probs: bool = True) -> Tuple[str, ...]:
-    """The steps ``compile_ahead`` runs for an ``hc_parser`` with the decoder class ``decoder``
-    (``"Eisner"``, ``"Certified"``...; others: none) in the helper's order: the first parse's
-    steps backwards, then the later ones."""
-    if decoder not in _FIRST:
-        return ()
-    first = _FIRST[decoder]
-    if head_probs:
-        first = first + (("sibling_probs",) if decoder == "Eisner" else ("tree_probs",))
-    return tuple(reversed(first)) + _LATER.get(decoder, ("kbest_mst",))
+    """The steps ``compile_ahead`` runs, in order, for an ``hc_parser`` with the decoder class
+    ``decoder`` (``"Eisner"``, ``"Certified"``...; others: none) and ``head_probs``."""
+    return tuple(step for step in _PLANS.get(decoder, ()) if head_probs or step not in _PROBABILITIES)
 
 
 def cache_folder() -> str:
@@ -271,12 +268,15 @@ def _watch_parent(parent: int) -> None:
 
 
 def run_steps(steps: Sequence[str]) -> List[str]:
-    """Run ``steps`` (names of ``STEPS``) in order; return those that failed (a failing step
-    only means its kernels compile on first use)."""
+    """Run ``steps`` (names of ``STEPS``) in order, each claiming its kernels
+    (``compiling.claimed``); return those that failed (a failing step only means its kernels
+    compile on first use)."""
     failed = []
     for step in steps:
+        run, kernels = STEPS[step]
         try:
-            STEPS[step][0]()
+            with claimed(kernels):  # the parser waits for these rather than compile them too
+                run()
         except Exception:  # never the parser's problem: the kernel compiles when used
             failed.append(step)
     return failed
