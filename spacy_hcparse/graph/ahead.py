@@ -17,7 +17,9 @@ at a lower one it stayed idle on a busy machine while the parent compiled everyt
 It is off where it cannot help:
 
 - ``SPACY_HCPARSE_COMPILE_AHEAD=0`` (or ``false``, ``no``, ``off``) in the environment;
-- fewer than two usable cores, numba's JIT disabled (``NUMBA_DISABLE_JIT``), a cache folder that
+- fewer than two usable cores, or every core busy (a 1-minute load average of ``BUSY`` per
+  core: there the helper only took CPU from the parser, which then waited for it), numba's JIT
+  disabled (``NUMBA_DISABLE_JIT``), a cache folder that
   cannot be written (nothing would be kept), no ``fcntl`` (not POSIX), ``threads`` > 1 (its
   parallel kernels: ``warmup``);
 - a warm cache: every step's kernels (``STEPS``) have a fresh index;
@@ -59,6 +61,7 @@ OFF = ("0", "false", "no", "off")
 LOCK = "spacy_hcparse-ahead-{}.lock"  # held by the helper running that plan
 TURN = "spacy_hcparse-ahead.lock"  # held by the helper compiling now: one at a time
 PARENT_POLL = 0.2
+BUSY = 1.0  # a 1-minute load average of this per usable core: no core to spare, nothing starts
 STOP_WAIT = 2.0  # seconds the parent waits at exit for the helper to stop (LLVM's work is not interrupted)
 
 # the tiny inputs: one span of N words (N + 1 rows with the root), float64 unless the model's float32
@@ -205,6 +208,9 @@ def why_not(folder: Optional[str] = None) -> str:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if cores < 2:
         return "one usable core"
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    if load >= BUSY * cores:
+        return f"every core is busy (load average {load:.1f})"
     folder = folder or cache_folder()
     try:
         os.makedirs(folder, exist_ok=True)
