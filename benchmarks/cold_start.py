@@ -115,7 +115,10 @@ def child_hc(model: str, out: Path) -> None:
         recorder.step = "kbest"
     trees = nlp.get_pipe("hc_parser").kbest(list(doc.sents)[0], 3)
     laps["kbest"] = clock.lap()
-    result = {"laps": laps, "kernels": recorder.own if recorder else {},
+    from spacy_hcparse.graph import ahead  # loaded by now, with the parser
+
+    result = {"laps": laps, "helpers": [list(plan) for plan in ahead._STARTED], "why_not": ahead.why_not(),
+              "kernels": recorder.own if recorder else {},
               "signatures": recorder.signatures if recorder else {}, "log": recorder.log if recorder else [],
               "n_trees": len(trees),
               "certified": [s._.hc_certified for s in certified_doc.sents], "values": repr(values)[:80]}
@@ -232,6 +235,8 @@ def main() -> None:
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print_table(runs, peer)
     print(f"k-best trees: {runs['warm']['n_trees']}; certified: {runs['warm']['certified']}")
+    for kind, run in runs.items():
+        print(f"{kind}: helpers started {run['helpers'] or 'none'}" + (f" ({run['why_not']} at the end)" if run["why_not"] else ""))
     for cache_kind in ("cold", "ahead") if args.kernels else ():
         if cache_kind not in runs:
             continue
