@@ -14,7 +14,7 @@ and of everything it calls). The compiled code computes the same; it is compiled
 Every kernel is compiled without the C-callable wrapper numba adds for ``cfunc`` use (none here
 calls a kernel from C): less code to generate for each.
 
-Several processes may compile into one cache at once (``spacy_hcparse.ahead`` compiles in a
+Several processes may compile into one cache at once (``graph.ahead`` compiles in a
 second process; ``nlp.pipe(n_process=2)`` runs two parsers). numba's own cache writes each
 file atomically, but a function's index (its signatures -> data files) is read, changed and
 written back, and written before the data file it names: two processes saving two signatures
@@ -43,7 +43,7 @@ from numba.core.registry import CPUDispatcher
 
 try:
     import fcntl
-except ImportError:  # not POSIX: saves are not locked (and nothing compiles ahead, see ``ahead``)
+except ImportError:  # not POSIX: saves are not locked (and nothing compiles ahead: ``graph.ahead``)
     fcntl = None
 
 CACHE_LOCK = "spacy_hcparse-cache.lock"

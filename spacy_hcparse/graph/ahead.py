@@ -161,7 +161,6 @@ STEPS: Dict[str, Tuple[Callable[[], None], Tuple]] = {
     "dual": (_dual, (dual._run,)),
     "kbest_eisner": (_kbest_eisner, (kbest.kbest_eisner_kernel,)),
     "kbest_mst": (_kbest_mst, (scoring.arc_part,)),
-    "fallbacks": (compile_fallbacks, (batch._eisner1_serial, batch_marginals._sibling_log_serial)),
 }
 
 # per decoder (its class name, ``graph.decoding``) the helper's steps in its order: the
