@@ -236,17 +236,18 @@ def main() -> None:
     print_table(runs, peer)
     print(f"k-best trees: {runs['warm']['n_trees']}; certified: {runs['warm']['certified']}")
     for kind, run in runs.items():
-        print(f"{kind}: helpers started {run['helpers'] or 'none'}" + (f" ({run['why_not']} at the end)" if run["why_not"] else ""))
+        why = f" ({run['why_not']} at the end)" if run["why_not"] else ""
+        print(f"{kind}: helpers started {run['helpers'] or 'none'}{why}")
     for cache_kind in ("cold", "ahead") if args.kernels else ():
         if cache_kind not in runs:
             continue
         log = runs[cache_kind]["log"]
-        print(f"\n{cache_kind}: compiles per step: " + ", ".join(
-            f"{step} {sum(1 for entry in log if entry[0] == step)} ({sum(entry[2] for entry in log if entry[0] == step):.1f} s)"
-            for step in STEPS[1:]))
+        counts = {step: [entry[2] for entry in log if entry[0] == step] for step in STEPS[1:]}
+        print(f"\n{cache_kind}: compiles per step: "
+              + ", ".join(f"{step} {len(own_s)} ({sum(own_s):.1f} s)" for step, own_s in counts.items()))
         own = sorted(runs[cache_kind]["kernels"].items(), key=lambda kv: -kv[1])
-        print(f"{len(own)} kernels compiled in the {cache_kind} process, {sum(own_s for _, own_s in own):.1f} s in all; "
-              f"the {args.kernels} slowest (own seconds, callees excluded):")
+        print(f"{len(own)} kernels compiled in the {cache_kind} process, {sum(own_s for _, own_s in own):.1f} s "
+              f"in all; the {args.kernels} slowest (own seconds, callees excluded):")
         for name, seconds in own[:args.kernels]:
             count = runs[cache_kind]["signatures"][name]
             signatures = f" ({count} signatures)" if count > 1 else ""

@@ -166,13 +166,15 @@ STEPS: Dict[str, Tuple[Callable[[], None], Tuple]] = {
 # per decoder (its class name, ``graph.decoding``) the helper's steps in its order: the
 # costliest kernel the parser reaches late first (the sibling chart; hill climbing), then back
 # from the end of the first parse (the parser starts at the front and waits for what the helper
-# claims), then the later outputs (k-best). The model's own kernels (``layers``: a fraction of a
-# second) are left to the parser: importing them takes thinc and torch, seconds of the helper's.
+# claims), then the later outputs (k-best). Certified decoding's dual decomposition and branch
+# and bound (sentences the search leaves open) compile when used. The model's own kernels
+# (``layers``: a fraction of a second) are left to the parser: importing them takes thinc and
+# torch, seconds of the helper's.
 _PLANS = {
     "Eisner": ("sibling_probs", "margins", "eisner", "prune", "kbest_eisner"),
     "MST": ("tree_probs", "margins", "mst", "prune", "kbest_mst"),
     "HillClimb": ("hill_climb", "tree_probs", "margins", "mst", "prune", "kbest_mst"),
-    "Certified": ("hill_climb", "certificate", "tree_probs", "margins", "mst", "prune", "kbest_mst", "dual"),
+    "Certified": ("hill_climb", "certificate", "tree_probs", "margins", "mst", "prune", "kbest_mst"),
     "Dual": ("dual", "tree_probs", "margins", "mst", "prune", "kbest_mst"),
 }
 _PROBABILITIES = ("sibling_probs", "tree_probs")  # steps only with ``head_probs``
@@ -239,7 +241,8 @@ def compile_ahead(decoder: str, head_probs: bool = True, threads: int = 1) -> Op
         handle.close()
         return None
     package = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, ENV: "0", "PYTHONPATH": os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH")) if p)}
+    path = os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, ENV: "0", "PYTHONPATH": path}
     try:
         helper = subprocess.Popen([sys.executable, "-m", __name__, str(os.getpid()), *steps], env=env,
                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

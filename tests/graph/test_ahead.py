@@ -20,7 +20,7 @@ def on(monkeypatch):
 def test_plan_starts_with_the_costliest_late_kernel_then_goes_back_from_the_parse_end():
     assert ahead.plan("Eisner") == ("sibling_probs", "margins", "eisner", "prune", "kbest_eisner")
     assert ahead.plan("Certified", head_probs=False) == ("hill_climb", "certificate", "margins", "mst", "prune",
-                                                         "kbest_mst", "dual")
+                                                         "kbest_mst")
     assert ahead.plan("SomeoneElses") == ()
     assert all(step in ahead.STEPS for decoder in ("Eisner", "MST", "HillClimb", "Certified", "Dual")
                for step in ahead.plan(decoder))
