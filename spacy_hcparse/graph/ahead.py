@@ -6,9 +6,8 @@ that calls a kernel the cache holds loads it instead. So when ``hc_parser`` is c
 (``spacy.load``, ``add_pipe``) and the cache lacks its kernels, ``compile_ahead`` starts a helper,
 ``python -m spacy_hcparse.graph.ahead PARENT STEP...``, that runs the kernels of each step
 (``STEPS``) on tiny inputs of the argument types the parser passes, and exits. The steps are the
-decoder's (``plan``): the costliest kernel its first parse reaches late, then the others back
-from the end of the parse (the parser starts at the front, so the two processes meet in the
-middle), then those of its later outputs (k-best trees). The kernels a
+decoder's (``plan``): its first parse's from the end (the parser starts at the front, so the
+two processes meet in the middle), then those of its later outputs (k-best trees). The kernels a
 batch calls only where it needs them (``compile_fallbacks``) are left to ``python -m
 spacy_hcparse warmup``, which also fills the cache ahead of time for an image or a CI cache.
 
@@ -163,19 +162,19 @@ STEPS: Dict[str, Tuple[Callable[[], None], Tuple]] = {
     "kbest_mst": (_kbest_mst, (scoring.arc_part,)),
 }
 
-# per decoder (its class name, ``graph.decoding``) the helper's steps in its order: the
-# costliest kernel the parser reaches late first (the sibling chart; hill climbing), then back
-# from the end of the first parse (the parser starts at the front and waits for what the helper
-# claims), then the later outputs (k-best). Certified decoding's dual decomposition and branch
-# and bound (sentences the search leaves open) compile when used. The model's own kernels
+# per decoder (its class name, ``graph.decoding``) the helper's steps in its order: the first
+# parse's steps from its end (head probabilities, margins, the decoder, pruning: the parser starts
+# at the front, so the two meet in the middle; the parser waits only for a kernel the helper
+# started first), then the later outputs (k-best). Certified decoding's dual decomposition and
+# branch and bound (sentences the search leaves open) compile when used. The model's own kernels
 # (``layers``: a fraction of a second) are left to the parser: importing them takes thinc and
 # torch, seconds of the helper's.
 _PLANS = {
     "Eisner": ("sibling_probs", "margins", "eisner", "prune", "kbest_eisner"),
     "MST": ("tree_probs", "margins", "mst", "prune", "kbest_mst"),
-    "HillClimb": ("hill_climb", "tree_probs", "margins", "mst", "prune", "kbest_mst"),
-    "Certified": ("hill_climb", "certificate", "tree_probs", "margins", "mst", "prune", "kbest_mst"),
-    "Dual": ("dual", "tree_probs", "margins", "mst", "prune", "kbest_mst"),
+    "HillClimb": ("tree_probs", "margins", "hill_climb", "mst", "prune", "kbest_mst"),
+    "Certified": ("tree_probs", "margins", "certificate", "hill_climb", "mst", "prune", "kbest_mst"),
+    "Dual": ("tree_probs", "margins", "dual", "mst", "prune", "kbest_mst"),
 }
 _PROBABILITIES = ("sibling_probs", "tree_probs")  # steps only with ``head_probs``
 _STARTED: Dict[Tuple[str, ...], subprocess.Popen] = {}
