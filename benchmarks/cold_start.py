@@ -19,6 +19,12 @@ machine, CPU seconds are the figure to compare. ``--kernels N`` lists the N numb
 compiling took longest in the cold process (CPU seconds of the compiling thread, callees'
 compiling excluded), and ``--json`` keeps every compile with its argument types and step.
 
+With ``--ahead both`` (the default) the cold process runs twice, each with an empty cache of its
+own: without compiling ahead (``SPACY_HCPARSE_COMPILE_AHEAD=0``) and with it (``ahead``: a second
+process compiles the pipeline's kernels while the first loads and parses; its CPU seconds count in
+the ``process`` row, not in the steps'); the warm process reads the first one's cache. ``--ahead
+on`` or ``off`` runs one cold process.
+
 Without ``--model`` the README quickstart model is trained first (configs/ewt_fast.cfg, 200 steps
 on assets/sample), into ``--work`` (default: a temp dir), which takes a few minutes.
 
@@ -38,6 +44,7 @@ REPO = Path(__file__).resolve().parent.parent
 TEXT = "The dog chased a red ball in the garden. She reads old books at night."
 CERTIFIED = {"components": {"hc_parser": {"decoder": {"@misc": "spacy_hcparse.Certified.v1", "time_limit": 1.0}}}}
 STEPS = ("load", "parse", "certified", "kbest")
+AHEAD = "SPACY_HCPARSE_COMPILE_AHEAD"  # graph.ahead.ENV
 
 
 class Clock:
@@ -108,7 +115,10 @@ def child_hc(model: str, out: Path) -> None:
         recorder.step = "kbest"
     trees = nlp.get_pipe("hc_parser").kbest(list(doc.sents)[0], 3)
     laps["kbest"] = clock.lap()
-    result = {"laps": laps, "kernels": recorder.own if recorder else {},
+    from spacy_hcparse.graph import ahead  # loaded by now, with the parser
+
+    result = {"laps": laps, "helpers": [list(plan) for plan in ahead._STARTED], "why_not": ahead.why_not(),
+              "kernels": recorder.own if recorder else {},
               "signatures": recorder.signatures if recorder else {}, "log": recorder.log if recorder else [],
               "n_trees": len(trees),
               "certified": [s._.hc_certified for s in certified_doc.sents], "values": repr(values)[:80]}
@@ -128,10 +138,11 @@ def child_peer(model: str, out: Path) -> None:
     out.write_text(json.dumps({"laps": laps}))
 
 
-def run_child(kind: str, model: str, cache: Path, kernels: bool) -> Dict:
-    """One fresh process; its laps, plus its total CPU seconds as the OS counts them."""
+def run_child(kind: str, model: str, cache: Path, kernels: bool, ahead: bool = True) -> Dict:
+    """One fresh process (``ahead``: compiling ahead allowed); its laps, plus its total CPU
+    seconds as the OS counts them (with those of the processes it waited for)."""
     out = Path(tempfile.mkstemp(suffix=".json")[1])
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": os.pathsep.join(
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), AHEAD: "1" if ahead else "0", "PYTHONPATH": os.pathsep.join(
         p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
     if kernels:
         env["COLD_START_KERNELS"] = "1"
@@ -196,6 +207,8 @@ def main() -> None:
     parser.add_argument("--peer", default=None, help="a spaCy parser pipeline (default: train one for a few steps)")
     parser.add_argument("--work", type=Path, default=None, help="where trained models and caches go (default: temp)")
     parser.add_argument("--kernels", type=int, default=0, help="list the N slowest-compiling kernels of the cold run")
+    parser.add_argument("--ahead", choices=("both", "on", "off"), default="both",
+                        help="cold processes without and with compiling ahead in a second process")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -212,17 +225,31 @@ def main() -> None:
     peer_cache = Path(tempfile.mkdtemp(prefix="numba_cache_", dir=work))
     run_child("peer", peer_model, peer_cache, False)  # spaCy's own first-run costs, paid once, as the hc runs do
     peer = run_child("peer", peer_model, peer_cache, False)
-    runs = {"cold": run_child("hc", model, cache, args.kernels > 0)}
+    runs = {}
+    if args.ahead in ("both", "off"):
+        runs["cold"] = run_child("hc", model, cache, args.kernels > 0, ahead=False)
+    if args.ahead in ("both", "on"):
+        ahead_cache = cache if args.ahead == "on" else Path(tempfile.mkdtemp(prefix="numba_cache_", dir=work))
+        runs["ahead"] = run_child("hc", model, ahead_cache, args.kernels > 0, ahead=True)
     runs["warm"] = run_child("hc", model, cache, False)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print_table(runs, peer)
     print(f"k-best trees: {runs['warm']['n_trees']}; certified: {runs['warm']['certified']}")
-    if args.kernels:
-        own = sorted(runs["cold"]["kernels"].items(), key=lambda kv: -kv[1])
-        print(f"\n{len(own)} kernels compiled in the cold process, {sum(own_s for _, own_s in own):.1f} s in all; "
-              f"the {args.kernels} slowest (own seconds, callees excluded):")
+    for kind, run in runs.items():
+        why = f" ({run['why_not']} at the end)" if run["why_not"] else ""
+        print(f"{kind}: helpers started {run['helpers'] or 'none'}{why}")
+    for cache_kind in ("cold", "ahead") if args.kernels else ():
+        if cache_kind not in runs:
+            continue
+        log = runs[cache_kind]["log"]
+        counts = {step: [entry[2] for entry in log if entry[0] == step] for step in STEPS[1:]}
+        print(f"\n{cache_kind}: compiles per step: "
+              + ", ".join(f"{step} {len(own_s)} ({sum(own_s):.1f} s)" for step, own_s in counts.items()))
+        own = sorted(runs[cache_kind]["kernels"].items(), key=lambda kv: -kv[1])
+        print(f"{len(own)} kernels compiled in the {cache_kind} process, {sum(own_s for _, own_s in own):.1f} s "
+              f"in all; the {args.kernels} slowest (own seconds, callees excluded):")
         for name, seconds in own[:args.kernels]:
-            count = runs["cold"]["signatures"][name]
+            count = runs[cache_kind]["signatures"][name]
             signatures = f" ({count} signatures)" if count > 1 else ""
             print(f"  {seconds:6.2f}  {name.replace('spacy_hcparse.', '')}{signatures}")
     if args.json:

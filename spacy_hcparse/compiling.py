@@ -11,19 +11,44 @@ arguments' plain types (``int64``, ``bool``), where numba's own dispatcher compi
 specialization per constant value passed (``f(x, 0)`` and ``f(x, 1)`` are two compiles of ``f``
 and of everything it calls). The compiled code computes the same; it is compiled once.
 
+Every kernel is compiled without the C-callable wrapper numba adds for ``cfunc`` use (none here
+calls a kernel from C): less code to generate for each.
+
+Several processes may compile into one cache at once (``graph.ahead`` compiles in a
+second process; ``nlp.pipe(n_process=2)`` runs two parsers). numba's own cache writes each
+file atomically, but a function's index (its signatures -> data files) is read, changed and
+written back, and written before the data file it names: two processes saving two signatures
+of one function can pick the same data file, and a reader between the two writes can load a
+stale one. ``LockedCache`` writes the data file first, then the index, while holding an
+exclusive lock (``fcntl.flock``) on ``CACHE_LOCK`` in the cache folder. A process compiling
+kernels for others claims them (``claimed``: a lock on a ``.claim`` file beside each one's
+index); a process about to compile a claimed kernel waits for the claim to end and loads it.
+
 ``watch_compiling()`` (every parser component calls it) prints ``NOTICE`` once on stderr when
 this package's kernels have been compiling for ``NOTICE_AFTER`` seconds, while they are, so a
 first parse does not look hung; ``spacy_hcparse.warmup`` compiles a pipeline's kernels ahead.
 """
+import itertools
+import os
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from functools import partial
-from typing import Callable, Optional, TextIO
+from typing import Callable, Iterable, Iterator, Optional, Set, TextIO
 
 from numba.core import event, types
+from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.core.registry import CPUDispatcher
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: saves are not locked (and nothing compiles ahead: ``graph.ahead``)
+    fcntl = None
+
+CACHE_LOCK = "spacy_hcparse-cache.lock"
+CLAIM_WAIT = 120.0  # seconds a compile waits at most for another process's claim
+CLAIM_POLL = 0.05
 NOTICE_AFTER = 2.0
 NOTICE = ("spacy_hcparse: compiling hc_parser's numba kernels, once per install (cached afterwards; "
           "`python -m spacy_hcparse warmup` does it ahead of time)")
@@ -32,23 +57,141 @@ PACKAGE = __name__.split(".")[0]
 
 class KernelDispatcher(CPUDispatcher):
     """numba's CPU dispatcher, compiling calls from other kernels for their arguments' plain
-    types (``types.unliteral``): one compile per kernel and argument types, not per constant."""
+    types (``types.unliteral``): one compile per kernel and argument types, not per constant;
+    a kernel's first compile waits for another process that claims it (``claimed``)."""
 
     def get_call_template(self, args, kws):
         args = tuple(types.unliteral(a) for a in args)
         kws = {key: types.unliteral(value) for key, value in kws.items()}
         return super().get_call_template(args, kws)
 
+    def compile(self, sig):
+        if not self.overloads and isinstance(self._cache, LockedCache):
+            wait_for_claim(self._cache.claim_path)
+        return super().compile(sig)
+
+
+class _DataFirstFile(IndexDataCacheFile):
+    """numba's index and data files of one function, the data file written before the index
+    entry that names it (a reader never finds an entry whose data is not there yet)."""
+
+    def save(self, key, data) -> None:
+        overloads = self._load_index()
+        name = overloads.get(key)
+        if name is None:
+            taken = set(overloads.values())
+            name = next(self._data_name(i) for i in itertools.count(1) if self._data_name(i) not in taken)
+        self._save_data(name, data)
+        if overloads.get(key) != name:
+            overloads[key] = name
+            self._save_index(overloads)
+
+
+class LockedCache(FunctionCache):
+    """numba's cache of one function, saving under an exclusive lock on the cache folder's
+    ``CACHE_LOCK`` file, data file first (see the module docstring)."""
+
+    def __init__(self, py_func) -> None:
+        super().__init__(py_func)
+        self._cache_file = _DataFirstFile(cache_path=self._cache_path, filename_base=self._impl.filename_base,
+                                          source_stamp=self._impl.locator.get_source_stamp())
+
+    def save_overload(self, sig, data) -> None:
+        self._impl.locator.ensure_cache_path()
+        with cache_lock(self._cache_path):
+            super().save_overload(sig, data)
+
+    @property
+    def claim_path(self) -> str:
+        """The file a process compiling this function for others locks (``claimed``)."""
+        return os.path.splitext(self._cache_file._index_path)[0] + ".claim"
+
+
+_saving = False  # a save is under way (``exit_between_saves`` waits for it)
+_exit_after_save = False
+
+
+@contextmanager
+def cache_lock(folder: str) -> Iterator[None]:
+    """Hold the exclusive lock on ``folder``'s ``CACHE_LOCK`` file (nothing where ``fcntl`` is
+    missing) while saving."""
+    global _saving
+    if fcntl is None:
+        yield
+        return
+    with open(os.path.join(folder, CACHE_LOCK), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        _saving = True
+        try:
+            yield
+        finally:
+            _saving = False
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    if _exit_after_save:
+        os._exit(0)
+
+
+_held_claims: Set[str] = set()
+
+
+@contextmanager
+def claimed(kernels: Iterable) -> Iterator[None]:
+    """Claim ``kernels`` (cached ``njit`` kernels) while compiling them for others: a process
+    that needs one of them first waits for the claim to end (at most ``CLAIM_WAIT`` seconds),
+    then loads it from the cache instead of compiling it too."""
+    handles = []
+    try:
+        for kernel in kernels:
+            if fcntl is None or not isinstance(kernel._cache, LockedCache):
+                continue
+            path = kernel._cache.claim_path
+            kernel._cache._impl.locator.ensure_cache_path()
+            handle = open(path, "a")
+            handles.append(handle)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            _held_claims.add(path)
+        yield
+    finally:
+        for handle in handles:
+            _held_claims.discard(handle.name)
+            handle.close()  # closing drops the lock
+
+
+def wait_for_claim(path: str) -> None:
+    """Wait while another process claims the kernel whose claim file is ``path`` (``claimed``)."""
+    if fcntl is None or path in _held_claims or not os.path.exists(path):
+        return
+    deadline = time.monotonic() + CLAIM_WAIT
+    with open(path, "a") as handle:
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return  # closing the file drops the shared lock
+            except OSError:
+                if time.monotonic() >= deadline:
+                    return
+                time.sleep(CLAIM_POLL)
+
+
+def exit_between_saves(signum=None, frame=None) -> None:
+    """A signal handler that ends the process at once, or right after the cache save under way:
+    a process compiling for others (``graph.ahead``) never leaves a half-written file."""
+    global _exit_after_save
+    if not _saving:
+        os._exit(0)
+    _exit_after_save = True
+
 
 def njit(function: Optional[Callable] = None, *, cache: bool = False, **options) -> Callable:
     """``numba.njit`` (same options: ``cache``, ``parallel``, ``fastmath``...) making a
-    ``KernelDispatcher``; used as ``@njit(cache=True)`` or ``@njit``."""
+    ``KernelDispatcher`` without a ``cfunc`` wrapper, cached (``cache=True``) in a
+    ``LockedCache``; used as ``@njit(cache=True)`` or ``@njit``."""
     if function is None:
         return partial(njit, cache=cache, **options)
     dispatcher = KernelDispatcher(py_func=function, locals=options.pop("locals", {}),
-                                  targetoptions={"nopython": True, **options})
+                                  targetoptions={"nopython": True, "no_cfunc_wrapper": True, **options})
     if cache:
-        dispatcher.enable_caching()
+        dispatcher._cache = LockedCache(function)
     return dispatcher
 
 

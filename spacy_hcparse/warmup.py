@@ -6,23 +6,22 @@ first real parse is fast. With ``MODEL`` (a pipeline directory or package name) 
 pipeline and runs it on ``TEXT`` (sentence splitting, decoding, labels, tags, probabilities), then
 asks each ``hc_parser`` sentence for its k-best trees. Without one it does the same with an
 untrained ``hc_parser`` of the factory's default settings, initialized on ``SENTENCES``: the
-kernels every pipeline with the default decoder uses. Then ``compile_fallbacks`` compiles the
-kernels a batch calls only where it needs them, which ``TEXT`` may not reach. Other decoders
-compile on their first use (or warm up with the model that names them).
+kernels every pipeline with the default decoder uses. Then ``compile_fallbacks``
+(``graph.ahead``) compiles the kernels a batch calls only where it needs them, which ``TEXT``
+may not reach. Other decoders compile on their first use (or warm up with the model that names
+them). On a fresh install without ``warmup``, ``graph.ahead`` compiles a loaded pipeline's
+kernels in a second process while the first parse runs.
 """
 import time
 from typing import Callable, List, Optional
 
-import numpy as np
 import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
 
 from .compiling import watch_compiling
-from .decoders.batch import decode_eisner_batch, labels_batch
-from .decoders.batch_marginals import sibling_probabilities_batch
-from .graph.pruning import prune_batch
+from .graph.ahead import compile_fallbacks
 
 TEXT = ("The dog chased a red ball in the garden. She reads old books at night, and her brother "
         "plays the piano loudly while their parents cook dinner in the small kitchen")
@@ -64,25 +63,3 @@ def warmup(model: Optional[str] = None, say: Callable[[str], None] = print) -> f
     say(f"done: the kernels of {model or 'the default hc_parser'} ({', '.join(nlp.pipe_names)}) are in "
         f"numba's cache ({seconds:.1f} s)")
     return seconds
-
-
-def compile_fallbacks() -> None:
-    """Run, on tiny inputs with the argument types the parser passes, the batch kernels that
-    compile only where a batch needs them: first-order Eisner (spans without sibling factors:
-    one word, or past ``higher_order_max_length``), the log-space sibling chart (scores out of
-    the linear chart's range), the tree that pruning adds (top-k heads that hold none), and the
-    labels of children whose classes clash."""
-    rng = np.random.default_rng(0)
-    arc = rng.normal(size=(4, 4))
-    decode_eisner_batch(arc.ravel(), [4])
-    wide = arc * 1000.0
-    triples = np.array([[h, h, m] for h in range(4) for m in range(1, 4) if h != m], np.int64)
-    values = rng.normal(size=len(triples)) * 1000.0
-    heads, _ = decode_eisner_batch(wide.ravel(), [4], [len(triples)], triples, values)
-    sibling_probabilities_batch(heads, [4], wide.ravel(), [len(triples)], triples, values, 1.0, 1.0)
-    apart = np.full((7, 7), -5.0, np.float32)  # two blocks whose words prefer heads inside them
-    for block in ((1, 2, 3), (4, 5, 6)):
-        for h in block:
-            apart[h, list(block)] = 1.0 if h == block[1] else 0.0
-    prune_batch([apart], 1, [None], [True], [False])
-    labels_batch([-1, 0, 1, 1], [4], np.array([[0.0, 1.0], [5.0, 0.0], [5.0, 0.0]]), np.array([0, -1]))

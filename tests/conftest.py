@@ -1,4 +1,10 @@
+import os
+
 import pytest
+
+# the tests create many parsers: none compiles ahead in a second process (tests/graph/test_ahead.py
+# turns it on where it is the subject)
+os.environ["SPACY_HCPARSE_COMPILE_AHEAD"] = "0"
 
 
 def pytest_addoption(parser):

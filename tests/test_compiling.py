@@ -1,11 +1,18 @@
-"""The kernels' ``njit`` (one compile per argument types, not per constant), the notice of a slow
-compile, and ``python -m spacy_hcparse warmup``."""
+"""The kernels' ``njit`` (one compile per argument types, not per constant), their cache's locked
+saves, the notice of a slow compile, and ``python -m spacy_hcparse warmup``."""
+import fcntl
+import glob
 import io
+import os
+import threading
+import time
 
 import numpy as np
 from numba import float64
+from numba.core import config as numba_config
 from numba.core import event
 
+from spacy_hcparse import compiling
 from spacy_hcparse.cli import main
 from spacy_hcparse.compiling import CompileNotice, njit
 from spacy_hcparse.decoders import batch, batch_marginals, labels
@@ -80,3 +87,57 @@ def test_warmup_reaches_the_kernels_a_batch_calls_only_when_needed():
     for kernel in (batch._eisner1_serial, batch._eisner2_serial, batch_marginals._sibling_log_serial,
                    pruning._keep_trees_batch, labels._assign_groups):
         assert kernel.signatures, kernel.py_func.__name__
+
+
+def _cached_kernel(folder, monkeypatch):
+    """A new ``njit(cache=True)`` kernel caching into ``folder``."""
+    monkeypatch.setattr(numba_config, "CACHE_DIR", str(folder))
+
+    def doubled(x):
+        return x * 2
+
+    return njit(cache=True)(doubled)
+
+
+def test_cache_saves_wait_for_the_lock_and_write_data_before_the_index(tmp_path, monkeypatch):
+    """Another process holding the cache folder's lock delays a save; when it comes, the data
+    file is there before the index names it (no reader finds an entry without its data)."""
+    kernel = _cached_kernel(tmp_path, monkeypatch)
+    folder = kernel._cache.cache_path
+    os.makedirs(folder, exist_ok=True)
+    seen = []
+    save_index = compiling._DataFirstFile._save_index
+
+    def checked(self, overloads):
+        seen.append(all(os.path.exists(self._data_path(name)) for name in overloads.values()))
+        save_index(self, overloads)
+
+    monkeypatch.setattr(compiling._DataFirstFile, "_save_index", checked)
+    with compiling.cache_lock(folder):
+        worker = threading.Thread(target=lambda: (kernel(1.0), kernel(1)))
+        worker.start()
+        time.sleep(1.0)
+        assert not glob.glob(os.path.join(folder, "*.nbi")), "saved while the lock was held"
+    worker.join()
+    assert seen == [True, True]
+    assert len(kernel._cache._cache_file._load_index()) == 2  # both signatures, two data files
+    assert len(glob.glob(os.path.join(folder, "*.nbc"))) == 2
+
+
+def test_a_claimed_kernel_waits_for_the_claim_and_its_claimer_does_not(tmp_path, monkeypatch):
+    """A kernel another process claims (``claimed``: it compiles it for others) compiles only
+    after the claim ends; the process holding the claim compiles it at once."""
+    kernel = _cached_kernel(tmp_path, monkeypatch)
+    path = kernel._cache.claim_path
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a") as other:  # as another process would hold it
+        fcntl.flock(other, fcntl.LOCK_EX)
+        worker = threading.Thread(target=kernel, args=(1.0,))
+        worker.start()
+        time.sleep(0.5)
+        assert worker.is_alive() and not kernel.signatures
+    worker.join(60)
+    assert kernel.signatures
+    mine = _cached_kernel(tmp_path / "mine", monkeypatch)
+    with compiling.claimed([mine]):
+        assert mine(2) == 4

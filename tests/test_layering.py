@@ -53,7 +53,7 @@ PARSERS = {
                        "calibration"),
         "learning": ("graph_loss", "batch_loss", "batch_hinge", "graph_gold", "rehearsal"),
         "model": ("graph_model", "graph_parts", "torch_context"),
-        "component": ("graph_parser", "graph_factory", "graph_batch", "extensions"),
+        "component": ("graph_parser", "graph_factory", "graph_batch", "extensions", "ahead"),
     },
     "transition": {
         "system": ("__init__", "state", "moves", "templates", "hashed_scoring", "oracle", "dynamic_oracle", "search",

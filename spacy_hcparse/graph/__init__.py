@@ -14,7 +14,8 @@ pure decoders (``decoders``) and the thinc layers (``layers``).
   parts) and ``torch_context``;
 - component: ``graph_parser`` (``GraphParser``), ``graph_factory`` (the ``hc_parser`` factory and
   its default config), ``graph_batch`` (decoding and probabilities over a batch of spans) and
-  ``extensions`` (the custom attributes it writes).
+  ``extensions`` (the custom attributes it writes), ``ahead`` (its kernels compiled in a second
+  process on a fresh install).
 
 Layering (``tests/test_layering.py``): each group imports the ones listed before it and the
 shared ground below (``decoders``, ``layers``, ``learning``, ``segment``, ``names``, ``components``).

@@ -8,6 +8,7 @@ from spacy.language import Language
 from thinc.api import Config, Model
 
 from ..compiling import watch_compiling
+from .ahead import compile_ahead
 from .graph_loss import GraphLoss
 from .graph_parser import GraphParser
 from .labeling import Labeler
@@ -108,7 +109,8 @@ def make_graph_parser(nlp: Language, name: str, model: Model, decoder: Callable,
                       prob_temperature: Optional[float], set_tags: bool, scorer: Optional[Callable], cpu_blas: str,
                       threads: int, projectivize: bool, label_freq_cutoff: int) -> "GraphParser":
     """The component; its defaults are ``FACTORY_CONFIG`` above, and only there. Its kernels'
-    compiling, when slow, is said on stderr (``compiling``).
+    compiling, when slow, is said on stderr (``compiling``); on a fresh install a second process
+    compiles them ahead (``ahead``).
 
     decoder: a decoder object (``graph.decoding``: ``Eisner.v1``, ``MST.v1``, ``MBR.v1``,
         ``HillClimb.v1``/``.v2``, ``Dual.v1``, ``Certified.v1``); it names the factors it reads, and
@@ -148,6 +150,7 @@ def make_graph_parser(nlp: Language, name: str, model: Model, decoder: Callable,
         labels seen fewer times in the training data are not learned.
     """
     watch_compiling()
+    compile_ahead(type(decoder).__name__, head_probs, threads)
     return GraphParser(nlp.vocab, model, name, decoder=decoder, loss=loss,
                        labeler=Labeler(valency=label_valency, keep_doc_labels=keep_doc_labels),
                        init_from_doc=init_from_doc, doc_arc_bonus=doc_arc_bonus, head_probs=head_probs,
