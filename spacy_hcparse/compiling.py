@@ -191,8 +191,21 @@ def njit(function: Optional[Callable] = None, *, cache: bool = False, **options)
     dispatcher = KernelDispatcher(py_func=function, locals=options.pop("locals", {}),
                                   targetoptions={"nopython": True, "no_cfunc_wrapper": True, **options})
     if cache:
-        dispatcher._cache = LockedCache(function)
+        locked = _locked_cache(function)
+        if locked is None:
+            dispatcher.enable_caching()
+        else:
+            dispatcher._cache = locked
     return dispatcher
+
+
+def _locked_cache(function: Callable) -> Optional["LockedCache"]:
+    """``LockedCache(function)``, or None where this numba's cache internals differ from those
+    ``LockedCache`` extends (numba's own cache then, unlocked; nothing compiles ahead)."""
+    try:
+        return LockedCache(function)
+    except (AttributeError, TypeError):
+        return None
 
 
 class CompileNotice(event.Listener):

@@ -141,3 +141,16 @@ def test_a_claimed_kernel_waits_for_the_claim_and_its_claimer_does_not(tmp_path,
     mine = _cached_kernel(tmp_path / "mine", monkeypatch)
     with compiling.claimed([mine]):
         assert mine(2) == 4
+
+
+def test_a_numba_whose_cache_internals_differ_still_caches_unlocked(tmp_path, monkeypatch):
+    """Where ``LockedCache`` cannot be built on this numba's cache classes, kernels keep numba's
+    own cache (import and parsing work, saved to disk) and nothing compiles ahead."""
+    def incompatible(self, *args, **kwargs):
+        raise TypeError("another signature in this numba")
+
+    monkeypatch.setattr(compiling._DataFirstFile, "__init__", incompatible)
+    kernel = _cached_kernel(tmp_path, monkeypatch)
+    assert kernel(2.0) == 4.0
+    assert kernel._cache.cache_path.startswith(str(tmp_path))
+    assert glob.glob(os.path.join(kernel._cache.cache_path, "*.nbi"))

@@ -47,7 +47,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from numba.core import config
 
-from ..compiling import claimed, exit_between_saves, fcntl
+from ..compiling import LockedCache, claimed, exit_between_saves, fcntl
 from ..decoders import decode_dual, decode_hill_climb, decode_mst, kbest_eisner, kbest_mst
 from ..decoders import absent, batch, batch_marginals, dominance, dual, enumeration, hill_climb, kbest, mst, scoring
 from ..decoders.batch import decode_eisner_batch
@@ -205,6 +205,8 @@ def why_not(folder: Optional[str] = None) -> str:
         return "numba's JIT is disabled"
     if fcntl is None:
         return "no fcntl (not POSIX)"
+    if not isinstance(batch._eisner2_serial._cache, LockedCache):
+        return "this numba's cache cannot be locked (compiling.LockedCache)"
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if cores < 2:
         return "one usable core"
