@@ -16,10 +16,10 @@ at a lower one it stayed idle on a busy machine while the parent compiled everyt
 It is off where it cannot help:
 
 - ``SPACY_HCPARSE_COMPILE_AHEAD=0`` (or ``false``, ``no``, ``off``) in the environment;
-- fewer than two usable cores, or every core busy (a 1-minute load average of ``BUSY`` per
-  core: there the helper only took CPU from the parser, which then waited for it), numba's JIT
-  disabled (``NUMBA_DISABLE_JIT``), a cache folder that
-  cannot be written (nothing would be kept), no ``fcntl`` (not POSIX), ``threads`` > 1 (its
+- fewer than two usable cores, or no second core idle (a 1-minute load average of ``BUSY`` per
+  core, or fewer than ``SPARE`` cores idle over ``SAMPLE`` seconds when the cache is cold: a
+  helper sharing a core with another job only took CPU from the parser, which then waited for
+  it), numba's JIT disabled (``NUMBA_DISABLE_JIT``), a cache folder that cannot be written (nothing would be kept), no ``fcntl`` (not POSIX), ``threads`` > 1 (its
   parallel kernels: ``warmup``);
 - a warm cache: every step's kernels (``STEPS``) have a fresh index;
 - the same plan already running: started by this process (forked workers inherit that), or by
@@ -61,6 +61,8 @@ LOCK = "spacy_hcparse-ahead-{}.lock"  # held by the helper running that plan
 TURN = "spacy_hcparse-ahead.lock"  # held by the helper compiling now: one at a time
 PARENT_POLL = 0.2
 BUSY = 1.0  # a 1-minute load average of this per usable core: no core to spare, nothing starts
+SPARE = 1.5  # idle cores a cold start needs (the parser's and the helper's), sampled over SAMPLE seconds
+SAMPLE = 0.1
 STOP_WAIT = 2.0  # seconds the parent waits at exit for the helper to stop (LLVM's work is not interrupted)
 
 # the tiny inputs: one span of N words (N + 1 rows with the root), float64 unless the model's float32
@@ -197,6 +199,27 @@ def is_cached(kernel) -> bool:
     return bool(kernel._cache._cache_file._load_index())
 
 
+def spare_cores(seconds: float = SAMPLE) -> float:
+    """Usable cores that stood idle over the next ``seconds`` (Linux's ``/proc/stat``; elsewhere
+    the usable cores less the 1-minute load average)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        before = _cpu_times()
+        time.sleep(seconds)
+        after = _cpu_times()
+    except (OSError, ValueError):
+        return cores - (os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0)
+    total = sum(after) - sum(before)
+    idle = (after[3] + after[4]) - (before[3] + before[4])  # idle and iowait
+    return min(cores, idle / total * (os.cpu_count() or 1)) if total > 0 else float(cores)
+
+
+def _cpu_times() -> List[int]:
+    """The machine's CPU times (user, nice, system, idle, iowait, irq, softirq, steal) in ticks."""
+    with open("/proc/stat") as stat:
+        return [int(value) for value in stat.readline().split()[1:9]]
+
+
 def why_not(folder: Optional[str] = None) -> str:
     """Why nothing may compile ahead in this process ("" when it may)."""
     if os.environ.get(ENV, "").strip().lower() in OFF:
@@ -225,14 +248,14 @@ def why_not(folder: Optional[str] = None) -> str:
 
 def compile_ahead(decoder: str, head_probs: bool = True, threads: int = 1) -> Optional[subprocess.Popen]:
     """Start the helper process for the steps of ``plan(decoder, head_probs)`` that the cache
-    lacks, unless ``why_not()``, or the plan is running already (started by this process, or
+    lacks, unless ``why_not()``, or fewer than ``SPARE`` cores stand idle (``spare_cores``), or the plan is running already (started by this process, or
     by another one: the plan's lock file is held); return it (None: none started). Only for
     ``threads == 1`` (the serial kernels; ``warmup`` compiles a threaded pipeline's)."""
     full = plan(decoder, head_probs)
     if threads != 1 or not full or full in _STARTED or why_not():
         return None
     steps = tuple(step for step in full if not all(map(is_cached, STEPS[step][1])))
-    if not steps:
+    if not steps or spare_cores() < SPARE:
         return None
     name = hashlib.sha1(" ".join(full).encode()).hexdigest()[:12]
     handle = open(os.path.join(cache_folder(), LOCK.format(name)), "a")

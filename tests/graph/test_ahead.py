@@ -57,6 +57,24 @@ def test_nothing_starts_when_the_cache_holds_every_step(on, monkeypatch):
     assert ahead.compile_ahead("Eisner") is None
 
 
+def test_nothing_starts_without_an_idle_second_core(on, monkeypatch):
+    """A cold cache on a machine whose second core is busy (another job): the helper would only
+    share the parser's core, so none starts."""
+    def no_process(*args, **kwargs):
+        raise AssertionError("a helper was started")
+
+    monkeypatch.setattr(ahead, "why_not", lambda folder=None: "")
+    monkeypatch.setattr(ahead, "is_cached", lambda kernel: False)
+    monkeypatch.setattr(ahead, "spare_cores", lambda: 1.0)
+    monkeypatch.setattr(ahead.subprocess, "Popen", no_process)
+    assert ahead.compile_ahead("Eisner") is None
+
+
+def test_spare_cores_counts_idle_usable_cores():
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert 0.0 <= ahead.spare_cores(0.05) <= cores
+
+
 def test_a_failing_step_is_reported_not_raised(monkeypatch):
     def broken():
         raise ValueError("no")
@@ -68,10 +86,10 @@ def test_a_failing_step_is_reported_not_raised(monkeypatch):
 PARENT = textwrap.dedent("""
     import subprocess, sys
     from spacy_hcparse.graph import ahead
-    ahead.BUSY = float("inf")  # whatever else the machine runs
+    ahead.BUSY, ahead.SPARE = float("inf"), 0.0  # whatever else the machine runs
     helper = ahead.compile_ahead("Eisner")
     again = ahead.compile_ahead("Eisner")
-    other = subprocess.run([sys.executable, "-c", "from spacy_hcparse.graph import ahead; ahead.BUSY = 1e9; "
+    other = subprocess.run([sys.executable, "-c", "from spacy_hcparse.graph import ahead; ahead.BUSY, ahead.SPARE = 1e9, 0; "
                             "print(ahead.compile_ahead('Eisner'))"], capture_output=True, text=True).stdout.strip()
     print(helper.pid if helper else None, again, other, flush=True)
 """)
