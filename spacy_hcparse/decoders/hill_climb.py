@@ -39,6 +39,11 @@ Kernels that never allocate are compiled with numba's internal ``_nrt=False`` op
 counting) when this numba version accepts it (probed at import; otherwise they compile without
 it, slower): the loops call small helpers with array arguments and row views, and the
 reference-count updates around each call otherwise cost more than the arithmetic.
+``_single_pass`` and ``_lift`` are inlined into ``climb``, their only caller, at numba's IR level
+(``inline="always"``): numba compiles every jitted callee on its own and then links and optimizes
+its code again in each caller, so one compile there instead of three. ``climb`` itself stays a
+kernel of its own: inlined into ``_search``, which allocates, its row views would be
+reference-counted in the inner loops.
 """
 import time
 from typing import NamedTuple, Optional
@@ -315,7 +320,7 @@ def climb(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
             return
 
 
-@njit(cache=True, **_NO_REFCOUNT)
+@njit(cache=True, inline="always", **_NO_REFCOUNT)
 def _single_pass(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
     """Move each word, deepest first, to its best valid head; return whether any moved. Needs
     ``tables`` filled for ``heads`` (``_fill_tables``) and keeps them up to date."""
@@ -356,7 +361,7 @@ def _best_head(p, parts, tol):
     return best_h
 
 
-@njit(cache=True, **_NO_REFCOUNT)
+@njit(cache=True, inline="always", **_NO_REFCOUNT)
 def _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
     """Apply the best improving lift, if any, and return whether one was applied (``tables``
     filled for ``heads`` and kept up to date).
