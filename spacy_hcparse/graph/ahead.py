@@ -199,10 +199,15 @@ def is_cached(kernel) -> bool:
     return bool(kernel._cache._cache_file._load_index())
 
 
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def spare_cores(seconds: float = SAMPLE) -> float:
     """Usable cores that stood idle over the next ``seconds`` (Linux's ``/proc/stat``; elsewhere
     the usable cores less the 1-minute load average)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = usable_cores()
     try:
         before = _cpu_times()
         time.sleep(seconds)
@@ -230,7 +235,7 @@ def why_not(folder: Optional[str] = None) -> str:
         return "no fcntl (not POSIX)"
     if not isinstance(batch._eisner2_serial._cache, LockedCache):
         return "this numba's cache cannot be locked (compiling.LockedCache)"
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = usable_cores()
     if cores < 2:
         return "one usable core"
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
