@@ -12,8 +12,8 @@ model's logits where a doc carries them (``doc._.hc_sent_start_hints``, ``senten
 never starts a sentence on a whitespace token (spaCy makes one for newlines and runs of spaces;
 it ends the sentence before it, as spaCy's parser attaches it), and always starts one after a
 blank line (whitespace holding two or more line breaks: a paragraph break), whatever the model
-scored there. Inside a span both parsers keep
-whitespace a leaf of the word before it (``leaf_whitespace``: which words that applies to).
+scored there. Inside a span both parsers keep whitespace a leaf of the word before it
+(``leaf_whitespace``: which words that applies to).
 """
 from typing import List, Optional, Sequence, Tuple
 
