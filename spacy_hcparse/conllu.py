@@ -17,6 +17,7 @@ imports no spaCy) with the pipeline's own tags, and with the multiword-token lin
 ``with_range_lines`` adds range lines for the multiword tokens a tokenizer kept on the Doc
 (``doc._.hc_multiword_tokens``, read by ``multiword_ranges``).
 """
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, TextIO, Tuple, Union
@@ -91,8 +92,6 @@ def iter_lines(path: Union[str, Path]) -> Iterator[str]:
     """The lines of a UTF-8 text file (``"-"``: stdin) one at a time, a leading byte order mark
     dropped; only the current line is held in memory. A line that is not UTF-8 raises
     ``ConlluError`` naming the file and line."""
-    import sys
-
     if str(path) == "-":
         yield from _without_bom(_decoded(sys.stdin.buffer, "<stdin>"))
         return
