@@ -12,7 +12,7 @@ from weasel.util.config import load_project_config
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from run_treebanks import PROFILES  # noqa: E402
+from run_treebanks import PARSERS, PROFILES, is_done  # noqa: E402
 
 
 def project():
@@ -29,6 +29,23 @@ def test_workflows_name_defined_commands_and_profiles_set_known_vars():
         for key, value in profile.items():
             if key.endswith("_config"):
                 assert (ROOT / value).is_file(), (name, key, value)
+
+
+def test_committed_metrics_without_their_corpus_are_trained_again(tmp_path, monkeypatch):
+    """A checkout holds metrics/RUN and reports/RUN.md from another machine's run but never corpus/
+    (git-ignored), which the summary reads: the multilingual run must train such a treebank, not
+    reuse it and then fail on the missing corpus."""
+    monkeypatch.chdir(tmp_path)
+    run = "UD_Danish-DDT"
+    (tmp_path / "metrics" / run).mkdir(parents=True)
+    for parser in PARSERS:
+        (tmp_path / "metrics" / run / f"{parser}.json").write_text("{}")
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / f"{run}.md").write_text("# old run\n")
+    assert not is_done(run)
+    (tmp_path / "corpus" / run).mkdir(parents=True)
+    (tmp_path / "corpus" / run / "data.json").write_text("{}")
+    assert is_done(run)
 
 
 def test_all_trains_evaluates_and_packages_the_raw_text_pipelines():
