@@ -30,8 +30,7 @@ from pathlib import Path
 
 from wasabi import msg
 
-from nonprojective_table import table
-from report import TOKENIZER_HEADER, tokenizer_rows
+from report import CROSSING_NOTE, TOKENIZER_HEADER, crossing_table, tokenizer_rows
 
 SMOKE = {
     "train_limit": 300, "eval_limit": 100, "max_steps": 0, "eval_frequency": 100, "repeats": 3,
@@ -155,11 +154,9 @@ def write_summary(runs, path: Path, profile_name: str, profile: dict) -> None:
     crossing = [run for run in runs if (Path("metrics") / run / "nonprojective.json").exists()]
     if crossing:
         lines += ["", "## Where trees cross: recipes and decoders", "",
-                  "Per treebank (scripts/nonprojective_table.py): each hc_parser recipe (`hc_parser`: the config's "
-                  "Eisner hinge; `hc_parser_nonprojective`: configs/ud_nonprojective.cfg) with each decoder, and "
-                  "spaCy's parser; UD scores on test, the path chosen on held-out dev marked."]
+                  "Per treebank (scripts/nonprojective_table.py). " + CROSSING_NOTE]
         for run in crossing:
-            lines += ["", f"### {run}", "", table(json.loads((Path("metrics") / run / "nonprojective.json").read_text()))]
+            lines += ["", f"### {run}", "", crossing_table(json.loads((Path("metrics") / run / "nonprojective.json").read_text()))]
     path.parent.mkdir(exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
     print(path.read_text())

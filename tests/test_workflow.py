@@ -80,7 +80,8 @@ def test_the_tokenizer_trains_first_and_ships_with_the_pipelines():
     assert "--max-epochs ${vars.tokenizer_epochs}" in train["script"][0] and train["outputs"][0] == tokenizer
     assert set(train["deps"]) <= set(commands["convert"]["outputs"])
     for workflow, first, assemble, evaluate in (("all", "train-graph", "assemble-ud-pipeline", "evaluate-raw"),
-                                                ("treebank", "train-graph", "assemble-ud-parser", "evaluate-raw-parsers")):
+                                                ("treebank", "train-graph-projective", "assemble-ud-parser",
+                                                 "evaluate-raw-parsers")):
         steps = config["workflows"][workflow]
         assert steps.index("convert") < steps.index("train-tokenizer") < steps.index(first), workflow
         assert steps.index("train-tokenizer") < steps.index(assemble) < steps.index(evaluate) < steps.index("report")
@@ -95,6 +96,33 @@ def test_the_tokenizer_trains_first_and_ships_with_the_pipelines():
     assert commands["assemble-ud-parser"]["outputs"] == ["training/${vars.run}/hc_parser_ud/model-best"]
     assert 0 < PROFILES["smoke"]["tokenizer_epochs"] <= 5  # CI: a few passes
     assert PROFILES["small"]["tokenizer_epochs"] == 0  # the multilingual run: train-tokenizer's own default
+
+
+def test_treebank_workflow_ships_the_recipe_chosen_on_dev_without_touching_the_candidates():
+    """The treebank workflow trains three hc_parser recipes, each in its own directory, and
+    choose-recipe copies the winner to training/RUN/hc_parser/model-best, which every later step
+    reads. No step writes another step's output: a step whose output changed after it ran is
+    retrained by the next `spacy project run` (project.lock), which once made a rerun retrain the
+    Eisner recipe over the shipped non-projective model while recipe_choice.json still named the
+    latter."""
+    config = project()
+    commands = {c["name"]: c for c in config["commands"]}
+    steps = config["workflows"]["treebank"]
+    recipes = ["train-graph-projective", "train-graph-pseudo-projective", "train-graph-nonprojective"]
+    shipped = "training/${vars.run}/hc_parser/model-best"
+    assert [steps.index(r) for r in recipes] == sorted(steps.index(r) for r in recipes) < [steps.index("choose-recipe")] * 3
+    choose = commands["choose-recipe"]
+    assert choose["outputs"] == [shipped, "training/${vars.run}/hc_parser/recipe_choice.json"]
+    candidates = [commands[r]["outputs"][0] for r in recipes]
+    assert set(candidates) <= set(choose["deps"])
+    # The first candidate wins ties: the plain Eisner recipe, unless another one gains on dev.
+    assert choose["script"][0].split()[2:] == ["training/${vars.run}/hc_parser"] + [c[: -len("/model-best")] for c in candidates]
+    assert "projectivize true" in commands["train-graph-pseudo-projective"]["script"][0]
+    outputs = [o for step in steps for o in commands[step].get("outputs", [])]
+    assert len(outputs) == len(set(outputs)), "two steps of the treebank workflow write the same output"
+    later = steps[steps.index("choose-recipe") + 1:]
+    assert not any(shipped in commands[s].get("outputs", []) for s in later)
+    assert all(shipped in commands[s]["deps"] for s in ("assemble-ud-parser", "evaluate", "analyze"))
 
 
 def test_all_measures_hc_parser_calibration_before_the_report():
