@@ -117,7 +117,7 @@ def write_summary(runs, path: Path, profile_name: str, profile: dict) -> None:
              f"Profile `{profile_name}`: {profile['graph_config']} and {profile['spacy_config']} with {budget} "
              "for both; treebanks reused from an earlier run (EWT from `spacy project run all`) keep their own budget. "
              "A treebank without a train file trains on nine tenths of its dev file and selects its "
-             "checkpoints (and hc_parser's decoder) on the other tenth; its test split is untouched.", "",
+             "checkpoints (and hc_parser's recipe and decoder) on the other tenth; its test split is untouched.", "",
              "| treebank | trained on | parser | UAS | LAS | words/sec | ratio to spaCy |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
     for run in runs:
