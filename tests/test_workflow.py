@@ -125,6 +125,19 @@ def test_treebank_workflow_ships_the_recipe_chosen_on_dev_without_touching_the_c
     assert all(shipped in commands[s]["deps"] for s in ("assemble-ud-parser", "evaluate", "analyze"))
 
 
+def test_no_training_output_holds_what_evaluate_writes():
+    """scripts/evaluate.py writes each parser's parses into training/RUN/<parser>/output/: a training
+    step whose output is the whole directory sees it changed and trains again on every later
+    `spacy project run` (train-transition did, in every run of the treebank workflow)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from evaluate import PARSERS as EVALUATED
+
+    config = project()
+    for command in config["commands"]:
+        for out in command.get("outputs", []):
+            assert out.rstrip("/") not in {f"training/${{vars.run}}/{p}" for p in EVALUATED}, (command["name"], out)
+
+
 def test_all_measures_hc_parser_calibration_before_the_report():
     config = project()
     steps = config["workflows"]["all"]
