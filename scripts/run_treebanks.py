@@ -63,7 +63,12 @@ def main() -> None:
         run_treebank(*ENGLISH, run=ENGLISH[0] + suffix, profile=profile, workflow="all")
         return
     treebanks = mirror_treebanks() or [ENGLISH]
-    selected = [t for t in treebanks if not args.only or t[0] in args.only.split(",")]
+    only = [name.strip() for name in args.only.split(",") if name.strip()]
+    unknown = [name for name in only if name not in {t[0] for t in treebanks}]
+    if unknown:
+        msg.fail(f"--only {', '.join(unknown)}: not in the mirror; choose from {', '.join(t[0] for t in treebanks)}",
+                 exits=1)
+    selected = [t for t in treebanks if not only or t[0] in only]
     for treebank, lang, prefix in selected:
         if not args.rerun and is_done(treebank + suffix):
             msg.info(f"{treebank + suffix}: metrics and report exist, reused (--rerun to train again)")

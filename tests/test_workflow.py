@@ -48,6 +48,18 @@ def test_committed_metrics_without_their_corpus_are_trained_again(tmp_path, monk
     assert is_done(run)
 
 
+def test_only_a_treebank_not_in_the_mirror_stops(tmp_path):
+    """A misspelled --only trains nothing and must say so, not rewrite reports/multilingual.md."""
+    mirror = tmp_path / "mirror" / "UD_Danish-DDT"
+    mirror.mkdir(parents=True)
+    (mirror / "da_ddt-ud-test.conllu").write_text("")
+    env = {**os.environ, "HCPARSE_UD_DIR": str(tmp_path / "mirror")}
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "run_treebanks.py"), "multilingual", "--only",
+                             "UD_Danish_DDT"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert result.returncode == 1 and "UD_Danish-DDT" in result.stdout + result.stderr
+    assert not (tmp_path / "reports").exists()
+
+
 def test_all_trains_evaluates_and_packages_the_raw_text_pipelines():
     config = project()
     steps = config["workflows"]["all"]
