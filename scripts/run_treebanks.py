@@ -9,9 +9,9 @@ fixed budget of 2,000 steps for the graph parser and spaCy's parser alike, becau
 treebanks train on their dev file (a few hundred sentences), where 8,000+ steps only overfit and
 cost 40 minutes per treebank; within it each parser keeps its best checkpoint on held-out
 sentences (every 10th dev sentence, scripts/convert.py), so a small treebank stops where it
-starts to overfit. A treebank whose corpus, metrics and report already exist here (e.g. EWT from
-`spacy project run all`) is reused as it is, unless --rerun is given; metrics committed without
-their (git-ignored) corpus are not reused.
+starts to overfit. A treebank whose corpus, metrics (raw-text scores included) and report already
+exist here (e.g. EWT from `spacy project run all`) is reused as it is, unless --rerun is given;
+metrics committed without their (git-ignored) corpus are not reused.
 
 Each treebank runs ``spacy project run treebank`` with its own variables (treebank, lang, file
 prefix, run name), so the same commands with their deps and outputs do the work. The multilingual
@@ -95,11 +95,13 @@ def mirror_treebanks():
 
 def is_done(run: str) -> bool:
     """Whether `run` was finished here: its corpus (git-ignored, so never from a checkout), all
-    three parsers' metrics and its report. Metrics and reports committed from another machine's
-    run, without the corpus the summary reads, do not count: the treebank runs again."""
+    three parsers' metrics, the raw-text scores (both workflows write them since they train the
+    UD tokenizer) and its report. Metrics and reports committed from another machine's run,
+    without the corpus the summary reads, and runs of the workflow from before the tokenizer, do
+    not count: the treebank runs again."""
     metrics = Path("metrics") / run
     return ((Path("corpus") / run / "data.json").exists() and (Path("reports") / f"{run}.md").exists()
-            and all((metrics / f"{p}.json").exists() for p in PARSERS))
+            and (metrics / "raw_text.json").exists() and all((metrics / f"{p}.json").exists() for p in PARSERS))
 
 
 def run_treebank(treebank: str, lang: str, prefix: str, run: str, profile: dict, workflow: str) -> None:
