@@ -13,10 +13,12 @@ default all others, also with dual decomposition), and for spaCy's parser: on he
 choice) and on test (the report), UD UAS/LAS, non-projective arc precision/recall
 (``evaluation.ud``), exact match (LAS), and words/s; per recipe the search statistics of its
 full-objective decoders on test (``harness.search_statistics``: dual decomposition's certified share,
-hill climbing's exact share of the proven spans, time caps). The path (recipe, decoder) with the
-best dev LAS is the chosen one; its test words/s are measured again in turns with spaCy's parser
-(``harness.interleaved_speeds``, median of ``--repeats``).
-Writes ``OUT.json`` and prints a Markdown table.
+hill climbing's exact share of the proven spans, time caps). The chosen path is the one the workflow
+shipped (``--choice``: the recipe ``choose_recipe.py`` kept, with the decoder ``choose_decoder.py``
+wrote into it, both by dev LAS without punctuation), else the path with the best dev UD LAS; its
+test words/s are measured again in turns with spaCy's parser (``harness.interleaved_speeds``, median
+of ``--repeats``).
+Writes ``OUT.json`` and prints its Markdown table (``report.crossing_table``).
 """
 import argparse
 import json
@@ -32,6 +34,8 @@ from spacy_hcparse.evaluation.harness import DECODERS, search_statistics, span_r
 from spacy_hcparse.evaluation.ud import input_doc
 from spacy_hcparse.graph.scores import FACTORS
 
+from report import crossing_table
+
 KEYS = ("ud_uas", "ud_las", "exact_las", "words_per_sec")
 
 
@@ -46,9 +50,11 @@ def main() -> None:
     parser.add_argument("--dual", default=None, help="recipes also decoded by dual decomposition (default: all)")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    recipes = {}
+    recipes, shipped = {}, None
     if args.choice is not None:
-        recipes.update({Path(run).name: model for run, model in json.loads(args.choice.read_text())["models"].items()})
+        choice = json.loads(args.choice.read_text())
+        recipes.update({Path(run).name: model for run, model in choice["models"].items()})
+        shipped = f"{Path(choice['chosen']).name}/{choice['candidates'][choice['chosen']]['decoder']}"
     recipes.update(dict(r.split("=", 1) for r in args.recipe))
     decoders = [d for d in args.decoders.split(",") if d]
     out_dir = args.out.parent / args.out.stem
@@ -70,7 +76,7 @@ def main() -> None:
                 results[name] = span_results(nlp, (input_doc(nlp, s) for s in test))
         if results:
             stats[recipe] = search_statistics(results, full)
-    chosen = max(rows, key=lambda k: rows[k]["dev"]["ud_las"])
+    chosen = shipped if shipped in rows else max(rows, key=lambda k: rows[k]["dev"]["ud_las"])
     speeds, ratio = {}, None
     if args.spacy is not None:
         peer = spacy.load(args.spacy)
@@ -85,7 +91,7 @@ def main() -> None:
     result = {"corpus": str(args.corpus), "recipes": recipes, "rows": rows, "search": stats, "chosen": chosen,
               "speed_runs": speeds, "speed_ratio_median": ratio}
     args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(table(result))
+    print(crossing_table(result))
 
 
 def split_scores(nlp, corpus: Path, prefix: Path) -> Dict:
@@ -99,31 +105,6 @@ def split_scores(nlp, corpus: Path, prefix: Path) -> Dict:
 def summary(row: Dict) -> str:
     d, t = row["dev"], row["test"]
     return f"dev LAS {100 * d['ud_las']:.2f}  test UAS {100 * t['ud_uas']:.2f} LAS {100 * t['ud_las']:.2f}"
-
-
-def table(result: Dict) -> str:
-    lines = ["| path | dev LAS | UAS | LAS | non-proj. P | non-proj. R | exact (LAS) | certified | "
-             "HC exact of proven | words/s |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for key, row in result["rows"].items():
-        t, npj = row["test"], row["test"]["nonprojective"]
-        recipe = key.split("/")[0]
-        search = result["search"].get(recipe, {}).get("decoders", {})
-        dual = search.get("dual", {}).get("certified_share")
-        exact = search.get("hill_climb", {}).get("exact_share_of_proven")
-        mark = " (chosen)" if key == result["chosen"] else ""
-        lines.append(f"| {key}{mark} | {100 * row['dev']['ud_las']:.2f} | {100 * t['ud_uas']:.2f} | "
-                     f"{100 * t['ud_las']:.2f} | {pct(npj.get('precision'))} | {pct(npj.get('recall'))} | "
-                     f"{pct(t.get('exact_las'))} | {pct(dual) if key.endswith('/dual') else ''} | "
-                     f"{pct(exact) if key.endswith('/hill_climb') else ''} | {t['words_per_sec']:,.0f} |")
-    lines.append(f"\nChosen on dev: {result['chosen']}.")
-    if result["speed_ratio_median"] is not None:
-        lines[-1] += (f" Its test words/s / spaCy's parser's, in turns: {result['speed_ratio_median']:.2f}x "
-                      f"(median of {len(result['speed_runs']['chosen'])} runs).")
-    return "\n".join(lines)
-
-
-def pct(value) -> str:
-    return "n/a" if value is None else f"{100 * value:.2f}"
 
 
 if __name__ == "__main__":

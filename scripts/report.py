@@ -4,18 +4,21 @@
 
 Reads ``metrics/RUN/<parser>.json`` from evaluate.py (and ``local_optima.json`` from analyze.py,
 ``raw_text.json`` and ``raw_text_flat.json`` from evaluate_raw.py, ``calibration.json`` from
-calibrate.py, if present). The main table is on test: parser, UAS and LAS on gold tokens (UD-style:
-punctuation counted, subtypes dropped; spaCy-scorer values beside them), words/sec and the ratio to
-spaCy's parser. Beside it, per split, the raw-text pipelines' CoNLL 2018 F1 (Tokens, Sentences,
-Words, UPOS, UAS, LAS, CLAS), words/sec and the ratio to spaCy's pipeline; a pipeline named
-``<name>_ud`` reads the text with the trained UD tokenizer, the others with spaCy's rule
-tokenizer. Where evaluate_raw.py scored both tokenizers (``--tokenizer``), a "Raw text by
-tokenizer" table sums up test: per pipeline and tokenizer, LAS from gold words beside Words,
-Sentences and LAS from raw text, with paragraph breaks and without (``tokenizer_table``, also in
-reports/multilingual.md). With
-``calibration.json``, a Confidence section: the ECE of hc_parser's head probabilities per split (as
-written and at T = 1 without the map) and a link to the reliability diagram (the ``plot``
-calibrate.py drew, else reports/<run>-reliability.png, where it exists).
+calibrate.py, ``nonprojective.json`` from nonprojective_table.py, if present). The main table is on
+test: parser, UAS and LAS on gold tokens (UD-style: punctuation counted, subtypes dropped;
+spaCy-scorer values beside them), words/sec and the ratio to spaCy's parser. Beside it, per split,
+the raw-text pipelines' CoNLL 2018 F1 (Tokens, Sentences, Words, UPOS, UAS, LAS, CLAS), words/sec
+and the ratio to spaCy's pipeline; a pipeline named ``<name>_ud`` reads the text with the trained UD
+tokenizer, the others with spaCy's rule tokenizer. Where evaluate_raw.py scored both tokenizers
+(``--tokenizer``), a "Raw text by tokenizer" table sums up test: per pipeline and tokenizer, LAS
+from gold words beside Words, Sentences and LAS from raw text, with paragraph breaks and without
+(``tokenizer_table``, also in reports/multilingual.md). With ``calibration.json``, a Confidence
+section: the ECE of hc_parser's head probabilities per split (as written and at T = 1 without the
+map) and a link to the reliability diagram (the ``plot`` calibrate.py drew, else
+reports/<run>-reliability.png, where it exists). With ``nonprojective.json`` (the treebank
+workflow's ``evaluate-nonprojective``), a "Where trees cross" section: every hc_parser recipe and
+decoder against spaCy's parser on test, the path chosen on held-out dev marked (the table of
+reports/multilingual.md).
 """
 import argparse
 import json
@@ -47,10 +50,12 @@ def main() -> None:
     raw, flat = args.metrics / "raw_text.json", args.metrics / "raw_text_flat.json"
     calibration_path = args.metrics / "calibration.json"
     calibration = json.loads(calibration_path.read_text()) if calibration_path.exists() else None
+    crossing_path = args.metrics / "nonprojective.json"
+    crossing = json.loads(crossing_path.read_text()) if crossing_path.exists() else None
     text = render(run, results, data, json.loads(optima.read_text()) if optima.exists() else None, png.name,
                   json.loads(raw.read_text()) if raw.exists() else None,
                   json.loads(flat.read_text()) if flat.exists() else None,
-                  calibration, reliability_link(calibration, args.reports, run) if calibration else None)
+                  calibration, reliability_link(calibration, args.reports, run) if calibration else None, crossing)
     (args.reports / f"{run}.md").write_text(text)
     print(text)
 
@@ -157,6 +162,44 @@ def raw_note(raw: Dict) -> str:
             "text with the UD tokenizer trained on the treebank, the others with spaCy's rule tokenizer.")
 
 
+def crossing_table(result: Dict) -> str:
+    """The Markdown table of ``nonprojective.json`` (scripts/nonprojective_table.py): per path (recipe/decoder)
+    and spaCy's parser, dev LAS and test scores; the path chosen on dev marked, its speed ratio below."""
+    lines = ["| path | dev LAS | UAS | LAS | non-proj. P | non-proj. R | exact (LAS) | certified | "
+             "HC exact of proven | words/s |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for key, row in result["rows"].items():
+        t, npj = row["test"], row["test"]["nonprojective"]
+        recipe = key.split("/")[0]
+        search = result["search"].get(recipe, {}).get("decoders", {})
+        dual = search.get("dual", {}).get("certified_share")
+        exact = search.get("hill_climb", {}).get("exact_share_of_proven")
+        mark = " (chosen)" if key == result["chosen"] else ""
+        lines.append(f"| {key}{mark} | {100 * row['dev']['ud_las']:.2f} | {100 * t['ud_uas']:.2f} | "
+                     f"{100 * t['ud_las']:.2f} | {_pct(npj.get('precision'))} | {_pct(npj.get('recall'))} | "
+                     f"{_pct(t.get('exact_las'))} | {_pct(dual) if key.endswith('/dual') else ''} | "
+                     f"{_pct(exact) if key.endswith('/hill_climb') else ''} | {t['words_per_sec']:,.0f} |")
+    lines.append(f"\nChosen on dev: {result['chosen']}.")
+    if result["speed_ratio_median"] is not None:
+        lines[-1] += (f" Its test words/s / spaCy's parser's, in turns: {result['speed_ratio_median']:.2f}x "
+                      f"(median of {len(result['speed_runs']['chosen'])} runs).")
+    return "\n".join(lines)
+
+
+CROSSING_NOTE = (
+    "Each hc_parser recipe of the treebank workflow (`hc_parser_projective`: the graph config, Eisner hinge; "
+    "`hc_parser_pseudo_projective`: the same on pseudo-projective gold, Eisner only; `hc_parser_nonprojective`: "
+    "configs/ud_nonprojective.cfg, hill-climbing hinge) with each decoder, and spaCy's parser, on the same gold "
+    "words: dev LAS on the held-out dev sentences, UD scores on test, non-projective arc precision and recall, exact "
+    "match (LAS), dual decomposition's certified share, hill climbing's exact share of the proven sentences, words/s "
+    "of single runs. The chosen path is the one shipped as `hc_parser` (`training/<run>/hc_parser/recipe_choice.json`: "
+    "recipe and decoder chosen by dev LAS without punctuation).")
+
+
+def crossing_section(crossing: Dict) -> List[str]:
+    """The "Where trees cross" section from ``nonprojective.json`` (scripts/nonprojective_table.py)."""
+    return ["## Where trees cross: recipes and decoders (test)", "", CROSSING_NOTE, "", crossing_table(crossing), ""]
+
+
 def reliability_link(calibration: Dict, reports: Path, run: str) -> Optional[str]:
     """The reliability diagram's link from reports/<run>.md (relative, with "/"): the ``plot`` that
     calibrate.py recorded (a path from the project directory), else reports/<run>-reliability.png;
@@ -192,7 +235,7 @@ def confidence(calibration: Dict, plot: Optional[str] = None) -> List[str]:
 
 def render(run: str, results: List[Dict], data: Dict, optima, png: str, raw: Optional[Dict] = None,
            flat: Optional[Dict] = None, calibration: Optional[Dict] = None,
-           reliability_png: Optional[str] = None) -> str:
+           reliability_png: Optional[str] = None, crossing: Optional[Dict] = None) -> str:
     out = [f"# {run}", ""]
     if data.get("source") == "sample" or any(r.get("data_source") == "sample" for r in results):
         out += ["> **SAMPLE DATA, NOT A UD TREEBANK.** " + (data.get("source_note") or "The sample treebank in assets/sample/ was used.")
@@ -230,6 +273,8 @@ def render(run: str, results: List[Dict], data: Dict, optima, png: str, raw: Opt
                 out += [title, ""] + raw_table(metrics, split) + [""]
     if raw and raw.get("tokenizer") and raw.get("pipelines"):
         out += tokenizer_table(run, results, raw, flat)
+    if crossing:
+        out += crossing_section(crossing)
     hc = next((r for r in results if r["parser"] == "hc_parser" and "splits" in r), None)
     if hc:
         split = main_split(hc)

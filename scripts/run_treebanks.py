@@ -9,8 +9,9 @@ fixed budget of 2,000 steps for the graph parser and spaCy's parser alike, becau
 treebanks train on their dev file (a few hundred sentences), where 8,000+ steps only overfit and
 cost 40 minutes per treebank; within it each parser keeps its best checkpoint on held-out
 sentences (every 10th dev sentence, scripts/convert.py), so a small treebank stops where it
-starts to overfit. A treebank whose metrics and report already exist (e.g. EWT from
-`spacy project run all`) is reused as it is, unless --rerun is given.
+starts to overfit. A treebank whose corpus, metrics (raw-text scores included) and report already
+exist here (e.g. EWT from `spacy project run all`) is reused as it is, unless --rerun is given;
+metrics committed without their (git-ignored) corpus are not reused.
 
 Each treebank runs ``spacy project run treebank`` with its own variables (treebank, lang, file
 prefix, run name), so the same commands with their deps and outputs do the work. The multilingual
@@ -29,8 +30,7 @@ from pathlib import Path
 
 from wasabi import msg
 
-from nonprojective_table import table
-from report import TOKENIZER_HEADER, tokenizer_rows
+from report import CROSSING_NOTE, TOKENIZER_HEADER, crossing_table, tokenizer_rows
 
 SMOKE = {
     "train_limit": 300, "eval_limit": 100, "max_steps": 0, "eval_frequency": 100, "repeats": 3,
@@ -63,7 +63,12 @@ def main() -> None:
         run_treebank(*ENGLISH, run=ENGLISH[0] + suffix, profile=profile, workflow="all")
         return
     treebanks = mirror_treebanks() or [ENGLISH]
-    selected = [t for t in treebanks if not args.only or t[0] in args.only.split(",")]
+    only = [name.strip() for name in args.only.split(",") if name.strip()]
+    unknown = [name for name in only if name not in {t[0] for t in treebanks}]
+    if unknown:
+        msg.fail(f"--only {', '.join(unknown)}: not in the mirror; choose from {', '.join(t[0] for t in treebanks)}",
+                 exits=1)
+    selected = [t for t in treebanks if not only or t[0] in only]
     for treebank, lang, prefix in selected:
         if not args.rerun and is_done(treebank + suffix):
             msg.info(f"{treebank + suffix}: metrics and report exist, reused (--rerun to train again)")
@@ -89,9 +94,14 @@ def mirror_treebanks():
 
 
 def is_done(run: str) -> bool:
-    """Whether `run` has all three parsers' metrics and its report."""
+    """Whether `run` was finished here: its corpus (git-ignored, so never from a checkout), all
+    three parsers' metrics, the raw-text scores (both workflows write them since they train the
+    UD tokenizer) and its report. Metrics and reports committed from another machine's run,
+    without the corpus the summary reads, and runs of the workflow from before the tokenizer, do
+    not count: the treebank runs again."""
     metrics = Path("metrics") / run
-    return (Path("reports") / f"{run}.md").exists() and all((metrics / f"{p}.json").exists() for p in PARSERS)
+    return ((Path("corpus") / run / "data.json").exists() and (Path("reports") / f"{run}.md").exists()
+            and (metrics / "raw_text.json").exists() and all((metrics / f"{p}.json").exists() for p in PARSERS))
 
 
 def run_treebank(treebank: str, lang: str, prefix: str, run: str, profile: dict, workflow: str) -> None:
@@ -114,7 +124,7 @@ def write_summary(runs, path: Path, profile_name: str, profile: dict) -> None:
              f"Profile `{profile_name}`: {profile['graph_config']} and {profile['spacy_config']} with {budget} "
              "for both; treebanks reused from an earlier run (EWT from `spacy project run all`) keep their own budget. "
              "A treebank without a train file trains on nine tenths of its dev file and selects its "
-             "checkpoints (and hc_parser's decoder) on the other tenth; its test split is untouched.", "",
+             "checkpoints (and hc_parser's recipe and decoder) on the other tenth; its test split is untouched.", "",
              "| treebank | trained on | parser | UAS | LAS | words/sec | ratio to spaCy |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
     for run in runs:
@@ -151,11 +161,9 @@ def write_summary(runs, path: Path, profile_name: str, profile: dict) -> None:
     crossing = [run for run in runs if (Path("metrics") / run / "nonprojective.json").exists()]
     if crossing:
         lines += ["", "## Where trees cross: recipes and decoders", "",
-                  "Per treebank (scripts/nonprojective_table.py): each hc_parser recipe (`hc_parser`: the config's "
-                  "Eisner hinge; `hc_parser_nonprojective`: configs/ud_nonprojective.cfg) with each decoder, and "
-                  "spaCy's parser; UD scores on test, the path chosen on held-out dev marked."]
+                  "Per treebank (scripts/nonprojective_table.py). " + CROSSING_NOTE]
         for run in crossing:
-            lines += ["", f"### {run}", "", table(json.loads((Path("metrics") / run / "nonprojective.json").read_text()))]
+            lines += ["", f"### {run}", "", crossing_table(json.loads((Path("metrics") / run / "nonprojective.json").read_text()))]
     path.parent.mkdir(exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
     print(path.read_text())

@@ -40,13 +40,19 @@ def with_tokenizer(model: Path, tokenizer: Path) -> Language:
 
 
 def tokenizer_meta(tokenizer: Path) -> Dict:
-    """Where the tokenizer came from and its best development scores (``scores.json``)."""
+    """Where the tokenizer came from and its development scores as it tokenizes (``scores.json``):
+    those of the hint weight training chose and kept (``hint_weights``), else the best checkpoint's
+    (scored with the model alone)."""
     meta: Dict = {"file": str(tokenizer)}
     scores = tokenizer.parent / "scores.json"
     if scores.exists():
         report = json.loads(scores.read_text())
+        kept = (report.get("cfg") or {}).get("hint_weight")
+        chosen = next((dict(row) for row in report.get("hint_weights") or [] if row.get("hint_weight") == kept), None)
+        if chosen is not None:
+            chosen.pop("score", None)
         meta.update({"train": report.get("train"), "dev": report.get("dev"),
-                     "dev_scores": (report.get("best") or {}).get("scores")})
+                     "dev_scores": chosen or (report.get("best") or {}).get("scores")})
     return meta
 
 

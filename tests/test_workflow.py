@@ -12,7 +12,7 @@ from weasel.util.config import load_project_config
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from run_treebanks import PROFILES  # noqa: E402
+from run_treebanks import PARSERS, PROFILES, is_done  # noqa: E402
 
 
 def project():
@@ -29,6 +29,37 @@ def test_workflows_name_defined_commands_and_profiles_set_known_vars():
         for key, value in profile.items():
             if key.endswith("_config"):
                 assert (ROOT / value).is_file(), (name, key, value)
+
+
+def test_committed_metrics_without_their_corpus_are_trained_again(tmp_path, monkeypatch):
+    """A checkout holds metrics/RUN and reports/RUN.md from another machine's run but never corpus/
+    (git-ignored), which the summary reads: the multilingual run must train such a treebank, not
+    reuse it and then fail on the missing corpus."""
+    monkeypatch.chdir(tmp_path)
+    run = "UD_Danish-DDT"
+    (tmp_path / "metrics" / run).mkdir(parents=True)
+    for parser in PARSERS:
+        (tmp_path / "metrics" / run / f"{parser}.json").write_text("{}")
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / f"{run}.md").write_text("# old run\n")
+    assert not is_done(run)
+    (tmp_path / "corpus" / run).mkdir(parents=True)
+    (tmp_path / "corpus" / run / "data.json").write_text("{}")
+    assert not is_done(run)  # a run from before the workflow trained the UD tokenizer: no raw-text scores
+    (tmp_path / "metrics" / run / "raw_text.json").write_text("{}")
+    assert is_done(run)
+
+
+def test_only_a_treebank_not_in_the_mirror_stops(tmp_path):
+    """A misspelled --only trains nothing and must say so, not rewrite reports/multilingual.md."""
+    mirror = tmp_path / "mirror" / "UD_Danish-DDT"
+    mirror.mkdir(parents=True)
+    (mirror / "da_ddt-ud-test.conllu").write_text("")
+    env = {**os.environ, "HCPARSE_UD_DIR": str(tmp_path / "mirror")}
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "run_treebanks.py"), "multilingual", "--only",
+                             "UD_Danish_DDT"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert result.returncode == 1 and "UD_Danish-DDT" in result.stdout + result.stderr
+    assert not (tmp_path / "reports").exists()
 
 
 def test_all_trains_evaluates_and_packages_the_raw_text_pipelines():
@@ -63,7 +94,8 @@ def test_the_tokenizer_trains_first_and_ships_with_the_pipelines():
     assert "--max-epochs ${vars.tokenizer_epochs}" in train["script"][0] and train["outputs"][0] == tokenizer
     assert set(train["deps"]) <= set(commands["convert"]["outputs"])
     for workflow, first, assemble, evaluate in (("all", "train-graph", "assemble-ud-pipeline", "evaluate-raw"),
-                                                ("treebank", "train-graph", "assemble-ud-parser", "evaluate-raw-parsers")):
+                                                ("treebank", "train-graph-projective", "assemble-ud-parser",
+                                                 "evaluate-raw-parsers")):
         steps = config["workflows"][workflow]
         assert steps.index("convert") < steps.index("train-tokenizer") < steps.index(first), workflow
         assert steps.index("train-tokenizer") < steps.index(assemble) < steps.index(evaluate) < steps.index("report")
@@ -78,6 +110,46 @@ def test_the_tokenizer_trains_first_and_ships_with_the_pipelines():
     assert commands["assemble-ud-parser"]["outputs"] == ["training/${vars.run}/hc_parser_ud/model-best"]
     assert 0 < PROFILES["smoke"]["tokenizer_epochs"] <= 5  # CI: a few passes
     assert PROFILES["small"]["tokenizer_epochs"] == 0  # the multilingual run: train-tokenizer's own default
+
+
+def test_treebank_workflow_ships_the_recipe_chosen_on_dev_without_touching_the_candidates():
+    """The treebank workflow trains three hc_parser recipes, each in its own directory, and
+    choose-recipe copies the winner to training/RUN/hc_parser/model-best, which every later step
+    reads. No step writes another step's output: a step whose output changed after it ran is
+    retrained by the next `spacy project run` (project.lock), which once made a rerun retrain the
+    Eisner recipe over the shipped non-projective model while recipe_choice.json still named the
+    latter."""
+    config = project()
+    commands = {c["name"]: c for c in config["commands"]}
+    steps = config["workflows"]["treebank"]
+    recipes = ["train-graph-projective", "train-graph-pseudo-projective", "train-graph-nonprojective"]
+    shipped = "training/${vars.run}/hc_parser/model-best"
+    assert [steps.index(r) for r in recipes] == sorted(steps.index(r) for r in recipes) < [steps.index("choose-recipe")] * 3
+    choose = commands["choose-recipe"]
+    assert choose["outputs"] == [shipped, "training/${vars.run}/hc_parser/recipe_choice.json"]
+    candidates = [commands[r]["outputs"][0] for r in recipes]
+    assert set(candidates) <= set(choose["deps"])
+    # The first candidate wins ties: the plain Eisner recipe, unless another one gains on dev.
+    assert choose["script"][0].split()[2:] == ["training/${vars.run}/hc_parser"] + [c[: -len("/model-best")] for c in candidates]
+    assert "projectivize true" in commands["train-graph-pseudo-projective"]["script"][0]
+    outputs = [o for step in steps for o in commands[step].get("outputs", [])]
+    assert len(outputs) == len(set(outputs)), "two steps of the treebank workflow write the same output"
+    later = steps[steps.index("choose-recipe") + 1:]
+    assert not any(shipped in commands[s].get("outputs", []) for s in later)
+    assert all(shipped in commands[s]["deps"] for s in ("assemble-ud-parser", "evaluate", "analyze"))
+
+
+def test_no_training_output_holds_what_evaluate_writes():
+    """scripts/evaluate.py writes each parser's parses into training/RUN/<parser>/output/: a training
+    step whose output is the whole directory sees it changed and trains again on every later
+    `spacy project run` (train-transition did, in every run of the treebank workflow)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from evaluate import PARSERS as EVALUATED
+
+    config = project()
+    for command in config["commands"]:
+        for out in command.get("outputs", []):
+            assert out.rstrip("/") not in {f"training/${{vars.run}}/{p}" for p in EVALUATED}, (command["name"], out)
 
 
 def test_all_measures_hc_parser_calibration_before_the_report():

@@ -260,3 +260,17 @@ def test_multilingual_summary_has_the_raw_text_rows(raw_metrics, project, monkey
     assert "## Raw text: spaCy's tokenizer and the UD tokenizer" in text
     rows = [line for line in text.splitlines() if line.startswith(f"| {RUN} | hc_parser")]
     assert [r.split(" | ")[1:4] for r in rows] == [["hc_parser", "spaCy rules", "25.00"], ["hc_parser_ud", "UD", "25.00"]]
+
+
+def test_shipped_meta_has_the_dev_scores_of_the_kept_hint_weight(tmp_path):
+    """meta.json's hcparse_tokenizer.dev_scores are the scores of the tokenizer as shipped (the hint
+    weight training chose), not the best checkpoint's with the model alone."""
+    best = {"Tokens": 0.985, "Words": 0.985, "Sentences": 0.70, "Sentences_flat": 0.70}
+    rows = [{"hint_weight": w, **best, "Words": words, "score": 1.0} for w, words in ((0.0, 0.985), (8.0, 0.998))]
+    (tmp_path / "scores.json").write_text(json.dumps({"train": "t", "dev": "d", "cfg": {"hint_weight": 8.0},
+                                                      "best": {"scores": best}, "hint_weights": rows}))
+    meta = use_tokenizer.tokenizer_meta(tmp_path / "tokenizer")
+    assert meta["dev_scores"]["hint_weight"] == 8.0 and meta["dev_scores"]["Words"] == 0.998
+    assert "score" not in meta["dev_scores"]
+    (tmp_path / "scores.json").write_text(json.dumps({"cfg": {"hint_weight": 0.0}, "best": {"scores": best}}))
+    assert use_tokenizer.tokenizer_meta(tmp_path / "tokenizer")["dev_scores"] == best  # files from before the choice
