@@ -10,8 +10,13 @@ window and product stay in the processor's cache: the window (``_window_rows``),
 product (numpy's BLAS, as ``blas.use_blas`` sets the model's), and one numba kernel for the bias,
 the maxout, the layer norm and the residual sum (``_norm_rows``). The softmax runs as the thinc
 layer. A model of another structure goes through ``model.predict`` unchanged.
+
+The folded tables are kept from one call to the next in a ``Folds`` dict, with copies of the
+weights they were folded from: ``kept_folds`` hands it back while the model's weights are still
+those (compared exactly, since training updates them in place), so a tokenizer folds once for as
+long as its weights stay, not once per call.
 """
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 from thinc.api import Model
@@ -30,13 +35,14 @@ TILE_ROWS = 1024  # rows of a residual block computed together
 Embedding = Tuple[Model, int]  # a hashembed or embed node and the feature column it reads
 
 
-Folds = Dict[str, Tuple[np.ndarray, np.ndarray]]  # "tables": ``folded_tables`` of the model
+# "tables": ``folded_tables`` of the model; "weights": copies of what they were folded from
+Folds = Dict[str, Any]
 
 
 def predict_probs(model: Model, X: Ragged, folds: Optional[Folds] = None) -> np.ndarray:
     """``model.predict(X)`` for a ``build_char_model`` model: (n_pieces, n_labels) probabilities.
-    ``folds``: where ``folded_tables`` are kept from one call to the next while the weights stay
-    the same (``UDTokenizer.pipe`` passes one per call of its own); None: folded anew."""
+    ``folds``: where ``folded_tables`` are kept from one call to the next, which the caller hands
+    over only while the weights stay the same (``kept_folds``); None: folded anew."""
     layers = _layers(model)
     if layers is None:
         return model.ops.to_numpy(model.predict(X))
@@ -47,6 +53,7 @@ def predict_probs(model: Model, X: Ragged, folds: Optional[Folds] = None) -> np.
         folded = folded_tables(tables, maxout)
         if folds is not None:
             folds["tables"] = folded
+            folds["weights"] = [np.array(w, copy=True) for w in _folded_weights(tables, maxout)]
     folded, rows = folds["tables"] if folds is not None else folded
     nO, nP = maxout.get_dim("nO"), maxout.get_dim("nP")
     data = _gather_maxout_norm(folded, _table_rows(tables, ids, rows),
@@ -59,6 +66,24 @@ def predict_probs(model: Model, X: Ragged, folds: Optional[Folds] = None) -> np.
     for window, maxout, norm in blocks:
         data = _residual_block(maxout, norm, window.attrs["dilation"], data, first, last)
     return model.ops.to_numpy(model.layers[-1].predict(data))
+
+
+def kept_folds(model: Model, folds: Folds) -> Folds:
+    """``folds`` (as ``predict_probs`` filled it) if the model's embedding tables and projection
+    are those it was folded from, compared exactly; else a new, empty one."""
+    layers = _layers(model)
+    kept = folds.get("weights")
+    if layers is None or kept is None:
+        return {}
+    current = _folded_weights(layers[0], layers[1][0])
+    if len(current) == len(kept) and all(np.array_equal(a, b) for a, b in zip(current, kept)):
+        return folds
+    return {}
+
+
+def _folded_weights(tables: List[Embedding], maxout: Model) -> List[np.ndarray]:
+    """What ``folded_tables`` reads: each table's rows and the projection's weights (views)."""
+    return [np.asarray(node.get_param("E")) for node, _ in tables] + [np.asarray(maxout.get_param("W"))]
 
 
 def _residual_block(maxout: Model, norm: Model, dilation: int, data: np.ndarray, first: np.ndarray,
@@ -177,10 +202,20 @@ def _window_rows(data: np.ndarray, first: np.ndarray, last: np.ndarray, d: int, 
     for i in range(lo, hi):
         r = i - lo
         left, right = i - d, i + d
+        if left >= first[i]:
+            for j in range(width):
+                out[r, j] = data[left, j]
+        else:
+            for j in range(width):
+                out[r, j] = np.float32(0.0)
         for j in range(width):
-            out[r, j] = data[left, j] if left >= first[i] else np.float32(0.0)
             out[r, width + j] = data[i, j]
-            out[r, 2 * width + j] = data[right, j] if right < last[i] else np.float32(0.0)
+        if right < last[i]:
+            for j in range(width):
+                out[r, 2 * width + j] = data[right, j]
+        else:
+            for j in range(width):
+                out[r, 2 * width + j] = np.float32(0.0)
 
 
 @njit(cache=True, fastmath=FASTMATH)

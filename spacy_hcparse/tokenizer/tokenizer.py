@@ -50,7 +50,7 @@ from ..names import MULTIWORD_TOKENS as MWT_ATTR
 from ..names import SENT_START_HINTS as HINTS_ATTR
 from .features import (IS_MWT, IS_SENT_END, IS_TOKEN_END, RULE_COLUMN, SEPARATOR, SplitTable, code_points, is_space,
                        join_texts, space_codes, piece_features, piece_spans)
-from .inference import predict_probs
+from .inference import Folds, kept_folds, predict_probs
 from .lexicon import MultiwordLexicon
 from .rules import RuleEnds
 from .model import build_char_model
@@ -125,6 +125,7 @@ class UDTokenizer:
                                     "rule_lang": rule_lang if rule_lang is not None else vocab.lang,
                                     "hint_weight": float(hint_weight), "sent_start_weight": float(sent_start_weight)}
         self._rules: Optional[RuleEnds] = None  # spaCy's rules of cfg["rule_lang"], made when first needed
+        self._folds: Folds = {}  # the model's folded embedding (``inference.kept_folds``)
         self.model = self._build_model()
         self.lexicon = MultiwordLexicon()
         self.splits = SplitTable()
@@ -161,9 +162,10 @@ class UDTokenizer:
         return next(iter(self.pipe([text])))
 
     def pipe(self, texts: Iterable[str], batch_size: int = 64) -> Iterator[Doc]:
-        """Docs of ``texts``, ``batch_size`` texts per model call (the model's weights folded
-        once per call of ``pipe``: ``inference.predict_probs``; they do not change meanwhile)."""
-        folds: Dict = {}
+        """Docs of ``texts``, ``batch_size`` texts per model call (the model's folded weights,
+        ``inference.predict_probs``, kept while the weights stay: ``inference.kept_folds``,
+        checked once per call of ``pipe``; they do not change meanwhile)."""
+        folds = self._folds = kept_folds(self.model, self._folds)
         batch: List[str] = []
         for text in texts:
             batch.append(text)

@@ -293,6 +293,27 @@ def test_fused_prediction_is_the_models(trained, monkeypatch, tile_rows):
     assert "tables" in folds and np.array_equal(predict_probs(tokenizer.model, X, folds), first)
 
 
+def test_folded_weights_are_kept_only_while_the_weights_stay(trained):
+    """The tokenizer folds its embedding once and keeps it across calls, but a change of the
+    weights (in place, as training makes it) is folded again: predictions follow the weights."""
+    tokenizer, _ = trained
+    copy = UDTokenizer(tokenizer.vocab, **CFG).from_bytes(tokenizer.to_bytes())
+    text = "Eu gosto do gato. Ele veio da casa!"
+    feats = piece_features(text, *piece_spans(text, copy.splits), copy.rule_ends(text))
+    X = Ragged(feats, np.array([len(feats)], dtype="i"))
+    copy(text)
+    kept = copy._folds
+    copy(text)
+    assert copy._folds is kept and "tables" in kept
+    table = _layers(copy.model)[0][0][0].get_param("E")
+    table += 0.5  # in place
+    assert not np.allclose(copy.piece_probs([feats])[0], predict_probs(tokenizer.model, X), atol=1e-3)
+    probs = copy.piece_probs([feats], inference.kept_folds(copy.model, copy._folds))[0]
+    np.testing.assert_allclose(probs, copy.model.predict(X), rtol=1e-4, atol=1e-6)
+    copy(text)
+    assert copy._folds is not kept
+
+
 def test_another_model_structure_falls_back_to_thinc():
     model = chain(Relu(4, 3), Softmax(2, 4))
     model.initialize()
