@@ -302,19 +302,19 @@ class UDTokenizer:
         # tokens followed by a whitespace token, and multiword tokens
         special = np.flatnonzero((gap_after > space_after) | mwt).tolist()
         mwt_l = mwt.tolist()
-        docs = []
+        cuts: List[Tuple[List[str], List[bool], List[Tuple[int, int, str]]]] = []  # per text
+        source: List[int] = []  # per word of the batch: its token, -1 whitespace, -2 inside a multiword token
         at = 0  # into special
         for i in range(n_texts):
             first, last, offset = int(lo[i]), int(hi[i]), int(offsets[i])
             if first == last:
                 text = joined[offset:int(text_ends[i])]
                 words = [text] if text else []
-                docs.append(self._doc(words, [False] * len(words), flags[:0], hints[:0] if hints is not None else None,
-                                      [-1] * len(words), []))
+                cuts.append((words, [False] * len(words), []))
+                source.extend([-1] * len(words))
                 continue
             words: List[str] = []
             spaces: List[bool] = []
-            source: List[int] = []  # per word: its token, -1 for whitespace, -2 inside a multiword token
             ranges: List[Tuple[int, int, str]] = []
             if starts_l[first] > offset:  # whitespace before the first token: a token of its own
                 words.append(joined[offset:starts_l[first]])
@@ -345,34 +345,41 @@ class UDTokenizer:
             words.extend(forms[done:last])
             spaces.extend(spaces_l[done:last])
             source.extend(range(done, last))
-            docs.append(self._doc(words, spaces, flags, hints, source, ranges))
+            cuts.append((words, spaces, ranges))
+        starts_of, hints_of = self._word_values(np.array(source, dtype=np.int64), flags, hints)
+        docs = []
+        begin = 0  # the text's first word in the batch
+        for words, spaces, ranges in cuts:
+            end = begin + len(words)
+            doc = Doc(self.vocab, words=words, spaces=spaces)
+            doc._.set(MWT_ATTR, ranges)
+            if starts_of is not None and words:
+                doc.from_array([SENT_START], starts_of[begin:end])
+            if hints_of is not None:
+                doc._.set(HINTS_ATTR, hints_of[begin:end].tolist())
+            docs.append(doc)
+            begin = end
         return docs
 
-    def _doc(self, words: List[str], spaces: List[bool], flags: np.ndarray, hints: Optional[np.ndarray],
-             source: List[int], ranges: List[Tuple[int, int, str]]) -> Doc:
-        """The Doc of ``words`` (``source``: per word its token, -1 a whitespace token, -2 a word
-        after the first of a multiword token): ``flags[token]`` as its first word's ``SENT_START``
-        (1 a start, 0 unknown; -1 inside a multiword token, 0 whitespace), set with
-        ``set_sent_starts``; ``hints[token]`` as its first word's sentence-start hint (0 for the
-        others), set when given."""
-        doc = Doc(self.vocab, words=words, spaces=spaces)
-        doc._.set(MWT_ATTR, ranges)
-        if hints is not None and not words:
-            doc._.set(HINTS_ATTR, [])
-        if not words or (hints is None and not self.cfg["set_sent_starts"]):
-            return doc
-        index = np.array(source, dtype=np.int64)
-        token = np.maximum(index, 0)
-        of_token = index >= 0
+    def _word_values(self, source: np.ndarray, flags: np.ndarray, hints: Optional[np.ndarray]
+                     ) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+        """Per word of a batch (``source``: its token, -1 a whitespace token, -2 a word after the
+        first of a multiword token): its ``SENT_START`` (uint64: ``flags[token]`` for a token's
+        first word, 1 a start, 0 unknown; -1 inside a multiword token, 0 whitespace), with
+        ``set_sent_starts`` (else None); its sentence-start hint (float32: ``hints[token]`` for a
+        token's first word, 0 for the others), where ``hints`` are given (else None)."""
+        token = np.maximum(source, 0)
+        of_token = source >= 0
+        starts = None
         if self.cfg["set_sent_starts"]:
-            values = np.where(index == -2, -1, 0)
+            values = np.where(source == -2, -1, 0)
             values[of_token] = flags[token[of_token]]
-            doc.from_array([SENT_START], values.astype(np.int32).astype(np.uint64))
+            starts = values.astype(np.int32).astype(np.uint64)
+        values = None
         if hints is not None:
-            values = np.zeros(len(words), dtype=np.float32)
+            values = np.zeros(len(source), dtype=np.float32)
             values[of_token] = hints[token[of_token]]
-            doc._.set(HINTS_ATTR, values.tolist())
-        return doc
+        return starts, values
 
     # ----- training and loading ------------------------------------------------------------------
     def initialize(self, get_examples: Optional[Callable] = None, *, nlp: Optional[Language] = None,
