@@ -49,7 +49,7 @@ from ..blas import blas_threads, use_blas
 from ..names import MULTIWORD_TOKENS as MWT_ATTR
 from ..names import SENT_START_HINTS as HINTS_ATTR
 from .features import (IS_MWT, IS_SENT_END, IS_TOKEN_END, RULE_COLUMN, SEPARATOR, SplitTable, code_points, is_space,
-                       join_texts, space_codes, piece_features, piece_spans)
+                       join_texts, space_codes, piece_features, piece_spans, text_hashes)
 from .inference import Folds, kept_folds, predict_probs
 from .lexicon import MultiwordLexicon
 from .rules import RuleEnds
@@ -216,12 +216,12 @@ class UDTokenizer:
         # one string for the batch: pieces never cross the whitespace between texts, and the
         # features and the decoding read each text's pieces as in that text alone
         joined, offsets = join_texts(texts)
-        starts, ends = piece_spans(joined, self.splits)
+        hashes = text_hashes(joined)
+        starts, ends = piece_spans(joined, self.splits, hashes)
         text_of = np.searchsorted(offsets, starts, side="right") - 1
         bounds = (offsets[text_of], offsets[text_of + 1] - len(SEPARATOR))
-        features = piece_features(joined, starts, ends, self.batch_rule_ends(texts, offsets[:-1]), bounds)
-        cuts = np.searchsorted(text_of, np.arange(1, len(texts)))
-        probs = np.concatenate(self.piece_probs(np.split(features, cuts), folds))
+        features = piece_features(joined, starts, ends, self.batch_rule_ends(texts, offsets[:-1]), bounds, hashes)
+        probs = self._batch_probs(features, np.bincount(text_of, minlength=len(texts)), folds)
         labels = _decode(joined, starts, ends, probs, features[:, RULE_COLUMN], self.cfg["hint_weight"])
         odds = None
         if with_odds:
@@ -245,16 +245,30 @@ class UDTokenizer:
         out = [np.zeros((len(feats), len(IS_TOKEN_END)), dtype=np.float32) for feats in features]
         if not rows:
             return out
-        ops = self.model.ops
-        X = Ragged(ops.asarray(np.concatenate(rows), dtype="uint64"), ops.asarray1i(lengths))
-        use_blas(self.model, "numpy")  # also for nodes a caller swapped in
-        with blas_threads(1):
-            probs = predict_probs(self.model, X, folds)
+        probs = self._model_probs(np.concatenate(rows), lengths, folds)
         at = 0
         for (t, start, stop, offset), n in zip(spans, lengths):
             out[t][start:stop] = probs[at + offset:at + offset + stop - start]
             at += n
         return out
+
+    def _batch_probs(self, features: np.ndarray, lengths: np.ndarray, folds: Optional[Dict] = None) -> np.ndarray:
+        """``piece_probs`` of a batch's texts, as one array: ``features`` holds their pieces one
+        text after another, ``lengths[i]`` of text ``i``. Texts that fit in ``PIECE_ROWS`` go to
+        the model as they are."""
+        if not len(features):
+            return np.zeros((0, len(IS_TOKEN_END)), dtype=np.float32)
+        if lengths.max() <= PIECE_ROWS:
+            return self._model_probs(features, lengths[lengths > 0], folds)
+        return np.concatenate(self.piece_probs(np.split(features, np.cumsum(lengths)[:-1]), folds))
+
+    def _model_probs(self, rows: np.ndarray, lengths: Sequence[int], folds: Optional[Dict]) -> np.ndarray:
+        """The model's probabilities of ``rows`` (features), sequences of ``lengths`` rows."""
+        ops = self.model.ops
+        X = Ragged(ops.asarray(rows, dtype="uint64"), ops.asarray1i(lengths))
+        use_blas(self.model, "numpy")  # also for nodes a caller swapped in
+        with blas_threads(1):
+            return predict_probs(self.model, X, folds)
 
     def make_doc(self, text: str, labels: np.ndarray) -> Doc:
         """The Doc of ``text`` cut where ``labels`` (one per character, as ``predict`` returns) say.

@@ -22,6 +22,7 @@ from spacy_hcparse.tokenizer import UDTokenizer, ud_tokenizer_for, use_ud_tokeni
 from spacy_hcparse.tokenizer.features import (INSIDE, IS_TOKEN_END, SENT_END, SEPARATOR, TOKEN_END, join_texts, piece_features,
                                               piece_spans)
 from spacy_hcparse.tokenizer import inference
+from spacy_hcparse.tokenizer import tokenizer as tokenizer_module
 from spacy_hcparse.tokenizer.inference import _layers, predict_probs
 from spacy_hcparse.tokenizer.tokenizer import DEFAULTS, _decode, hinted_scores
 from spacy_hcparse.tokenizer.train import (TrainSettings, evaluation_interval, choose_hint_weight, selection_score, tokenizer_scores,
@@ -312,6 +313,17 @@ def test_folded_weights_are_kept_only_while_the_weights_stay(trained):
     np.testing.assert_allclose(probs, copy.model.predict(X), rtol=1e-4, atol=1e-6)
     copy(text)
     assert copy._folds is not kept
+
+
+def test_texts_longer_than_a_stretch_are_read_with_their_context(trained, monkeypatch):
+    """A batch whose texts fit the model's stretch (``PIECE_ROWS`` pieces) goes to the model whole;
+    one with a longer text is read in stretches with context on each side: the same probabilities."""
+    tokenizer, _ = trained
+    whole = [tokenizer._predict_joined(BATCH_TEXTS)[2], tokenizer._predict_joined(BATCH_TEXTS, with_odds=True)[3]]
+    monkeypatch.setattr(tokenizer_module, "PIECE_ROWS", 4)
+    stretched = [tokenizer._predict_joined(BATCH_TEXTS)[2], tokenizer._predict_joined(BATCH_TEXTS, with_odds=True)[3]]
+    assert np.array_equal(whole[0], stretched[0])
+    np.testing.assert_allclose(whole[1], stretched[1], rtol=1e-5, atol=1e-5)
 
 
 def test_another_model_structure_falls_back_to_thinc():
