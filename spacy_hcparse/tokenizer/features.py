@@ -199,12 +199,13 @@ def piece_features(text: str, starts: np.ndarray, ends: np.ndarray, rule_ends: O
     length = np.minimum(ends - starts, 6) - 1
     feats[:, 2] = ((classes[starts] * 4 + first_upper * 2 + rest_upper) * 6 + length).astype(np.uint64)
     if bounds is None:
-        gap = _gap_kinds(codes, np.concatenate(([0], ends)), np.concatenate((starts, [len(text)])))
+        gap = _gap_kinds(_gap_counts(codes), np.concatenate(([0], ends)), np.concatenate((starts, [len(text)])))
         before, after = gap[:-1], gap[1:]
     else:
         lo, hi = bounds
-        before = _gap_kinds(codes, np.maximum(np.concatenate(([0], ends[:-1])), lo), starts)
-        after = _gap_kinds(codes, ends, np.minimum(np.concatenate((starts[1:], [len(text)])), hi))
+        counts = _gap_counts(codes)
+        before = _gap_kinds(counts, np.maximum(np.concatenate(([0], ends[:-1])), lo), starts)
+        after = _gap_kinds(counts, ends, np.minimum(np.concatenate((starts[1:], [len(text)])), hi))
     feats[:, 3] = (before * 5 + after).astype(np.uint64)
     if rule_ends is not None:
         feats[:, RULE_COLUMN] = np.isin(ends, rule_ends).astype(np.uint64) + np.uint64(1)
@@ -256,11 +257,15 @@ def _span_hash(prefix: np.ndarray, inverse: np.ndarray, starts: np.ndarray, ends
         return (prefix[ends] - prefix[starts]) * inverse[starts] + (ends - starts).astype(np.uint64)
 
 
-def _gap_kinds(codes: np.ndarray, gap_starts: np.ndarray, gap_ends: np.ndarray) -> np.ndarray:
+def _gap_counts(codes: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Prefix counts of line breaks and of spaces in a text's code points (what ``_gap_kinds`` reads)."""
+    return np.concatenate(([0], np.cumsum(codes == 10))), np.concatenate(([0], np.cumsum(codes == 32)))
+
+
+def _gap_kinds(counts: Tuple[np.ndarray, np.ndarray], gap_starts: np.ndarray, gap_ends: np.ndarray) -> np.ndarray:
     """Kind of each text stretch [gap_starts, gap_ends): 0 empty, 1 spaces, 2 one line break, 3 a
-    blank line (two or more line breaks), 4 other whitespace."""
-    newline = np.concatenate(([0], np.cumsum(codes == 10)))
-    space = np.concatenate(([0], np.cumsum(codes == 32)))
+    blank line (two or more line breaks), 4 other whitespace (``counts``: ``_gap_counts``)."""
+    newline, space = counts
     size = gap_ends - gap_starts
     breaks = newline[gap_ends] - newline[gap_starts]
     spaces = space[gap_ends] - space[gap_starts]
@@ -277,7 +282,7 @@ class SplitTable:
         for run, offsets in self.cuts.items():
             if not offsets or any(not 0 < c < len(run) for c in offsets) or list(offsets) != sorted(set(offsets)):
                 raise ValueError(f"bad cut offsets {offsets!r} for {run!r}")
-        self._hashes = span_hashes(self.cuts) if self.cuts else np.zeros(0, dtype=np.uint64)
+        self._hashes = np.sort(span_hashes(self.cuts)) if self.cuts else np.zeros(0, dtype=np.uint64)
 
     def __len__(self) -> int:
         return len(self.cuts)
@@ -286,8 +291,12 @@ class SplitTable:
               ) -> Tuple[np.ndarray, np.ndarray]:
         """The pieces (starts, ends) with the runs of the table cut (``hashes``: ``text_hashes(text)``,
         computed when None)."""
+        if not len(self.cuts):
+            return starts, ends
         prefix, inverse = hashes if hashes is not None else text_hashes(text)
-        hits = np.flatnonzero(np.isin(_span_hash(prefix, inverse, starts, ends), self._hashes))
+        runs = _span_hash(prefix, inverse, starts, ends)
+        at = np.minimum(np.searchsorted(self._hashes, runs), len(self._hashes) - 1)  # the table's hashes, sorted
+        hits = np.flatnonzero(self._hashes[at] == runs)
         if not len(hits):
             return starts, ends
         cut_at = []

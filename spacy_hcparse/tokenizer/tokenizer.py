@@ -289,15 +289,12 @@ class UDTokenizer:
         lo = np.searchsorted(ends, offsets[:-1], side="right")  # each text's first token
         hi = np.searchsorted(ends, text_ends, side="right")
         codes = code_points(joined)
-        space = space_codes(codes)
-        # first non-space character at or after each position (len(joined) where none)
-        index = np.where(space, len(joined), np.arange(len(joined)))
-        next_char = np.minimum.accumulate(np.append(index, len(joined))[::-1])[::-1]
-        before = np.concatenate(([0], ends[:-1]))  # where the gap before each token begins
+        before = np.concatenate(([0], ends[:-1]))[:len(ends)]  # where the gap before each token begins
         has_tokens = hi > lo
         firsts = lo[has_tokens]
         before[firsts] = offsets[:-1][has_tokens]
-        starts = next_char[before]
+        chars = np.flatnonzero(~space_codes(codes))  # every token begins with one, at or after its gap
+        starts = chars[np.searchsorted(chars, before)]
         text_of = np.repeat(np.arange(n_texts), hi - lo)
         gap_after = np.minimum(np.append(starts[1:], len(joined)), text_ends[text_of]) - ends
         space_after = (gap_after > 0) & (np.append(codes, 0)[ends] == 32)
