@@ -313,7 +313,7 @@ class UDTokenizer:
         # tokens followed by a whitespace token, and multiword tokens
         special = np.flatnonzero((gap_after > space_after) | mwt).tolist()
         mwt_l = mwt.tolist()
-        cuts: List[Tuple[List[str], List[bool], List[Tuple[int, int, str]]]] = []  # per text
+        per_text: List[Tuple[List[str], List[bool], List[Tuple[int, int, str]]]] = []  # words, spaces, ranges
         source: List[int] = []  # per word of the batch: its token, -1 whitespace, -2 inside a multiword token
         at = 0  # into special
         for i in range(n_texts):
@@ -321,7 +321,7 @@ class UDTokenizer:
             if first == last:
                 text = joined[offset:int(text_ends[i])]
                 words = [text] if text else []
-                cuts.append((words, [False] * len(words), []))
+                per_text.append((words, [False] * len(words), []))
                 source.extend([-1] * len(words))
                 continue
             words: List[str] = []
@@ -356,11 +356,11 @@ class UDTokenizer:
             words.extend(forms[done:last])
             spaces.extend(spaces_l[done:last])
             source.extend(range(done, last))
-            cuts.append((words, spaces, ranges))
+            per_text.append((words, spaces, ranges))
         starts_of, hints_of = self._word_values(np.array(source, dtype=np.int64), flags, hints)
         docs = []
         begin = 0  # the text's first word in the batch
-        for words, spaces, ranges in cuts:
+        for words, spaces, ranges in per_text:
             end = begin + len(words)
             doc = Doc(self.vocab, words=words, spaces=spaces)
             doc._.set(MWT_ATTR, ranges)
