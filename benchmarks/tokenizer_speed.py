@@ -5,11 +5,22 @@ The gold file's text is cut into documents of ``--group`` sentences (as ``raw_te
 tokenizers run ``tokenizer.pipe`` over all of them, taking turns for ``--repeats`` rounds after an
 untimed warm-up. Words/s: gold syntactic words per second, median of the rounds; the ratio is the
 median of the per-round ratios. ``--dump FILE`` writes the UDTokenizer's output (per document: the
-words, the multiword token ranges and the sentence starts) as JSON, to compare two versions of
-the code on the same weights. ``--profile`` prints a cProfile of one more pass.
+words, the multiword token ranges, the sentence starts and, where it gives them, the sentence-start
+hints) as JSON, to compare two versions of the code on the same weights. ``--profile`` prints a
+cProfile of one more pass.
+
+``--pipeline PATH``: the tokenizer's share of a parsing pipeline's raw-text time. The saved
+pipeline at PATH runs ``nlp.pipe`` on the texts with its own tokenizer (the peer) and with the
+UD tokenizer in its place (``ud_tokenizer_for``: the shipped setting, so a pipeline whose parser
+segments gets the tokenizer's sentence-start hints), taking turns with the two tokenizers above,
+of which the UD tokenizer is then the pipeline's (its ``pipe`` in batches, as
+``raw_text.tokenized`` gives the pipeline its Docs). It prints the pipeline's words/s with the UD
+tokenizer as a ratio to the peer (``pipeline x peer``) and the UD tokenizer's time as a share of
+the UD pipeline's (``share``), each the median of the per-round values. ``--flat``: paragraph breaks as spaces (text without line
+breaks), as ``raw_text.py --flat``.
 
     OMP_NUM_THREADS=1 python benchmarks/tokenizer_speed.py --gold ../shared/treebanks/UD_English-EWT/en_ewt-ud-test.conllu \\
-        --tokenizer training/tokenizer/ewt --lang en
+        --tokenizer training/tokenizer/ewt --lang en [--group 0 --pipeline training/fast/model-best --repeats 9]
 """
 import argparse
 import cProfile
@@ -19,13 +30,15 @@ import pstats
 import statistics
 import time
 from pathlib import Path
+from typing import Callable, Dict, List
 
 import spacy
 
 from spacy_hcparse.evaluation.conll18 import read_treebank
-from spacy_hcparse.evaluation.raw_text import raw_documents
-from spacy_hcparse.names import MULTIWORD_TOKENS
-from spacy_hcparse.tokenizer import UDTokenizer
+from spacy_hcparse.evaluation.harness import speed_ratio
+from spacy_hcparse.evaluation.raw_text import raw_documents, tokenized
+from spacy_hcparse.names import MULTIWORD_TOKENS, SENT_START_HINTS
+from spacy_hcparse.tokenizer import UDTokenizer, ud_tokenizer_for, use_ud_tokenizer
 
 
 def main() -> None:
@@ -34,39 +47,63 @@ def main() -> None:
     parser.add_argument("--tokenizer", type=Path, required=True, help="a trained UDTokenizer file")
     parser.add_argument("--lang", default="en", help="the peer: spacy.blank(LANG).tokenizer")
     parser.add_argument("--group", type=int, default=10, help="sentences per document (0: per gold document)")
+    parser.add_argument("--flat", action="store_true", help="paragraph breaks as spaces, not blank lines")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--pipeline", type=Path, default=None, help="a saved pipeline: the tokenizer's share of its time")
     parser.add_argument("--dump", type=Path, default=None)
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
     if os.environ.get("OMP_NUM_THREADS") != "1":
         print("note: OMP_NUM_THREADS is not 1")
-    docs = raw_documents(read_treebank(args.gold), args.group)
+    docs = raw_documents(read_treebank(args.gold), args.group, paragraphs=not args.flat)
     texts = [d.text for d in docs]
     n_words = sum(d.n_words for d in docs)
-    nlp = spacy.blank("xx")
-    ud = UDTokenizer(nlp.vocab).from_disk(args.tokenizer)
+    load = os.getloadavg()[0]
+    if args.pipeline is None:
+        ud = UDTokenizer(spacy.blank("xx").vocab).from_disk(args.tokenizer)
+    else:
+        peer_nlp = spacy.load(args.pipeline)
+        ud_nlp = spacy.load(args.pipeline)
+        ud = use_ud_tokenizer(ud_nlp, ud_tokenizer_for(ud_nlp, args.tokenizer)).tokenizer
     peer = spacy.blank(args.lang).tokenizer
-    tokenizers = {"ud": ud, "peer": peer}
-    for tok in tokenizers.values():
-        list(tok.pipe(texts[:50], batch_size=args.batch_size))
-    speeds = {name: [] for name in tokenizers}
+    size = args.batch_size
+    runs: Dict[str, Callable[[List[str]], list]] = {
+        "ud": lambda xs: list(ud.pipe(xs, batch_size=size)),
+        "peer": lambda xs: list(peer.pipe(xs, batch_size=size)),
+    }
+    if args.pipeline is not None:
+        runs["pipeline ud"] = lambda xs: list(ud_nlp.pipe(tokenized(ud_nlp, xs, size), batch_size=size))
+        runs["pipeline peer"] = lambda xs: list(peer_nlp.pipe(xs, batch_size=size))
+    for run in runs.values():  # untimed warm-up: numba's cache, first allocations
+        run(texts[:50])
+    seconds: Dict[str, List[float]] = {name: [] for name in runs}
     for _ in range(args.repeats):
-        for name, tok in tokenizers.items():
+        for name, run in runs.items():
             start = time.perf_counter()
-            for _doc in tok.pipe(texts, batch_size=args.batch_size):
-                pass
-            speeds[name].append(n_words / (time.perf_counter() - start))
-    ratio = statistics.median(a / b for a, b in zip(speeds["ud"], speeds["peer"]))
-    print(f"{args.gold.name}: {len(texts)} documents of {args.group or 'a gold document'} sentences, {n_words} words; "
-          f"load {os.getloadavg()[0]:.2f}; batch size {args.batch_size}")
+            run(texts)
+            seconds[name].append(time.perf_counter() - start)
+    speeds = {name: [n_words / t for t in values] for name, values in seconds.items()}
+    print(f"{args.gold.name}: {len(texts)} documents of {args.group or 'a gold document'} sentences, {n_words} words"
+          + ("; paragraph breaks as spaces" if args.flat else "; paragraph breaks as blank lines")
+          + f"; load {load:.2f} -> {os.getloadavg()[0]:.2f}; batch size {args.batch_size}; {args.repeats} rounds in turns")
     for name, values in speeds.items():
-        print(f"{name:<6}{statistics.median(values):12.0f} words/s  rounds {[round(v) for v in values]}")
-    print(f"ud / spacy.blank({args.lang!r}).tokenizer: {ratio:.3f}")
+        print(f"{name:<14}{statistics.median(values):12.0f} words/s  rounds {[round(v) for v in values]}")
+    print(f"ud / spacy.blank({args.lang!r}).tokenizer: {speed_ratio(speeds['ud'], speeds['peer']):.3f}")
+    if args.pipeline is not None:
+        ratios = [a / b for a, b in zip(speeds["pipeline ud"], speeds["pipeline peer"])]
+        shares = [a / b for a, b in zip(seconds["ud"], seconds["pipeline ud"])]
+        print(f"pipeline x peer: {statistics.median(ratios):.3f} (rounds {min(ratios):.3f}-{max(ratios):.3f})")
+        print(f"share: {statistics.median(shares):.4f} (rounds {min(shares):.4f}-{max(shares):.4f}) "
+              f"of the UD pipeline's time is its tokenizer's")
     if args.dump:
-        out = [{"words": [t.text_with_ws for t in doc], "mwt": [list(r) for r in doc._.get(MULTIWORD_TOKENS)],
-                "sent_starts": [t.i for t in doc if t.is_sent_start]}
-               for doc in ud.pipe(texts, batch_size=args.batch_size)]
+        out = []
+        for doc in ud.pipe(texts, batch_size=args.batch_size):
+            row = {"words": [t.text_with_ws for t in doc], "mwt": [list(r) for r in doc._.get(MULTIWORD_TOKENS)],
+                   "sent_starts": [t.i for t in doc if t.is_sent_start]}
+            if doc._.get(SENT_START_HINTS) is not None:
+                row["hints"] = list(doc._.get(SENT_START_HINTS))
+            out.append(row)
         args.dump.write_text(json.dumps(out, ensure_ascii=False))
     if args.profile:
         profiler = cProfile.Profile()

@@ -102,6 +102,8 @@ def sentence_start_hints(doc: Doc) -> Optional[np.ndarray]:
         return None
     if values.shape != (len(doc),):
         return None
+    if np.isfinite(values).all():
+        return values
     return np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
 
 

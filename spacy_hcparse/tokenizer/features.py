@@ -133,11 +133,14 @@ N_RULE_VALUES = 3
 HASHED_COLUMNS = [0, 1, 4]  # the piece's text, its last and first three characters
 RULE_COLUMN = 5  # what the rule tokenizer says of the piece's end
 UNKNOWN = np.uint64(0)  # what training puts in a hashed column to hide the text (piece dropout)
+Hashes = Tuple[np.ndarray, np.ndarray]  # a text's prefix hashes and inverse powers: ``text_hashes``
 
 
-def piece_spans(text: str, splits: "SplitTable" = None) -> Tuple[np.ndarray, np.ndarray]:
+def piece_spans(text: str, splits: "SplitTable" = None, hashes: Optional[Hashes] = None
+                ) -> Tuple[np.ndarray, np.ndarray]:
     """(starts, ends) of the pieces of ``text`` (int64 character offsets, end exclusive), runs that
-    ``splits`` cuts cut (see module docstring)."""
+    ``splits`` cuts cut (see module docstring; ``hashes``: ``text_hashes(text)``, computed when
+    None)."""
     kinds = piece_kinds(code_points(text))
     n = len(kinds)
     # a piece begins where a character's kind differs from the one before, or at every OTHER_KIND
@@ -154,7 +157,7 @@ def piece_spans(text: str, splits: "SplitTable" = None) -> Tuple[np.ndarray, np.
     ends = after[np.searchsorted(after, starts, side="right")] if len(starts) else after[:0]
     starts, ends = starts.astype(np.int64), ends.astype(np.int64)
     if splits is not None and len(splits):
-        starts, ends = splits.apply(text, starts, ends)
+        starts, ends = splits.apply(text, starts, ends, hashes)
     return starts, ends
 
 
@@ -169,13 +172,15 @@ def piece_kinds(codes: np.ndarray) -> np.ndarray:
 
 
 def piece_features(text: str, starts: np.ndarray, ends: np.ndarray, rule_ends: Optional[np.ndarray] = None,
-                   bounds: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> np.ndarray:
+                   bounds: Optional[Tuple[np.ndarray, np.ndarray]] = None, hashes: Optional[Hashes] = None
+                   ) -> np.ndarray:
     """The model's input: (n_pieces, N_FEATURES) uint64 rows (see module docstring); ``rule_ends``:
     the character offsets (exclusive) where a rule tokenizer ends its tokens, None if unknown.
     ``bounds``: per piece, the (start, end) offsets of the stretch of ``text`` it belongs to, for
     several texts joined into one (``join_texts``): the whitespace before a stretch's first piece
     and after its last is read inside the stretch only, so every piece has the features it has
-    in its own text (None: the whole text is one stretch)."""
+    in its own text (None: the whole text is one stretch). ``hashes``: ``text_hashes(text)``,
+    computed when None."""
     n = len(starts)
     feats = np.zeros((n, N_FEATURES), dtype=np.uint64)
     if n == 0:
@@ -183,9 +188,8 @@ def piece_features(text: str, starts: np.ndarray, ends: np.ndarray, rule_ends: O
     codes = code_points(text)
     inside = codes < _TABLE_SIZE
     index = np.where(inside, codes, 0)
-    lower = np.where(inside, LOWER_TABLE[index], codes)
     classes = np.where(inside, CLASS_TABLE[index], CHAR_CLASSES["other"]).astype(np.int64)
-    prefix, inverse = _prefix_hashes(lower)
+    prefix, inverse = hashes if hashes is not None else text_hashes(text)
     feats[:, 0] = _span_hash(prefix, inverse, starts, ends)
     feats[:, 1] = _span_hash(prefix, inverse, np.maximum(starts, ends - 3), ends)
     feats[:, 4] = _span_hash(prefix, inverse, starts, np.minimum(ends, starts + 3))
@@ -195,12 +199,13 @@ def piece_features(text: str, starts: np.ndarray, ends: np.ndarray, rule_ends: O
     length = np.minimum(ends - starts, 6) - 1
     feats[:, 2] = ((classes[starts] * 4 + first_upper * 2 + rest_upper) * 6 + length).astype(np.uint64)
     if bounds is None:
-        gap = _gap_kinds(codes, np.concatenate(([0], ends)), np.concatenate((starts, [len(text)])))
+        gap = _gap_kinds(_gap_counts(codes), np.concatenate(([0], ends)), np.concatenate((starts, [len(text)])))
         before, after = gap[:-1], gap[1:]
     else:
         lo, hi = bounds
-        before = _gap_kinds(codes, np.maximum(np.concatenate(([0], ends[:-1])), lo), starts)
-        after = _gap_kinds(codes, ends, np.minimum(np.concatenate((starts[1:], [len(text)])), hi))
+        counts = _gap_counts(codes)
+        before = _gap_kinds(counts, np.maximum(np.concatenate(([0], ends[:-1])), lo), starts)
+        after = _gap_kinds(counts, ends, np.minimum(np.concatenate((starts[1:], [len(text)])), hi))
     feats[:, 3] = (before * 5 + after).astype(np.uint64)
     if rule_ends is not None:
         feats[:, RULE_COLUMN] = np.isin(ends, rule_ends).astype(np.uint64) + np.uint64(1)
@@ -228,6 +233,14 @@ def span_hashes(texts: Iterable[str]) -> np.ndarray:
     return np.array(out, dtype=np.uint64)
 
 
+def text_hashes(text: str) -> Hashes:
+    """``_prefix_hashes`` of the lowercased ``text``, from which ``_span_hash`` hashes any span:
+    what ``piece_features`` and ``SplitTable.apply`` read (computed once for both)."""
+    codes = code_points(text)
+    inside = codes < _TABLE_SIZE
+    return _prefix_hashes(np.where(inside, LOWER_TABLE[np.where(inside, codes, 0)], codes))
+
+
 def _prefix_hashes(lower: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """Prefix sums of ``lower[i] * MUL**i`` and the powers ``MUL**-i`` (wrapping uint64), so that
     a span's polynomial hash is ``(prefix[e] - prefix[s]) * inverse[s]``."""
@@ -244,11 +257,15 @@ def _span_hash(prefix: np.ndarray, inverse: np.ndarray, starts: np.ndarray, ends
         return (prefix[ends] - prefix[starts]) * inverse[starts] + (ends - starts).astype(np.uint64)
 
 
-def _gap_kinds(codes: np.ndarray, gap_starts: np.ndarray, gap_ends: np.ndarray) -> np.ndarray:
+def _gap_counts(codes: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Prefix counts of line breaks and of spaces in a text's code points (what ``_gap_kinds`` reads)."""
+    return np.concatenate(([0], np.cumsum(codes == 10))), np.concatenate(([0], np.cumsum(codes == 32)))
+
+
+def _gap_kinds(counts: Tuple[np.ndarray, np.ndarray], gap_starts: np.ndarray, gap_ends: np.ndarray) -> np.ndarray:
     """Kind of each text stretch [gap_starts, gap_ends): 0 empty, 1 spaces, 2 one line break, 3 a
-    blank line (two or more line breaks), 4 other whitespace."""
-    newline = np.concatenate(([0], np.cumsum(codes == 10)))
-    space = np.concatenate(([0], np.cumsum(codes == 32)))
+    blank line (two or more line breaks), 4 other whitespace (``counts``: ``_gap_counts``)."""
+    newline, space = counts
     size = gap_ends - gap_starts
     breaks = newline[gap_ends] - newline[gap_starts]
     spaces = space[gap_ends] - space[gap_starts]
@@ -265,18 +282,21 @@ class SplitTable:
         for run, offsets in self.cuts.items():
             if not offsets or any(not 0 < c < len(run) for c in offsets) or list(offsets) != sorted(set(offsets)):
                 raise ValueError(f"bad cut offsets {offsets!r} for {run!r}")
-        self._hashes = span_hashes(self.cuts) if self.cuts else np.zeros(0, dtype=np.uint64)
+        self._hashes = np.sort(span_hashes(self.cuts)) if self.cuts else np.zeros(0, dtype=np.uint64)
 
     def __len__(self) -> int:
         return len(self.cuts)
 
-    def apply(self, text: str, starts: np.ndarray, ends: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """The pieces (starts, ends) with the runs of the table cut."""
-        codes = code_points(text)
-        inside = codes < _TABLE_SIZE
-        lowered = np.where(inside, LOWER_TABLE[np.where(inside, codes, 0)], codes)
-        prefix, inverse = _prefix_hashes(lowered)
-        hits = np.flatnonzero(np.isin(_span_hash(prefix, inverse, starts, ends), self._hashes))
+    def apply(self, text: str, starts: np.ndarray, ends: np.ndarray, hashes: Optional[Hashes] = None
+              ) -> Tuple[np.ndarray, np.ndarray]:
+        """The pieces (starts, ends) with the runs of the table cut (``hashes``: ``text_hashes(text)``,
+        computed when None)."""
+        if not len(self.cuts):
+            return starts, ends
+        prefix, inverse = hashes if hashes is not None else text_hashes(text)
+        runs = _span_hash(prefix, inverse, starts, ends)
+        at = np.minimum(np.searchsorted(self._hashes, runs), len(self._hashes) - 1)  # the table's hashes, sorted
+        hits = np.flatnonzero(self._hashes[at] == runs)
         if not len(hits):
             return starts, ends
         cut_at = []

@@ -8,10 +8,17 @@ tables (4 per hashed column, 1 per other; ``_gather_maxout_norm``), not a produc
 concatenated embeddings. Each residual block runs ``TILE_ROWS`` rows at a time, so that its
 window and product stay in the processor's cache: the window (``_window_rows``), one matrix
 product (numpy's BLAS, as ``blas.use_blas`` sets the model's), and one numba kernel for the bias,
-the maxout, the layer norm and the residual sum (``_norm_rows``). The softmax runs as the thinc
-layer. A model of another structure goes through ``model.predict`` unchanged.
+the maxout, the layer norm and the residual sum (``_norm_rows``). The Maxouts' outputs are laid out
+piece-major (``_piece_major``), so that the maxout reads contiguous values, and the layer norm
+sums four rows side by side, each in its own order; the softmax runs as the thinc layer. A model
+of another structure goes through ``model.predict`` unchanged.
+
+The folded tables are kept from one call to the next in a ``Folds`` dict, with copies of the
+weights they were folded from: ``kept_folds`` hands it back while the model's weights are still
+those (compared exactly, since training updates them in place), so a tokenizer folds once for as
+long as its weights stay, not once per call.
 """
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 from thinc.api import Model
@@ -20,8 +27,10 @@ from thinc.types import Ragged
 from ..compiling import njit
 
 LAYER_NORM_EPS = 1e-08  # thinc's LayerNorm: var + 1e-08
-# The kernels' sums may be reordered (vectorized): the output moves by float rounding only.
-FASTMATH = {"nsz", "arcp", "contract", "reassoc", "afn"}
+# The kernels' float maths may be contracted and approximated, but sums run in the order written
+# (no "reassoc"), so the output does not depend on how the compiler vectorizes them.
+ORDERED_MATH = {"nsz", "arcp", "contract", "afn"}
+GATHER_ROWS = 256  # pieces whose embedding sums are normalized together
 
 Block = Tuple[Model, Model, Model]  # (dilated_window, maxout, layernorm)
 TILE_ROWS = 1024  # rows of a residual block computed together
@@ -30,13 +39,14 @@ TILE_ROWS = 1024  # rows of a residual block computed together
 Embedding = Tuple[Model, int]  # a hashembed or embed node and the feature column it reads
 
 
-Folds = Dict[str, Tuple[np.ndarray, np.ndarray]]  # "tables": ``folded_tables`` of the model
+# "tables": ``folded_tables`` of the model; "weights": copies of what they were folded from
+Folds = Dict[str, Any]
 
 
 def predict_probs(model: Model, X: Ragged, folds: Optional[Folds] = None) -> np.ndarray:
     """``model.predict(X)`` for a ``build_char_model`` model: (n_pieces, n_labels) probabilities.
-    ``folds``: where ``folded_tables`` are kept from one call to the next while the weights stay
-    the same (``UDTokenizer.pipe`` passes one per call of its own); None: folded anew."""
+    ``folds``: where ``folded_tables`` are kept from one call to the next, which the caller hands
+    over only while the weights stay the same (``kept_folds``); None: folded anew."""
     layers = _layers(model)
     if layers is None:
         return model.ops.to_numpy(model.predict(X))
@@ -47,10 +57,9 @@ def predict_probs(model: Model, X: Ragged, folds: Optional[Folds] = None) -> np.
         folded = folded_tables(tables, maxout)
         if folds is not None:
             folds["tables"] = folded
+            folds["weights"] = [np.array(w, copy=True) for w in _folded_weights(tables, maxout)]
     folded, rows = folds["tables"] if folds is not None else folded
-    nO, nP = maxout.get_dim("nO"), maxout.get_dim("nP")
-    data = _gather_maxout_norm(folded, _table_rows(tables, ids, rows),
-                               np.asarray(maxout.get_param("b"), dtype=np.float32).reshape(nO, nP),
+    data = _gather_maxout_norm(folded, _table_rows(tables, ids, rows), _piece_major(maxout)[1],
                                np.asarray(norm.get_param("G"), dtype=np.float32),
                                np.asarray(norm.get_param("b"), dtype=np.float32))
     ends = np.cumsum(lengths)
@@ -61,14 +70,32 @@ def predict_probs(model: Model, X: Ragged, folds: Optional[Folds] = None) -> np.
     return model.ops.to_numpy(model.layers[-1].predict(data))
 
 
+def kept_folds(model: Model, folds: Folds) -> Folds:
+    """``folds`` (as ``predict_probs`` filled it) if the model's embedding tables and projection
+    are those it was folded from, compared exactly; else a new, empty one."""
+    layers = _layers(model)
+    kept = folds.get("weights")
+    if layers is None or kept is None:
+        return {}
+    current = _folded_weights(layers[0], layers[1][0])
+    if len(current) == len(kept) and all(np.array_equal(a, b) for a, b in zip(current, kept)):
+        return folds
+    return {}
+
+
+def _folded_weights(tables: List[Embedding], maxout: Model) -> List[np.ndarray]:
+    """What ``folded_tables`` reads: each table's rows and the projection's weights (views)."""
+    return [np.asarray(node.get_param("E")) for node, _ in tables] + [np.asarray(maxout.get_param("W"))]
+
+
 def _residual_block(maxout: Model, norm: Model, dilation: int, data: np.ndarray, first: np.ndarray,
                     last: np.ndarray) -> np.ndarray:
     """``data + LayerNorm(Maxout(dilated_window(data)))`` (``first``, ``last``: per row, where its
     sequence begins and ends), ``TILE_ROWS`` rows at a time: the window and the product of a tile
     stay in the processor's cache."""
     nO, nP, nI = maxout.get_dim("nO"), maxout.get_dim("nP"), maxout.get_dim("nI")
-    W = np.ascontiguousarray(np.asarray(maxout.ops.reshape2f(maxout.get_param("W"), nO * nP, nI), dtype=np.float32).T)
-    b = np.asarray(maxout.get_param("b"), dtype=np.float32).reshape(nO, nP)
+    W, b = _piece_major(maxout)
+    W = np.ascontiguousarray(W.T)
     G = np.asarray(norm.get_param("G"), dtype=np.float32)
     beta = np.asarray(norm.get_param("b"), dtype=np.float32)
     n = len(data)
@@ -83,12 +110,21 @@ def _residual_block(maxout: Model, norm: Model, dilation: int, data: np.ndarray,
     return out
 
 
+def _piece_major(maxout: Model) -> Tuple[np.ndarray, np.ndarray]:
+    """A Maxout's weights (nP * nO, nI) and bias (nP, nO), float32, with its outputs in
+    piece-major order: output ``p * nO + o`` is thinc's ``o * nP + p``, so that each piece's
+    outputs are contiguous (what ``_norm_rows`` reads)."""
+    nO, nP, nI = maxout.get_dim("nO"), maxout.get_dim("nP"), maxout.get_dim("nI")
+    W = np.asarray(maxout.get_param("W"), dtype=np.float32).reshape(nO, nP, nI).transpose(1, 0, 2)
+    b = np.asarray(maxout.get_param("b"), dtype=np.float32).reshape(nO, nP).T
+    return np.ascontiguousarray(W.reshape(nP * nO, nI)), np.ascontiguousarray(b)
+
+
 def folded_tables(tables: List[Embedding], maxout: Model) -> Tuple[np.ndarray, np.ndarray]:
     """Every embedding table times its columns of the projection's weights (``maxout`` after the
-    concatenated embeddings), stacked: ((total rows, nO * nP) float32, the first row of each
-    table)."""
-    nO, nP, nI = maxout.get_dim("nO"), maxout.get_dim("nP"), maxout.get_dim("nI")
-    W = np.asarray(maxout.ops.reshape2f(maxout.get_param("W"), nO * nP, nI), dtype=np.float32)
+    concatenated embeddings, outputs in ``_piece_major`` order), stacked: ((total rows, nP * nO)
+    float32, the first row of each table)."""
+    W = _piece_major(maxout)[0]
     out, column = [], 0
     for node, _ in tables:
         E = np.asarray(node.get_param("E"), dtype=np.float32)
@@ -143,27 +179,29 @@ def _layers(model: Model) -> Optional[Tuple[List[Embedding], Tuple[Model, Model]
     return tables, (project["maxout"], project["layernorm"]), blocks
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(cache=True, fastmath=ORDERED_MATH)
 def _gather_maxout_norm(table: np.ndarray, rows: np.ndarray, b: np.ndarray, G: np.ndarray,
                         beta: np.ndarray) -> np.ndarray:
-    """Per piece ``i``: ``y = sum_k table[rows[i, k]]``, then ``LayerNorm(maxout(y + b))`` as in
-    ``_norm_rows`` (no residual). table: (R, nO * nP); rows: (n, K)."""
+    """Per piece ``i``: ``y = sum_k table[rows[i, k]]`` (in the order of k), then
+    ``LayerNorm(maxout(y + b))`` as ``_norm_rows`` (no residual), ``GATHER_ROWS`` pieces at a time.
+    table: (R, nP * nO), piece-major; rows: (n, K); b: (nP, nO)."""
     n, K = rows.shape
-    nO = b.shape[0]
-    out = np.empty((n, nO), dtype=np.float32)
-    y = np.empty(table.shape[1], dtype=np.float32)
-    z = np.empty(nO, dtype=np.float32)
-    zero = np.zeros(nO, dtype=np.float32)
     width = table.shape[1]
-    for i in range(n):
-        r = rows[i, 0]
-        for j in range(width):
-            y[j] = table[r, j]
-        for k in range(1, K):
-            r = rows[i, k]
+    nO = b.shape[1]
+    out = np.empty((n, nO), dtype=np.float32)
+    Y = np.empty((GATHER_ROWS, width), dtype=np.float32)
+    zero = np.zeros((GATHER_ROWS, nO), dtype=np.float32)
+    for lo in range(0, n, GATHER_ROWS):
+        m = min(GATHER_ROWS, n - lo)
+        for i in range(m):
+            r = rows[lo + i, 0]
             for j in range(width):
-                y[j] += table[r, j]
-        _norm_row(y, b, G, beta, zero, z, out[i])
+                Y[i, j] = table[r, j]
+            for k in range(1, K):
+                r = rows[lo + i, k]
+                for j in range(width):
+                    Y[i, j] += table[r, j]
+        _norm_rows(Y[:m], b, G, beta, zero[:m], out[lo:lo + m])
     return out
 
 
@@ -177,39 +215,80 @@ def _window_rows(data: np.ndarray, first: np.ndarray, last: np.ndarray, d: int, 
     for i in range(lo, hi):
         r = i - lo
         left, right = i - d, i + d
+        if left >= first[i]:
+            for j in range(width):
+                out[r, j] = data[left, j]
+        else:
+            for j in range(width):
+                out[r, j] = np.float32(0.0)
         for j in range(width):
-            out[r, j] = data[left, j] if left >= first[i] else np.float32(0.0)
             out[r, width + j] = data[i, j]
-            out[r, 2 * width + j] = data[right, j] if right < last[i] else np.float32(0.0)
+        if right < last[i]:
+            for j in range(width):
+                out[r, 2 * width + j] = data[right, j]
+        else:
+            for j in range(width):
+                out[r, 2 * width + j] = np.float32(0.0)
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(cache=True, fastmath=ORDERED_MATH)
 def _norm_rows(Y: np.ndarray, b: np.ndarray, G: np.ndarray, beta: np.ndarray, X: np.ndarray,
                out: np.ndarray) -> None:
-    """Per row: ``z[o] = max_p (Y[o * nP + p] + b[o, p])``, then ``out = X + LayerNorm(z)``
-    (thinc's: ``(z - mean) / sqrt(var + eps) * G + beta``). Y: (n, nO * nP); X, out: (n, nO)."""
-    z = np.empty(b.shape[0], dtype=np.float32)
-    for i in range(Y.shape[0]):
-        _norm_row(Y[i], b, G, beta, X[i], z, out[i])
+    """Per row: ``z[o] = max_p (Y[p * nO + o] + b[p, o])``, then ``out = X + LayerNorm(z)``
+    (thinc's: ``(z - mean) / sqrt(var + eps) * G + beta``; the mean's sum in float32, the
+    variance's in float64, each in the order of o), four rows at a time (their sums side by side).
+    Y: (n, nP * nO), piece-major (``_piece_major``); b: (nP, nO); X, out: (n, nO)."""
+    nP, nO = b.shape
+    n = Y.shape[0]
+    z = np.empty((4, nO), dtype=np.float32)
+    i = 0
+    while i < n:
+        m = min(4, n - i)
+        for k in range(m):
+            for o in range(nO):
+                z[k, o] = Y[i + k, o] + b[0, o]
+            for p in range(1, nP):
+                for o in range(nO):
+                    z[k, o] = max(z[k, o], Y[i + k, p * nO + o] + b[p, o])
+        if m == 4:
+            t0, t1, t2, t3 = np.float32(0.0), np.float32(0.0), np.float32(0.0), np.float32(0.0)
+            for o in range(nO):
+                t0 += z[0, o]
+                t1 += z[1, o]
+                t2 += z[2, o]
+                t3 += z[3, o]
+            m0, m1, m2, m3 = t0 / nO, t1 / nO, t2 / nO, t3 / nO
+            s0, s1, s2, s3 = 0.0, 0.0, 0.0, 0.0
+            for o in range(nO):
+                d0, d1, d2, d3 = z[0, o] - m0, z[1, o] - m1, z[2, o] - m2, z[3, o] - m3
+                s0 += d0 * d0
+                s1 += d1 * d1
+                s2 += d2 * d2
+                s3 += d3 * d3
+            _norm_tail(z[0], m0, s0, G, beta, X[i], out[i])
+            _norm_tail(z[1], m1, s1, G, beta, X[i + 1], out[i + 1])
+            _norm_tail(z[2], m2, s2, G, beta, X[i + 2], out[i + 2])
+            _norm_tail(z[3], m3, s3, G, beta, X[i + 3], out[i + 3])
+        else:
+            for k in range(m):
+                total = np.float32(0.0)
+                for o in range(nO):
+                    total += z[k, o]
+                mu = total / nO
+                sq = 0.0
+                for o in range(nO):
+                    d = z[k, o] - mu
+                    sq += d * d
+                _norm_tail(z[k], mu, sq, G, beta, X[i + k], out[i + k])
+        i += m
 
 
-@njit(cache=True, fastmath=FASTMATH, inline="always")
-def _norm_row(y: np.ndarray, b: np.ndarray, G: np.ndarray, beta: np.ndarray, x: np.ndarray, z: np.ndarray,
-              out: np.ndarray) -> None:
-    """``out = x + LayerNorm(maxout(y + b))`` for one row (``z``: scratch of nO floats)."""
-    nO, nP = b.shape
-    total = np.float32(0.0)
-    for o in range(nO):
-        best = y[o * nP] + b[o, 0]
-        for p in range(1, nP):
-            best = max(best, y[o * nP + p] + b[o, p])
-        z[o] = best
-        total += best
-    mu = total / nO
-    sq = np.float32(0.0)
-    for o in range(nO):
-        d = z[o] - mu
-        sq += d * d
+@njit(cache=True, fastmath=ORDERED_MATH, inline="always")
+def _norm_tail(z: np.ndarray, mu: float, sq: float, G: np.ndarray, beta: np.ndarray, x: np.ndarray,
+               out: np.ndarray) -> None:
+    """``out = x + (z - mu) / sqrt(sq / nO + eps) * G + beta`` for one row (``mu``: its mean;
+    ``sq``: its sum of squared deviations)."""
+    nO = z.shape[0]
     scale = np.float32(1.0) / np.sqrt(sq / nO + np.float32(LAYER_NORM_EPS))
     for o in range(nO):
         out[o] = x[o] + ((z[o] - mu) * scale * G[o] + beta[o])

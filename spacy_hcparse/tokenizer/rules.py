@@ -3,9 +3,9 @@
 
 spaCy's tokenizer cuts a text at whitespace and tokenizes each run of non-space characters (a
 "chunk") on its own, by its special cases and affix rules. ``RuleEnds`` does the same with a cache
-of each chunk's token ends (offsets inside the chunk), so that a chunk seen before costs a
-dictionary look-up, and the chunks not seen yet go through spaCy's tokenizer together, as one
-text. This is spaCy's tokenization of each chunk alone; on a whole text spaCy's tokenizer differs
+of each chunk's token ends (offsets inside the chunk: a dictionary from the chunk to its row in
+flat arrays of ends), so that a chunk seen before costs a dictionary look-up, and the chunks not
+seen yet go through spaCy's tokenizer together, as one text. This is spaCy's tokenization of each chunk alone; on a whole text spaCy's tokenizer differs
 only where its phrase matcher of special cases matches tokens across a space (``' '`` as the
 pattern of ``''``), which changes nothing there but keeps a special case off the tokens it shares
 (``' ''1``: ``''`` is then not a token). Where a special case holds whitespace beside other
@@ -13,7 +13,7 @@ characters (no language of spaCy 3.8 has one; whitespace alone, as ``"\\n"``, on
 whitespace tokens), chunks are not independent and every text goes through spaCy's tokenizer
 whole.
 """
-from itertools import chain
+from itertools import chain, repeat
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -35,7 +35,13 @@ class RuleEnds:
         self.lang = lang
         self.tokenizer = tokenizer if tokenizer is not None else spacy.blank(lang).tokenizer
         self.whole_texts = any(_crosses_whitespace(case) for case in (self.tokenizer.rules or {}))
-        self._cache: Dict[str, Tuple[int, ...]] = {}
+        self._clear()
+
+    def _clear(self) -> None:
+        """Forget every chunk: chunk -> row ``k``, whose token ends are ``_ends[_ptr[k]:_ptr[k + 1]]``."""
+        self._rows: Dict[str, int] = {}
+        self._ptr = np.zeros(1, dtype=np.int64)
+        self._ends = np.zeros(0, dtype=np.int64)
 
     def __call__(self, texts: Sequence[str], offsets: np.ndarray) -> np.ndarray:
         """The token ends (exclusive character offsets, int64, ascending) of every text, text
@@ -48,16 +54,27 @@ class RuleEnds:
             chunks.extend(text.split())  # str.split() cuts at str.isspace(), as spaCy's tokenizer
         if not chunks:
             return np.zeros(0, dtype=np.int64)
-        cache = self._cache
-        missing = [c for c in dict.fromkeys(chunks) if c not in cache]
-        if missing:
-            if len(cache) + len(missing) > CACHE_SIZE:
-                cache.clear()
-            cache.update(zip(missing, self._chunk_ends(missing)))
-        ends = [cache[c] for c in chunks]
+        rows = self._rows
+        index = np.fromiter(map(rows.get, chunks, repeat(-1)), dtype=np.int64, count=len(chunks))
+        if (index < 0).any():
+            missing = [c for c in dict.fromkeys(chunks) if c not in rows]
+            if len(rows) + len(missing) > CACHE_SIZE:
+                self._clear()
+                rows = self._rows
+            self._remember(missing, self._chunk_ends(missing))
+            index = np.fromiter(map(rows.__getitem__, chunks), dtype=np.int64, count=len(chunks))
+        first, counts = self._ptr[index], self._ptr[index + 1] - self._ptr[index]
+        before = np.cumsum(counts) - counts  # ends of the chunks before each one
+        at = np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(first - before, counts)
+        return np.repeat(_chunk_starts(texts, offsets), counts) + self._ends[at]
+
+    def _remember(self, chunks: List[str], ends: List[Tuple[int, ...]]) -> None:
+        """Add ``chunks`` (not cached yet) and their token ends to the cache."""
         counts = np.fromiter(map(len, ends), dtype=np.int64, count=len(ends))
-        inner = np.fromiter(chain.from_iterable(ends), dtype=np.int64, count=int(counts.sum()))
-        return np.repeat(_chunk_starts(texts, offsets), counts) + inner
+        self._rows.update(zip(chunks, range(len(self._rows), len(self._rows) + len(chunks))))
+        self._ptr = np.concatenate((self._ptr, self._ptr[-1] + np.cumsum(counts)))
+        self._ends = np.concatenate((self._ends, np.fromiter(chain.from_iterable(ends), dtype=np.int64,
+                                                              count=int(counts.sum()))))
 
     def _chunk_ends(self, chunks: List[str]) -> List[Tuple[int, ...]]:
         """Per chunk its token ends (offsets inside it): the chunks tokenized as one text, a line

@@ -49,8 +49,8 @@ from ..blas import blas_threads, use_blas
 from ..names import MULTIWORD_TOKENS as MWT_ATTR
 from ..names import SENT_START_HINTS as HINTS_ATTR
 from .features import (IS_MWT, IS_SENT_END, IS_TOKEN_END, RULE_COLUMN, SEPARATOR, SplitTable, code_points, is_space,
-                       join_texts, space_codes, piece_features, piece_spans)
-from .inference import predict_probs
+                       join_texts, space_codes, piece_features, piece_spans, text_hashes)
+from .inference import Folds, kept_folds, predict_probs
 from .lexicon import MultiwordLexicon
 from .rules import RuleEnds
 from .model import build_char_model
@@ -125,6 +125,7 @@ class UDTokenizer:
                                     "rule_lang": rule_lang if rule_lang is not None else vocab.lang,
                                     "hint_weight": float(hint_weight), "sent_start_weight": float(sent_start_weight)}
         self._rules: Optional[RuleEnds] = None  # spaCy's rules of cfg["rule_lang"], made when first needed
+        self._folds: Folds = {}  # the model's folded embedding (``inference.kept_folds``)
         self.model = self._build_model()
         self.lexicon = MultiwordLexicon()
         self.splits = SplitTable()
@@ -161,9 +162,10 @@ class UDTokenizer:
         return next(iter(self.pipe([text])))
 
     def pipe(self, texts: Iterable[str], batch_size: int = 64) -> Iterator[Doc]:
-        """Docs of ``texts``, ``batch_size`` texts per model call (the model's weights folded
-        once per call of ``pipe``: ``inference.predict_probs``; they do not change meanwhile)."""
-        folds: Dict = {}
+        """Docs of ``texts``, ``batch_size`` texts per model call (the model's folded weights,
+        ``inference.predict_probs``, kept while the weights stay: ``inference.kept_folds``,
+        checked once per call of ``pipe``; they do not change meanwhile)."""
+        folds = self._folds = kept_folds(self.model, self._folds)
         batch: List[str] = []
         for text in texts:
             batch.append(text)
@@ -214,12 +216,12 @@ class UDTokenizer:
         # one string for the batch: pieces never cross the whitespace between texts, and the
         # features and the decoding read each text's pieces as in that text alone
         joined, offsets = join_texts(texts)
-        starts, ends = piece_spans(joined, self.splits)
+        hashes = text_hashes(joined)
+        starts, ends = piece_spans(joined, self.splits, hashes)
         text_of = np.searchsorted(offsets, starts, side="right") - 1
         bounds = (offsets[text_of], offsets[text_of + 1] - len(SEPARATOR))
-        features = piece_features(joined, starts, ends, self.batch_rule_ends(texts, offsets[:-1]), bounds)
-        cuts = np.searchsorted(text_of, np.arange(1, len(texts)))
-        probs = np.concatenate(self.piece_probs(np.split(features, cuts), folds))
+        features = piece_features(joined, starts, ends, self.batch_rule_ends(texts, offsets[:-1]), bounds, hashes)
+        probs = self._batch_probs(features, np.bincount(text_of, minlength=len(texts)), folds)
         labels = _decode(joined, starts, ends, probs, features[:, RULE_COLUMN], self.cfg["hint_weight"])
         odds = None
         if with_odds:
@@ -243,16 +245,30 @@ class UDTokenizer:
         out = [np.zeros((len(feats), len(IS_TOKEN_END)), dtype=np.float32) for feats in features]
         if not rows:
             return out
-        ops = self.model.ops
-        X = Ragged(ops.asarray(np.concatenate(rows), dtype="uint64"), ops.asarray1i(lengths))
-        use_blas(self.model, "numpy")  # also for nodes a caller swapped in
-        with blas_threads(1):
-            probs = predict_probs(self.model, X, folds)
+        probs = self._model_probs(np.concatenate(rows), lengths, folds)
         at = 0
         for (t, start, stop, offset), n in zip(spans, lengths):
             out[t][start:stop] = probs[at + offset:at + offset + stop - start]
             at += n
         return out
+
+    def _batch_probs(self, features: np.ndarray, lengths: np.ndarray, folds: Optional[Dict] = None) -> np.ndarray:
+        """``piece_probs`` of a batch's texts, as one array: ``features`` holds their pieces one
+        text after another, ``lengths[i]`` of text ``i``. Texts that fit in ``PIECE_ROWS`` go to
+        the model as they are."""
+        if not len(features):
+            return np.zeros((0, len(IS_TOKEN_END)), dtype=np.float32)
+        if lengths.max() <= PIECE_ROWS:
+            return self._model_probs(features, lengths[lengths > 0], folds)
+        return np.concatenate(self.piece_probs(np.split(features, np.cumsum(lengths)[:-1]), folds))
+
+    def _model_probs(self, rows: np.ndarray, lengths: Sequence[int], folds: Optional[Dict]) -> np.ndarray:
+        """The model's probabilities of ``rows`` (features), sequences of ``lengths`` rows."""
+        ops = self.model.ops
+        X = Ragged(ops.asarray(rows, dtype="uint64"), ops.asarray1i(lengths))
+        use_blas(self.model, "numpy")  # also for nodes a caller swapped in
+        with blas_threads(1):
+            return predict_probs(self.model, X, folds)
 
     def make_doc(self, text: str, labels: np.ndarray) -> Doc:
         """The Doc of ``text`` cut where ``labels`` (one per character, as ``predict`` returns) say.
@@ -273,15 +289,12 @@ class UDTokenizer:
         lo = np.searchsorted(ends, offsets[:-1], side="right")  # each text's first token
         hi = np.searchsorted(ends, text_ends, side="right")
         codes = code_points(joined)
-        space = space_codes(codes)
-        # first non-space character at or after each position (len(joined) where none)
-        index = np.where(space, len(joined), np.arange(len(joined)))
-        next_char = np.minimum.accumulate(np.append(index, len(joined))[::-1])[::-1]
-        before = np.concatenate(([0], ends[:-1]))  # where the gap before each token begins
+        before = np.concatenate(([0], ends[:-1]))[:len(ends)]  # where the gap before each token begins
         has_tokens = hi > lo
         firsts = lo[has_tokens]
         before[firsts] = offsets[:-1][has_tokens]
-        starts = next_char[before]
+        chars = np.flatnonzero(~space_codes(codes))  # every token begins with one, at or after its gap
+        starts = chars[np.searchsorted(chars, before)]
         text_of = np.repeat(np.arange(n_texts), hi - lo)
         gap_after = np.minimum(np.append(starts[1:], len(joined)), text_ends[text_of]) - ends
         space_after = (gap_after > 0) & (np.append(codes, 0)[ends] == 32)
@@ -300,19 +313,19 @@ class UDTokenizer:
         # tokens followed by a whitespace token, and multiword tokens
         special = np.flatnonzero((gap_after > space_after) | mwt).tolist()
         mwt_l = mwt.tolist()
-        docs = []
+        per_text: List[Tuple[List[str], List[bool], List[Tuple[int, int, str]]]] = []  # words, spaces, ranges
+        source: List[int] = []  # per word of the batch: its token, -1 whitespace, -2 inside a multiword token
         at = 0  # into special
         for i in range(n_texts):
             first, last, offset = int(lo[i]), int(hi[i]), int(offsets[i])
             if first == last:
                 text = joined[offset:int(text_ends[i])]
                 words = [text] if text else []
-                docs.append(self._doc(words, [False] * len(words), flags[:0], hints[:0] if hints is not None else None,
-                                      [-1] * len(words), []))
+                per_text.append((words, [False] * len(words), []))
+                source.extend([-1] * len(words))
                 continue
             words: List[str] = []
             spaces: List[bool] = []
-            source: List[int] = []  # per word: its token, -1 for whitespace, -2 inside a multiword token
             ranges: List[Tuple[int, int, str]] = []
             if starts_l[first] > offset:  # whitespace before the first token: a token of its own
                 words.append(joined[offset:starts_l[first]])
@@ -343,34 +356,41 @@ class UDTokenizer:
             words.extend(forms[done:last])
             spaces.extend(spaces_l[done:last])
             source.extend(range(done, last))
-            docs.append(self._doc(words, spaces, flags, hints, source, ranges))
+            per_text.append((words, spaces, ranges))
+        starts_of, hints_of = self._word_values(np.array(source, dtype=np.int64), flags, hints)
+        docs = []
+        begin = 0  # the text's first word in the batch
+        for words, spaces, ranges in per_text:
+            end = begin + len(words)
+            doc = Doc(self.vocab, words=words, spaces=spaces)
+            doc._.set(MWT_ATTR, ranges)
+            if starts_of is not None and words:
+                doc.from_array([SENT_START], starts_of[begin:end])
+            if hints_of is not None:
+                doc._.set(HINTS_ATTR, hints_of[begin:end].tolist())
+            docs.append(doc)
+            begin = end
         return docs
 
-    def _doc(self, words: List[str], spaces: List[bool], flags: np.ndarray, hints: Optional[np.ndarray],
-             source: List[int], ranges: List[Tuple[int, int, str]]) -> Doc:
-        """The Doc of ``words`` (``source``: per word its token, -1 a whitespace token, -2 a word
-        after the first of a multiword token): ``flags[token]`` as its first word's ``SENT_START``
-        (1 a start, 0 unknown; -1 inside a multiword token, 0 whitespace), set with
-        ``set_sent_starts``; ``hints[token]`` as its first word's sentence-start hint (0 for the
-        others), set when given."""
-        doc = Doc(self.vocab, words=words, spaces=spaces)
-        doc._.set(MWT_ATTR, ranges)
-        if hints is not None and not words:
-            doc._.set(HINTS_ATTR, [])
-        if not words or (hints is None and not self.cfg["set_sent_starts"]):
-            return doc
-        index = np.array(source, dtype=np.int64)
-        token = np.maximum(index, 0)
-        of_token = index >= 0
+    def _word_values(self, source: np.ndarray, flags: np.ndarray, hints: Optional[np.ndarray]
+                     ) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+        """Per word of a batch (``source``: its token, -1 a whitespace token, -2 a word after the
+        first of a multiword token): its ``SENT_START`` (uint64: ``flags[token]`` for a token's
+        first word, 1 a start, 0 unknown; -1 inside a multiword token, 0 whitespace), with
+        ``set_sent_starts`` (else None); its sentence-start hint (float32: ``hints[token]`` for a
+        token's first word, 0 for the others), where ``hints`` are given (else None)."""
+        token = np.maximum(source, 0)
+        of_token = source >= 0
+        starts = None
         if self.cfg["set_sent_starts"]:
-            values = np.where(index == -2, -1, 0)
+            values = np.where(source == -2, -1, 0)
             values[of_token] = flags[token[of_token]]
-            doc.from_array([SENT_START], values.astype(np.int32).astype(np.uint64))
+            starts = values.astype(np.int32).astype(np.uint64)
+        values = None
         if hints is not None:
-            values = np.zeros(len(words), dtype=np.float32)
+            values = np.zeros(len(source), dtype=np.float32)
             values[of_token] = hints[token[of_token]]
-            doc._.set(HINTS_ATTR, values.tolist())
-        return doc
+        return starts, values
 
     # ----- training and loading ------------------------------------------------------------------
     def initialize(self, get_examples: Optional[Callable] = None, *, nlp: Optional[Language] = None,

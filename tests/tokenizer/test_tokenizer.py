@@ -22,6 +22,7 @@ from spacy_hcparse.tokenizer import UDTokenizer, ud_tokenizer_for, use_ud_tokeni
 from spacy_hcparse.tokenizer.features import (INSIDE, IS_TOKEN_END, SENT_END, SEPARATOR, TOKEN_END, join_texts, piece_features,
                                               piece_spans)
 from spacy_hcparse.tokenizer import inference
+from spacy_hcparse.tokenizer import tokenizer as tokenizer_module
 from spacy_hcparse.tokenizer.inference import _layers, predict_probs
 from spacy_hcparse.tokenizer.tokenizer import DEFAULTS, _decode, hinted_scores
 from spacy_hcparse.tokenizer.train import (TrainSettings, evaluation_interval, choose_hint_weight, selection_score, tokenizer_scores,
@@ -291,6 +292,38 @@ def test_fused_prediction_is_the_models(trained, monkeypatch, tile_rows):
     folds = {}
     first = predict_probs(tokenizer.model, X, folds)
     assert "tables" in folds and np.array_equal(predict_probs(tokenizer.model, X, folds), first)
+
+
+def test_folded_weights_are_kept_only_while_the_weights_stay(trained):
+    """The tokenizer folds its embedding once and keeps it across calls, but a change of the
+    weights (in place, as training makes it) is folded again: predictions follow the weights."""
+    tokenizer, _ = trained
+    copy = UDTokenizer(tokenizer.vocab, **CFG).from_bytes(tokenizer.to_bytes())
+    text = "Eu gosto do gato. Ele veio da casa!"
+    feats = piece_features(text, *piece_spans(text, copy.splits), copy.rule_ends(text))
+    X = Ragged(feats, np.array([len(feats)], dtype="i"))
+    copy(text)
+    kept = copy._folds
+    copy(text)
+    assert copy._folds is kept and "tables" in kept
+    table = _layers(copy.model)[0][0][0].get_param("E")
+    table += 0.5  # in place
+    assert not np.allclose(copy.piece_probs([feats])[0], predict_probs(tokenizer.model, X), atol=1e-3)
+    probs = copy.piece_probs([feats], inference.kept_folds(copy.model, copy._folds))[0]
+    np.testing.assert_allclose(probs, copy.model.predict(X), rtol=1e-4, atol=1e-6)
+    copy(text)
+    assert copy._folds is not kept
+
+
+def test_texts_longer_than_a_stretch_are_read_with_their_context(trained, monkeypatch):
+    """A batch whose texts fit the model's stretch (``PIECE_ROWS`` pieces) goes to the model whole;
+    one with a longer text is read in stretches with context on each side: the same probabilities."""
+    tokenizer, _ = trained
+    whole = [tokenizer._predict_joined(BATCH_TEXTS)[2], tokenizer._predict_joined(BATCH_TEXTS, with_odds=True)[3]]
+    monkeypatch.setattr(tokenizer_module, "PIECE_ROWS", 4)
+    stretched = [tokenizer._predict_joined(BATCH_TEXTS)[2], tokenizer._predict_joined(BATCH_TEXTS, with_odds=True)[3]]
+    assert np.array_equal(whole[0], stretched[0])
+    np.testing.assert_allclose(whole[1], stretched[1], rtol=1e-5, atol=1e-5)
 
 
 def test_another_model_structure_falls_back_to_thinc():
