@@ -10,7 +10,7 @@ weights (``average``) in place of the last step's; the score it is chosen by
 the mean of Words F1 and the two Sentences F1 (``"words_sentences"``). Training stops after
 ``patience`` evaluations without a better score or after ``max_epochs``. Then the best weights decode the development text with
 each of ``hint_weights`` (``UDTokenizer``'s ``hint_weight``: how far decoding leans to the rule
-tokenizer) and the tokenizer keeps the weight that scores best (the smallest of equals): where the
+tokenizer) and the tokenizer keeps the weight that scores best (the largest of equals): where the
 training text is small the rule tokenizer is often the better judge of token ends.
 """
 import random
@@ -194,8 +194,9 @@ def evaluation_interval(steps_per_epoch: int, epochs: int) -> int:
 def choose_hint_weight(tokenizer: UDTokenizer, dev: Treebank, weights: Sequence[float],
                        select: str = "words") -> Dict[float, Dict[str, float]]:
     """Set ``tokenizer.cfg["hint_weight"]`` to the one of ``weights`` whose decoding of ``dev``
-    scores best by ``selection_score`` (the smallest of equals); returns every weight's scores
-    (with the selection score as ``"score"``)."""
+    scores best by ``selection_score``, the largest of equals (where dev cannot tell weights apart,
+    as a small held-out set often cannot, decoding leans on spaCy's rules, not on a model trained
+    on little text); returns every weight's scores (with the selection score as ``"score"``)."""
     out: Dict[float, Dict[str, float]] = {}
     best = None
     for weight in sorted(float(w) for w in weights):
@@ -203,7 +204,7 @@ def choose_hint_weight(tokenizer: UDTokenizer, dev: Treebank, weights: Sequence[
         blank = tokenizer_scores(tokenizer, dev, paragraphs=True)
         flat = tokenizer_scores(tokenizer, dev, paragraphs=False)
         out[weight] = {**blank, "Sentences_flat": flat["Sentences"], "score": selection_score(blank, flat, select)}
-        if best is None or out[weight]["score"] > out[best]["score"]:
+        if best is None or out[weight]["score"] >= out[best]["score"]:
             best = weight
     if best is not None:
         tokenizer.cfg["hint_weight"] = best

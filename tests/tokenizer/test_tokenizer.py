@@ -370,6 +370,17 @@ def test_training_chooses_the_hint_weight_on_dev(trained, bank):
     assert copy.cfg["hint_weight"] == 100.0  # saved with the tokenizer
 
 
+def test_a_tie_on_dev_keeps_the_weight_closest_to_the_rules(trained, bank):
+    """At these weights the rules decide every token end of the tiny treebank: a tie, which the
+    largest weight wins (on small held-out sets the smallest left the model overriding the rules
+    on test)."""
+    tokenizer, _ = trained
+    copy = UDTokenizer(spacy.blank("xx").vocab, **CFG).from_bytes(tokenizer.to_bytes())
+    scores = choose_hint_weight(copy, bank, [16.0, 50.0, 100.0])
+    assert len({s["score"] for s in scores.values()}) == 1
+    assert copy.cfg["hint_weight"] == 100.0
+
+
 def test_data_written_before_the_hint_weight_loads_without_it(trained):
     tokenizer, _ = trained
     msg = srsly.msgpack_loads(tokenizer.to_bytes())
