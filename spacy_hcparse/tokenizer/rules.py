@@ -5,13 +5,13 @@ spaCy's tokenizer cuts a text at whitespace and tokenizes each run of non-space 
 "chunk") on its own, by its special cases and affix rules. ``RuleEnds`` does the same with a cache
 of each chunk's token ends (offsets inside the chunk: a dictionary from the chunk to its row in
 flat arrays of ends), so that a chunk seen before costs a dictionary look-up, and the chunks not
-seen yet go through spaCy's tokenizer together, as one text. This is spaCy's tokenization of each chunk alone; on a whole text spaCy's tokenizer differs
-only where its phrase matcher of special cases matches tokens across a space (``' '`` as the
-pattern of ``''``), which changes nothing there but keeps a special case off the tokens it shares
-(``' ''1``: ``''`` is then not a token). Where a special case holds whitespace beside other
-characters (no language of spaCy 3.8 has one; whitespace alone, as ``"\\n"``, only makes
-whitespace tokens), chunks are not independent and every text goes through spaCy's tokenizer
-whole.
+seen yet go through spaCy's tokenizer together, as one text. This is spaCy's tokenization of each
+chunk alone; on a whole text spaCy's tokenizer differs only where its phrase matcher of special
+cases matches tokens across a space (``' '`` as the pattern of ``''``), which changes nothing there
+but keeps a special case off the tokens it shares (``' ''1``: ``''`` is then not a token). Where a
+special case holds whitespace beside other characters (no language of spaCy 3.8 has one; whitespace
+alone, as ``"\\n"``, only makes whitespace tokens), chunks are not independent and every text goes
+through spaCy's tokenizer whole.
 """
 from itertools import chain, repeat
 from typing import Dict, List, Optional, Sequence, Tuple
