@@ -54,6 +54,7 @@ from .inference import Folds, kept_folds, predict_probs
 from .lexicon import MultiwordLexicon
 from .rules import RuleEnds
 from .model import build_char_model
+from .orths import span_orths
 
 FORMAT = "spacy_hcparse.UDTokenizer"
 FORMAT_VERSION = 1
@@ -296,8 +297,8 @@ class UDTokenizer:
         The batch is one stream of items in numpy (a token, or a whitespace token: one before a
         text's first token, one after a token followed by more than a single space, a text of
         whitespace alone), in the order of the text, so that the words and spaces of all Docs come
-        from one pass; the tokens marked multiword that the lexicon expands become their words, and
-        each Doc is made from its slice of the stream."""
+        from one pass (``_item_words``); the tokens marked multiword that the lexicon expands become
+        their words, and each Doc is made from its slice of the stream."""
         n_texts = len(offsets) - 1
         text_starts, text_ends = offsets[:-1], offsets[1:] - len(SEPARATOR)
         ends = np.flatnonzero(IS_TOKEN_END[labels]) + 1  # exclusive; none in a separator
@@ -337,7 +338,7 @@ class UDTokenizer:
         item_space = np.insert(space_after, at, False)
         item_text = np.insert(text_of, at, ws_text)
         item_source = np.insert(np.arange(len(starts)), at, -1)  # per item: its token, -1 whitespace
-        words = [joined[a:b] for a, b in zip(item_start.tolist(), item_end.tolist())]
+        words = self._item_words(joined, codes, item_start, item_end)
         n_words = np.ones(len(words), dtype=np.int64)
         ranges: List[List[Tuple[int, int, str]]] = [[] for _ in range(n_texts)]
         expanded: List[Tuple[int, List[str]]] = []  # (item, its words) of the multiword tokens
@@ -345,7 +346,7 @@ class UDTokenizer:
             marked = np.flatnonzero(item_source >= 0)
             marked = marked[IS_MWT[token_labels][item_source[marked]]]
             for k in marked.tolist():
-                parts = self.lexicon.expand(words[k])
+                parts = self.lexicon.expand(joined[item_start[k]:item_end[k]])
                 if parts is not None:
                     expanded.append((k, list(parts)))
                     n_words[k] = len(parts)
@@ -364,7 +365,8 @@ class UDTokenizer:
                 source[first + 1:first + len(parts)] = -2
                 spaces[first:first + len(parts) - 1] = False
                 t = int(item_text[k])
-                ranges[t].append((first - int(text_first[t]), first - int(text_first[t]) + len(parts), words[k]))
+                ranges[t].append((first - int(text_first[t]), first - int(text_first[t]) + len(parts),
+                                  joined[item_start[k]:item_end[k]]))
                 done = k + 1
             stream.extend(words[done:])
             words = stream
@@ -380,6 +382,18 @@ class UDTokenizer:
                 doc._.set(HINTS_ATTR, hints_of[begin:end].tolist())
             docs.append(doc)
         return docs
+
+    def _item_words(self, joined: str, codes: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> List[Union[int, str]]:
+        """What ``Doc(vocab, words=...)`` reads for the spans ``joined[starts[i]:ends[i]]``: the
+        string's id where the vocabulary holds it (``orths.span_orths``), else the string."""
+        orths = span_orths(joined, codes, starts, ends)
+        if orths is None:
+            return [joined[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+        words: List[Union[int, str]] = orths.tolist()
+        strings = self.vocab.strings
+        for i in [i for i, orth in enumerate(words) if orth not in strings]:
+            words[i] = joined[int(starts[i]):int(ends[i])]
+        return words
 
     def _word_values(self, source: np.ndarray, flags: np.ndarray, hints: Optional[np.ndarray]
                      ) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:

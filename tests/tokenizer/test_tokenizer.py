@@ -257,6 +257,17 @@ def test_pipe_gives_each_text_its_own_doc(trained, batch_size):
     assert _analysis(docs[0])[2] == [(2, 4, "do"), (8, 10, "da")]
 
 
+def test_words_are_spacys_strings_new_or_known_or_symbols(trained):
+    """The Docs are built from string ids where the vocabulary holds them: new words, words seen
+    before, spaCy's symbols (whose id is not their hash: ``ID``, ``number``), whitespace."""
+    tokenizer, _ = trained
+    texts = ["ID number ORTH zzqx-7 \n\n ", "ID number zzqx-7 \u00e9t\u00e9 \U0001F600"]
+    for _ in range(2):
+        for doc, text in zip(tokenizer.pipe(texts), texts):
+            assert doc.text == text
+            assert all(t.orth_ == t.text and tokenizer.vocab.strings[t.orth] == t.text for t in doc)
+
+
 def test_batch_features_are_each_texts_own(trained):
     tokenizer, _ = trained
     joined, offsets = join_texts(BATCH_TEXTS)
