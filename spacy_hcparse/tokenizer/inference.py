@@ -5,7 +5,8 @@ summation. The embedding and the projection after it are folded together: the pr
 linear in each embedding table, so each table is multiplied by its columns of the projection's
 weights once (``folded_tables``), and a piece's projection is the sum of its rows of those
 tables (4 per hashed column, 1 per other; ``_gather_maxout_norm``), not a product with the
-concatenated embeddings. Each residual block runs ``TILE_ROWS`` rows at a time, so that its
+concatenated embeddings; pieces with the same features (about two in three in a batch of
+English text) are projected once (``unique_rows``). Each residual block runs ``TILE_ROWS`` rows at a time, so that its
 window and product stay in the processor's cache: the window (``_window_rows``), one matrix
 product (numpy's BLAS, as ``blas.use_blas`` sets the model's), and one numba kernel for the bias,
 the maxout, the layer norm and the residual sum (``_norm_rows``). The Maxouts' outputs are laid out
@@ -59,15 +60,38 @@ def predict_probs(model: Model, X: Ragged, folds: Optional[Folds] = None) -> np.
             folds["tables"] = folded
             folds["weights"] = [np.array(w, copy=True) for w in _folded_weights(tables, maxout)]
     folded, rows = folds["tables"] if folds is not None else folded
-    data = _gather_maxout_norm(folded, _table_rows(tables, ids, rows), _piece_major(maxout)[1],
+    unique, inverse = unique_rows(ids)  # a piece's projection depends on its features alone
+    data = _gather_maxout_norm(folded, _table_rows(tables, unique, rows), _piece_major(maxout)[1],
                                np.asarray(norm.get_param("G"), dtype=np.float32),
                                np.asarray(norm.get_param("b"), dtype=np.float32))
+    if inverse is not None:
+        data = data[inverse]
     ends = np.cumsum(lengths)
     first = np.repeat(ends - lengths, lengths)  # per row, the first and the last + 1 of its sequence
     last = np.repeat(ends, lengths)
     for window, maxout, norm in blocks:
         data = _residual_block(maxout, norm, window.attrs["dilation"], data, first, last)
     return model.ops.to_numpy(model.layers[-1].predict(data))
+
+
+def unique_rows(ids: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    """(the distinct rows of ``ids``, per row of ``ids`` its row among them), or (``ids``, None)
+    where the rows' keys (a wrapping polynomial of the columns) would merge two distinct rows."""
+    if len(ids) < 2:
+        return ids, None
+    with np.errstate(over="ignore"):
+        key = ids[:, 0].copy()
+        for column in range(1, ids.shape[1]):
+            key *= _KEY_MUL
+            key += ids[:, column]
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    unique = ids[first]
+    if not np.array_equal(unique[inverse], ids):
+        return ids, None
+    return unique, inverse
+
+
+_KEY_MUL = np.uint64(0x100000001B3)
 
 
 def kept_folds(model: Model, folds: Folds) -> Folds:

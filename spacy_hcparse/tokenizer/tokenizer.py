@@ -390,8 +390,8 @@ class UDTokenizer:
         if orths is None:
             return [joined[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
         words: List[Union[int, str]] = orths.tolist()
-        strings = self.vocab.strings
-        for i in [i for i, orth in enumerate(words) if orth not in strings]:
+        known = np.fromiter(map(self.vocab.strings.__contains__, words), dtype=bool, count=len(words))
+        for i in np.flatnonzero(~known).tolist():
             words[i] = joined[int(starts[i]):int(ends[i])]
         return words
 

@@ -305,6 +305,20 @@ def test_fused_prediction_is_the_models(trained, monkeypatch, tile_rows):
     assert "tables" in folds and np.array_equal(predict_probs(tokenizer.model, X, folds), first)
 
 
+def test_pieces_of_the_same_features_are_projected_once(trained):
+    """Rows of the same features share one projection (``inference.unique_rows``); rows whose keys
+    coincide but whose features differ are all projected: the prediction is the same either way."""
+    tokenizer, _ = trained
+    text = "o gato e o gato e o gato."
+    feats = piece_features(text, *piece_spans(text, tokenizer.splits), tokenizer.rule_ends(text))
+    unique, inverse = inference.unique_rows(feats)
+    assert len(unique) < len(feats) and np.array_equal(unique[inverse], feats)
+    X = Ragged(feats, np.array([len(feats)], dtype="i"))
+    np.testing.assert_allclose(predict_probs(tokenizer.model, X), tokenizer.model.predict(X), rtol=1e-4, atol=1e-6)
+    clash = np.array([[1, 0], [0, int(inference._KEY_MUL)], [1, 0]], dtype=np.uint64)  # one key, two rows
+    assert inference.unique_rows(clash)[1] is None
+
+
 def test_folded_weights_are_kept_only_while_the_weights_stay(trained):
     """The tokenizer folds its embedding once and keeps it across calls, but a change of the
     weights (in place, as training makes it) is folded again: predictions follow the weights."""
