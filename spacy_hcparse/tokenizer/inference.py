@@ -71,7 +71,31 @@ def predict_probs(model: Model, X: Ragged, folds: Optional[Folds] = None) -> np.
     last = np.repeat(ends, lengths)
     for window, maxout, norm in blocks:
         data = _residual_block(maxout, norm, window.attrs["dilation"], data, first, last)
-    return model.ops.to_numpy(model.layers[-1].predict(data))
+    return _softmax_rows(model.layers[-1], data)
+
+
+def _softmax_rows(softmax: Model, X: np.ndarray) -> np.ndarray:
+    """``softmax.predict(X)`` for thinc's Softmax (``ops.affine``, then ``ops.softmax``) with the
+    same float operations in the same order, on the scores transposed (a contiguous row per
+    label, not a row of a few labels per piece): the max, the exp, and the sum as numpy sums a
+    row of fewer than 8 values (in order), then the division.
+    Another Softmax (a temperature, unnormalized, 8 labels or more) goes through ``predict``."""
+    nO = softmax.get_dim("nO")
+    if softmax.attrs.get("softmax_temperature") != 1.0 or not softmax.attrs.get("softmax_normalize") \
+            or not 2 <= nO < 8:
+        return softmax.ops.to_numpy(softmax.predict(X))
+    scores = softmax.ops.affine(X, softmax.get_param("W"), softmax.get_param("b"))
+    T = np.ascontiguousarray(softmax.ops.to_numpy(scores).T)
+    top = T[0].copy()
+    for row in T[1:]:
+        np.maximum(top, row, out=top)
+    T -= top
+    np.exp(T, out=T)
+    total = T[0].copy()
+    for row in T[1:]:
+        total += row
+    T /= total
+    return np.ascontiguousarray(T.T)
 
 
 def unique_rows(ids: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:

@@ -351,6 +351,19 @@ def test_texts_longer_than_a_stretch_are_read_with_their_context(trained, monkey
     np.testing.assert_allclose(whole[1], stretched[1], rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("n_labels", [2, 5, 7, 8, 9])
+def test_the_softmax_on_transposed_scores_is_thincs_bit_for_bit(n_labels):
+    """``inference._softmax_rows`` repeats thinc's Softmax in the same float operations (numpy's
+    sum of a short row in order); a numpy that summed differently would change the probabilities."""
+    layer = Softmax(n_labels, 16)
+    layer.initialize()
+    rng = np.random.default_rng(0)
+    layer.set_param("W", rng.standard_normal((n_labels, 16)).astype("f"))
+    layer.set_param("b", rng.standard_normal(n_labels).astype("f"))
+    X = (rng.standard_normal((3000, 16)) * 4).astype("f")
+    assert np.array_equal(inference._softmax_rows(layer, X).view("u4"), layer.predict(X).view("u4"))
+
+
 def test_another_model_structure_falls_back_to_thinc():
     model = chain(Relu(4, 3), Softmax(2, 4))
     model.initialize()
