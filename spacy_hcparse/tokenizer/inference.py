@@ -108,8 +108,14 @@ def unique_rows(ids: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
         for column in range(1, ids.shape[1]):
             key *= _KEY_MUL
             key += ids[:, column]
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    unique = ids[first]
+    order = np.argsort(key)
+    ordered = key[order]
+    new = np.empty(len(key), dtype=bool)  # per sorted key: the first of its run
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    inverse = np.empty(len(key), dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    unique = ids[order[new]]
     if not np.array_equal(unique[inverse], ids):
         return ids, None
     return unique, inverse
