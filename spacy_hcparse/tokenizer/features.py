@@ -331,7 +331,8 @@ class SplitTable:
         if not cut_at:
             return starts, ends
         cuts = np.array(cut_at, dtype=np.int64)  # ascending, each strictly inside its run
-        return np.insert(starts, np.searchsorted(starts, cuts), cuts), np.insert(ends, np.searchsorted(ends, cuts), cuts)
+        return (np.insert(starts, np.searchsorted(starts, cuts), cuts),
+                np.insert(ends, np.searchsorted(ends, cuts), cuts))
 
     @classmethod
     def learn(cls, counts: Dict[str, Dict[Tuple[int, ...], int]]) -> "SplitTable":

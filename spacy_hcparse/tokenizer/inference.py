@@ -5,14 +5,15 @@ summation. The embedding and the projection after it are folded together: the pr
 linear in each embedding table, so each table is multiplied by its columns of the projection's
 weights once (``folded_tables``), and a piece's projection is the sum of its rows of those
 tables (4 per hashed column, 1 per other; ``_gather_maxout_norm``), not a product with the
-concatenated embeddings; pieces with the same features (about two in three in a batch of
-English text) are projected once (``unique_rows``). Each residual block runs ``TILE_ROWS`` rows at a time, so that its
-window and product stay in the processor's cache: the window (``_window_rows``), one matrix
-product (numpy's BLAS, as ``blas.use_blas`` sets the model's), and one numba kernel for the bias,
-the maxout, the layer norm and the residual sum (``_norm_rows``). The Maxouts' outputs are laid out
-piece-major (``_piece_major``), so that the maxout reads contiguous values, and the layer norm
-sums eight rows side by side, each in its own order; the softmax runs as the thinc layer. A model
-of another structure goes through ``model.predict`` unchanged.
+concatenated embeddings; pieces with the same features are projected once (``unique_rows``).
+Each residual block runs ``TILE_ROWS`` rows at a time, so that its window and product stay in
+the processor's cache: the window (``_window_rows``), one matrix product (numpy's BLAS, as
+``blas.use_blas`` sets the model's), and one numba kernel for the bias, the maxout, the layer
+norm and the residual sum (``_norm_rows``). The Maxouts' outputs are laid out piece-major
+(``_piece_major``), so that the maxout reads contiguous values, and the layer norm sums eight
+rows side by side, each in its own order; the softmax repeats the thinc layer's operations on
+the transposed scores (``_softmax_rows``). A model of another structure goes through
+``model.predict`` unchanged.
 
 The folded tables are kept from one call to the next in a ``Folds`` dict, with copies of the
 weights they were folded from: ``kept_folds`` hands it back while the model's weights are still

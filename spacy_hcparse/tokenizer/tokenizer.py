@@ -289,10 +289,10 @@ class UDTokenizer:
         return self._make_docs(text, np.array([0, len(text) + len(SEPARATOR)], dtype=np.int64), labels)[0]
 
     def _make_docs(self, joined: str, offsets: np.ndarray, labels: np.ndarray,
-                   odds: Optional[np.ndarray] = None, codes: Optional[np.ndarray] = None) -> List[Doc]:
+                   odds: Optional[np.ndarray] = None) -> List[Doc]:
         """``make_doc`` of every text of a batch joined as ``features.join_texts`` joins them
         (``labels``: one per character of ``joined``; ``odds``: as ``_predict_joined`` gives them,
-        for the sentence-start hints; ``codes``: ``code_points(joined)``, computed when None).
+        for the sentence-start hints).
 
         The batch is one stream of items in numpy (a token, or a whitespace token: one before a
         text's first token, one after a token followed by more than a single space, a text of
@@ -304,7 +304,7 @@ class UDTokenizer:
         ends = np.flatnonzero(IS_TOKEN_END[labels]) + 1  # exclusive; none in a separator
         lo = np.searchsorted(ends, text_starts, side="right")  # each text's first token
         hi = np.searchsorted(ends, text_ends, side="right")
-        codes = code_points(joined) if codes is None else codes
+        codes = code_points(joined)
         before = np.concatenate(([0], ends[:-1]))[:len(ends)]  # where the gap before each token begins
         has_tokens = hi > lo
         firsts = lo[has_tokens]
@@ -383,7 +383,8 @@ class UDTokenizer:
             docs.append(doc)
         return docs
 
-    def _item_words(self, joined: str, codes: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> List[Union[int, str]]:
+    def _item_words(self, joined: str, codes: np.ndarray, starts: np.ndarray, ends: np.ndarray
+                    ) -> List[Union[int, str]]:
         """What ``Doc(vocab, words=...)`` reads for the spans ``joined[starts[i]:ends[i]]``: the
         string's id where the vocabulary holds it (``orths.span_orths``), else the string."""
         orths = span_orths(joined, codes, starts, ends)
