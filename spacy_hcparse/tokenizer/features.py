@@ -136,12 +136,12 @@ UNKNOWN = np.uint64(0)  # what training puts in a hashed column to hide the text
 Hashes = Tuple[np.ndarray, np.ndarray]  # a text's prefix hashes and inverse powers: ``text_hashes``
 
 
-def piece_spans(text: str, splits: "SplitTable" = None, hashes: Optional[Hashes] = None
-                ) -> Tuple[np.ndarray, np.ndarray]:
+def piece_spans(text: str, splits: "SplitTable" = None, hashes: Optional[Hashes] = None,
+                codes: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
     """(starts, ends) of the pieces of ``text`` (int64 character offsets, end exclusive), runs that
-    ``splits`` cuts cut (see module docstring; ``hashes``: ``text_hashes(text)``, computed when
-    None)."""
-    kinds = piece_kinds(code_points(text))
+    ``splits`` cuts cut (see module docstring; ``hashes``: ``text_hashes(text)``, ``codes``:
+    ``code_points(text)``, each computed when None)."""
+    kinds = piece_kinds(code_points(text) if codes is None else codes)
     n = len(kinds)
     # a piece begins where a character's kind differs from the one before, or at every OTHER_KIND
     # character, and ends before the next beginning or whitespace
@@ -172,20 +172,20 @@ def piece_kinds(codes: np.ndarray) -> np.ndarray:
 
 
 def piece_features(text: str, starts: np.ndarray, ends: np.ndarray, rule_ends: Optional[np.ndarray] = None,
-                   bounds: Optional[Tuple[np.ndarray, np.ndarray]] = None, hashes: Optional[Hashes] = None
-                   ) -> np.ndarray:
+                   bounds: Optional[Tuple[np.ndarray, np.ndarray]] = None, hashes: Optional[Hashes] = None,
+                   codes: Optional[np.ndarray] = None) -> np.ndarray:
     """The model's input: (n_pieces, N_FEATURES) uint64 rows (see module docstring); ``rule_ends``:
     the character offsets (exclusive) where a rule tokenizer ends its tokens, None if unknown.
     ``bounds``: per piece, the (start, end) offsets of the stretch of ``text`` it belongs to, for
     several texts joined into one (``join_texts``): the whitespace before a stretch's first piece
     and after its last is read inside the stretch only, so every piece has the features it has
     in its own text (None: the whole text is one stretch). ``hashes``: ``text_hashes(text)``,
-    computed when None."""
+    ``codes``: ``code_points(text)``, each computed when None."""
     n = len(starts)
     feats = np.zeros((n, N_FEATURES), dtype=np.uint64)
     if n == 0:
         return feats
-    codes = code_points(text)
+    codes = code_points(text) if codes is None else codes
     inside = codes < _TABLE_SIZE
     index = np.where(inside, codes, 0)
     classes = np.where(inside, CLASS_TABLE[index], CHAR_CLASSES["other"]).astype(np.int64)
@@ -208,8 +208,16 @@ def piece_features(text: str, starts: np.ndarray, ends: np.ndarray, rule_ends: O
         after = _gap_kinds(counts, ends, np.minimum(np.concatenate((starts[1:], [len(text)])), hi))
     feats[:, 3] = (before * 5 + after).astype(np.uint64)
     if rule_ends is not None:
-        feats[:, RULE_COLUMN] = np.isin(ends, rule_ends).astype(np.uint64) + np.uint64(1)
+        feats[:, RULE_COLUMN] = _sorted_isin(ends, rule_ends).astype(np.uint64) + np.uint64(1)
     return feats
+
+
+def _sorted_isin(values: np.ndarray, sorted_values: np.ndarray) -> np.ndarray:
+    """``np.isin(values, sorted_values)`` where ``sorted_values`` ascend (sorted here otherwise)."""
+    if len(sorted_values) > 1 and (sorted_values[1:] < sorted_values[:-1]).any():
+        sorted_values = np.sort(sorted_values)
+    at = np.minimum(np.searchsorted(sorted_values, values), max(len(sorted_values) - 1, 0))
+    return sorted_values[at] == values if len(sorted_values) else np.zeros(len(values), dtype=bool)
 
 
 SEPARATOR = "\n\n"  # between texts joined into one: whitespace, so no piece crosses it
@@ -233,10 +241,11 @@ def span_hashes(texts: Iterable[str]) -> np.ndarray:
     return np.array(out, dtype=np.uint64)
 
 
-def text_hashes(text: str) -> Hashes:
+def text_hashes(text: str, codes: Optional[np.ndarray] = None) -> Hashes:
     """``_prefix_hashes`` of the lowercased ``text``, from which ``_span_hash`` hashes any span:
-    what ``piece_features`` and ``SplitTable.apply`` read (computed once for both)."""
-    codes = code_points(text)
+    what ``piece_features`` and ``SplitTable.apply`` read (computed once for both; ``codes``:
+    ``code_points(text)``, computed when None)."""
+    codes = code_points(text) if codes is None else codes
     inside = codes < _TABLE_SIZE
     return _prefix_hashes(np.where(inside, LOWER_TABLE[np.where(inside, codes, 0)], codes))
 
@@ -245,11 +254,25 @@ def _prefix_hashes(lower: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """Prefix sums of ``lower[i] * MUL**i`` and the powers ``MUL**-i`` (wrapping uint64), so that
     a span's polynomial hash is ``(prefix[e] - prefix[s]) * inverse[s]``."""
     n = len(lower)
+    powers, inverse = _powers(n + 1)
     with np.errstate(over="ignore"):
-        powers = np.concatenate(([np.uint64(1)], np.cumprod(np.full(n, _HASH_MUL, dtype=np.uint64))))[:n]
-        inverse = np.concatenate(([np.uint64(1)], np.cumprod(np.full(n, _HASH_INV, dtype=np.uint64))))
-        prefix = np.concatenate(([np.uint64(0)], np.cumsum((lower + np.uint64(1)) * powers, dtype=np.uint64)))
-    return prefix, inverse
+        prefix = np.concatenate(([np.uint64(0)], np.cumsum((lower + np.uint64(1)) * powers[:n], dtype=np.uint64)))
+    return prefix, inverse[:n + 1]
+
+
+_POWERS = (np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint64))  # MUL**i and MUL**-i, i < len
+
+
+def _powers(n: int) -> Tuple[np.ndarray, np.ndarray]:
+    """``MUL**i`` and ``MUL**-i`` (wrapping uint64) for i < at least ``n``, kept from one call to
+    the next (grown to twice the length asked when short)."""
+    global _POWERS
+    if len(_POWERS[0]) < n:
+        size = 2 * n
+        with np.errstate(over="ignore"):
+            _POWERS = tuple(np.concatenate(([np.uint64(1)], np.cumprod(np.full(size - 1, mul, dtype=np.uint64))))
+                            for mul in (_HASH_MUL, _HASH_INV))
+    return _POWERS
 
 
 def _span_hash(prefix: np.ndarray, inverse: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -307,8 +330,9 @@ class SplitTable:
             cut_at.extend(starts[k] + c for c in offsets)
         if not cut_at:
             return starts, ends
-        cuts = np.array(cut_at, dtype=np.int64)
-        return np.sort(np.concatenate([starts, cuts])), np.sort(np.concatenate([ends, cuts]))
+        cuts = np.array(cut_at, dtype=np.int64)  # ascending, each strictly inside its run
+        return (np.insert(starts, np.searchsorted(starts, cuts), cuts),
+                np.insert(ends, np.searchsorted(ends, cuts), cuts))
 
     @classmethod
     def learn(cls, counts: Dict[str, Dict[Tuple[int, ...], int]]) -> "SplitTable":

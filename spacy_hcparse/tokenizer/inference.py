@@ -5,13 +5,15 @@ summation. The embedding and the projection after it are folded together: the pr
 linear in each embedding table, so each table is multiplied by its columns of the projection's
 weights once (``folded_tables``), and a piece's projection is the sum of its rows of those
 tables (4 per hashed column, 1 per other; ``_gather_maxout_norm``), not a product with the
-concatenated embeddings. Each residual block runs ``TILE_ROWS`` rows at a time, so that its
-window and product stay in the processor's cache: the window (``_window_rows``), one matrix
-product (numpy's BLAS, as ``blas.use_blas`` sets the model's), and one numba kernel for the bias,
-the maxout, the layer norm and the residual sum (``_norm_rows``). The Maxouts' outputs are laid out
-piece-major (``_piece_major``), so that the maxout reads contiguous values, and the layer norm
-sums four rows side by side, each in its own order; the softmax runs as the thinc layer. A model
-of another structure goes through ``model.predict`` unchanged.
+concatenated embeddings; pieces with the same features are projected once (``unique_rows``).
+Each residual block runs ``TILE_ROWS`` rows at a time, so that its window and product stay in
+the processor's cache: the window (``_window_rows``), one matrix product (numpy's BLAS, as
+``blas.use_blas`` sets the model's), and one numba kernel for the bias, the maxout, the layer
+norm and the residual sum (``_norm_rows``). The Maxouts' outputs are laid out piece-major
+(``_piece_major``), so that the maxout reads contiguous values, and the layer norm sums eight
+rows side by side, each in its own order; the softmax repeats the thinc layer's operations on
+the transposed scores (``_softmax_rows``). A model of another structure goes through
+``model.predict`` unchanged.
 
 The folded tables are kept from one call to the next in a ``Folds`` dict, with copies of the
 weights they were folded from: ``kept_folds`` hands it back while the model's weights are still
@@ -59,15 +61,68 @@ def predict_probs(model: Model, X: Ragged, folds: Optional[Folds] = None) -> np.
             folds["tables"] = folded
             folds["weights"] = [np.array(w, copy=True) for w in _folded_weights(tables, maxout)]
     folded, rows = folds["tables"] if folds is not None else folded
-    data = _gather_maxout_norm(folded, _table_rows(tables, ids, rows), _piece_major(maxout)[1],
+    unique, inverse = unique_rows(ids)  # a piece's projection depends on its features alone
+    data = _gather_maxout_norm(folded, _table_rows(tables, unique, rows), _piece_major(maxout)[1],
                                np.asarray(norm.get_param("G"), dtype=np.float32),
                                np.asarray(norm.get_param("b"), dtype=np.float32))
+    if inverse is not None:
+        data = data[inverse]
     ends = np.cumsum(lengths)
     first = np.repeat(ends - lengths, lengths)  # per row, the first and the last + 1 of its sequence
     last = np.repeat(ends, lengths)
     for window, maxout, norm in blocks:
         data = _residual_block(maxout, norm, window.attrs["dilation"], data, first, last)
-    return model.ops.to_numpy(model.layers[-1].predict(data))
+    return _softmax_rows(model.layers[-1], data)
+
+
+def _softmax_rows(softmax: Model, X: np.ndarray) -> np.ndarray:
+    """``softmax.predict(X)`` for thinc's Softmax (``ops.affine``, then ``ops.softmax``) with the
+    same float operations in the same order, on the scores transposed (a contiguous row per
+    label, not a row of a few labels per piece): the max, the exp, and the sum as numpy sums a
+    row of fewer than 8 values (in order), then the division.
+    Another Softmax (a temperature, unnormalized, 8 labels or more) goes through ``predict``."""
+    nO = softmax.get_dim("nO")
+    if softmax.attrs.get("softmax_temperature") != 1.0 or not softmax.attrs.get("softmax_normalize") \
+            or not 2 <= nO < 8:
+        return softmax.ops.to_numpy(softmax.predict(X))
+    scores = softmax.ops.affine(X, softmax.get_param("W"), softmax.get_param("b"))
+    T = np.ascontiguousarray(softmax.ops.to_numpy(scores).T)
+    top = T[0].copy()
+    for row in T[1:]:
+        np.maximum(top, row, out=top)
+    T -= top
+    np.exp(T, out=T)
+    total = T[0].copy()
+    for row in T[1:]:
+        total += row
+    T /= total
+    return np.ascontiguousarray(T.T)
+
+
+def unique_rows(ids: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    """(the distinct rows of ``ids``, per row of ``ids`` its row among them), or (``ids``, None)
+    where the rows' keys (a wrapping polynomial of the columns) would merge two distinct rows."""
+    if len(ids) < 2:
+        return ids, None
+    with np.errstate(over="ignore"):
+        key = ids[:, 0].copy()
+        for column in range(1, ids.shape[1]):
+            key *= _KEY_MUL
+            key += ids[:, column]
+    order = np.argsort(key)
+    ordered = key[order]
+    new = np.empty(len(key), dtype=bool)  # per sorted key: the first of its run
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    inverse = np.empty(len(key), dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    unique = ids[order[new]]
+    if not np.array_equal(unique[inverse], ids):
+        return ids, None
+    return unique, inverse
+
+
+_KEY_MUL = np.uint64(0x100000001B3)
 
 
 def kept_folds(model: Model, folds: Folds) -> Folds:
@@ -106,7 +161,7 @@ def _residual_block(maxout: Model, norm: Model, dilation: int, data: np.ndarray,
         hi = min(n, lo + TILE_ROWS)
         _window_rows(data, first, last, dilation, lo, hi, wide)
         np.matmul(wide[:hi - lo], W, out=Y[:hi - lo])
-        _norm_rows(Y[:hi - lo], b, G, beta, data[lo:hi], out[lo:hi])
+        _norm_rows(Y[:hi - lo].reshape(hi - lo, nP, nO), b, G, beta, data[lo:hi], out[lo:hi])
     return out
 
 
@@ -187,9 +242,10 @@ def _gather_maxout_norm(table: np.ndarray, rows: np.ndarray, b: np.ndarray, G: n
     table: (R, nP * nO), piece-major; rows: (n, K); b: (nP, nO)."""
     n, K = rows.shape
     width = table.shape[1]
-    nO = b.shape[1]
+    nP, nO = b.shape
     out = np.empty((n, nO), dtype=np.float32)
     Y = np.empty((GATHER_ROWS, width), dtype=np.float32)
+    pieces = Y.reshape((GATHER_ROWS, nP, nO))  # Y's rows as _norm_rows reads them
     zero = np.zeros((GATHER_ROWS, nO), dtype=np.float32)
     for lo in range(0, n, GATHER_ROWS):
         m = min(GATHER_ROWS, n - lo)
@@ -201,7 +257,7 @@ def _gather_maxout_norm(table: np.ndarray, rows: np.ndarray, b: np.ndarray, G: n
                 r = rows[lo + i, k]
                 for j in range(width):
                     Y[i, j] += table[r, j]
-        _norm_rows(Y[:m], b, G, beta, zero[:m], out[lo:lo + m])
+        _norm_rows(pieces[:m], b, G, beta, zero[:m], out[lo:lo + m])
     return out
 
 
@@ -234,41 +290,54 @@ def _window_rows(data: np.ndarray, first: np.ndarray, last: np.ndarray, d: int, 
 @njit(cache=True, fastmath=ORDERED_MATH)
 def _norm_rows(Y: np.ndarray, b: np.ndarray, G: np.ndarray, beta: np.ndarray, X: np.ndarray,
                out: np.ndarray) -> None:
-    """Per row: ``z[o] = max_p (Y[p * nO + o] + b[p, o])``, then ``out = X + LayerNorm(z)``
-    (thinc's: ``(z - mean) / sqrt(var + eps) * G + beta``; the mean's sum in float32, the
-    variance's in float64, each in the order of o), four rows at a time (their sums side by side).
-    Y: (n, nP * nO), piece-major (``_piece_major``); b: (nP, nO); X, out: (n, nO)."""
-    nP, nO = b.shape
-    n = Y.shape[0]
-    z = np.empty((4, nO), dtype=np.float32)
+    """Per row: ``z[o] = max_p (Y[p, o] + b[p, o])``, then ``out = X + LayerNorm(z)`` (thinc's:
+    ``(z - mean) / sqrt(var + eps) * G + beta``; the mean's sum in float32, the variance's in
+    float64, each in the order of o), eight rows at a time (their sums side by side).
+    Y: (n, nP, nO), piece-major (``_piece_major``; three indices, each provably non-negative, so
+    that the maxout compiles to vector code); b: (nP, nO); X, out: (n, nO)."""
+    n, nP, nO = Y.shape
+    z = np.empty((8, nO), dtype=np.float32)
     i = 0
     while i < n:
-        m = min(4, n - i)
+        m = min(8, n - i)
         for k in range(m):
             for o in range(nO):
-                z[k, o] = Y[i + k, o] + b[0, o]
+                z[k, o] = Y[i + k, 0, o] + b[0, o]
             for p in range(1, nP):
                 for o in range(nO):
-                    z[k, o] = max(z[k, o], Y[i + k, p * nO + o] + b[p, o])
-        if m == 4:
-            t0, t1, t2, t3 = np.float32(0.0), np.float32(0.0), np.float32(0.0), np.float32(0.0)
+                    z[k, o] = max(z[k, o], Y[i + k, p, o] + b[p, o])
+        if m == 8:
+            t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = np.float32(0.0)
             for o in range(nO):
                 t0 += z[0, o]
                 t1 += z[1, o]
                 t2 += z[2, o]
                 t3 += z[3, o]
-            m0, m1, m2, m3 = t0 / nO, t1 / nO, t2 / nO, t3 / nO
-            s0, s1, s2, s3 = 0.0, 0.0, 0.0, 0.0
+                t4 += z[4, o]
+                t5 += z[5, o]
+                t6 += z[6, o]
+                t7 += z[7, o]
+            m0, m1, m2, m3, m4, m5, m6, m7 = t0 / nO, t1 / nO, t2 / nO, t3 / nO, t4 / nO, t5 / nO, t6 / nO, t7 / nO
+            s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
             for o in range(nO):
                 d0, d1, d2, d3 = z[0, o] - m0, z[1, o] - m1, z[2, o] - m2, z[3, o] - m3
+                d4, d5, d6, d7 = z[4, o] - m4, z[5, o] - m5, z[6, o] - m6, z[7, o] - m7
                 s0 += d0 * d0
                 s1 += d1 * d1
                 s2 += d2 * d2
                 s3 += d3 * d3
+                s4 += d4 * d4
+                s5 += d5 * d5
+                s6 += d6 * d6
+                s7 += d7 * d7
             _norm_tail(z[0], m0, s0, G, beta, X[i], out[i])
             _norm_tail(z[1], m1, s1, G, beta, X[i + 1], out[i + 1])
             _norm_tail(z[2], m2, s2, G, beta, X[i + 2], out[i + 2])
             _norm_tail(z[3], m3, s3, G, beta, X[i + 3], out[i + 3])
+            _norm_tail(z[4], m4, s4, G, beta, X[i + 4], out[i + 4])
+            _norm_tail(z[5], m5, s5, G, beta, X[i + 5], out[i + 5])
+            _norm_tail(z[6], m6, s6, G, beta, X[i + 6], out[i + 6])
+            _norm_tail(z[7], m7, s7, G, beta, X[i + 7], out[i + 7])
         else:
             for k in range(m):
                 total = np.float32(0.0)

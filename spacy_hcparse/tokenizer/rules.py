@@ -21,6 +21,7 @@ import spacy
 from spacy.attrs import IDX, LENGTH
 from spacy.tokenizer import Tokenizer
 
+from .features import SEPARATOR as SEPARATOR_OF_TEXTS
 from .features import is_space
 
 CACHE_SIZE = 200_000  # chunks remembered; the cache starts again when full
@@ -52,6 +53,22 @@ class RuleEnds:
         chunks: List[str] = []
         for text in texts:
             chunks.extend(text.split())  # str.split() cuts at str.isspace(), as spaCy's tokenizer
+        return self._ends_of(chunks, _chunk_starts(texts, offsets))
+
+    def joined(self, joined: str, offsets: np.ndarray, space: np.ndarray) -> np.ndarray:
+        """``self(texts, offsets[:-1])`` for texts joined into ``joined`` as ``features.join_texts``
+        joins them (``offsets``: as it gives them; ``space``: ``features.is_space(joined)``). Its
+        separator is whitespace, so the chunks of ``joined`` are those of the texts, read at once."""
+        if self.whole_texts:
+            size = len(SEPARATOR_OF_TEXTS)
+            texts = [joined[a:b - size] for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+            return self._whole(texts, offsets[:-1])
+        begins = ~space
+        begins[1:] &= space[:-1]
+        return self._ends_of(joined.split(), np.flatnonzero(begins).astype(np.int64))
+
+    def _ends_of(self, chunks: List[str], chunk_starts: np.ndarray) -> np.ndarray:
+        """The token ends of ``chunks`` (``chunk_starts``: where each begins), in one array."""
         if not chunks:
             return np.zeros(0, dtype=np.int64)
         rows = self._rows
@@ -66,7 +83,7 @@ class RuleEnds:
         first, counts = self._ptr[index], self._ptr[index + 1] - self._ptr[index]
         before = np.cumsum(counts) - counts  # ends of the chunks before each one
         at = np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(first - before, counts)
-        return np.repeat(_chunk_starts(texts, offsets), counts) + self._ends[at]
+        return np.repeat(chunk_starts, counts) + self._ends[at]
 
     def _remember(self, chunks: List[str], ends: List[Tuple[int, ...]]) -> None:
         """Add ``chunks`` (not cached yet) and their token ends to the cache."""

@@ -48,12 +48,13 @@ from thinc.types import Ragged
 from ..blas import blas_threads, use_blas
 from ..names import MULTIWORD_TOKENS as MWT_ATTR
 from ..names import SENT_START_HINTS as HINTS_ATTR
-from .features import (IS_MWT, IS_SENT_END, IS_TOKEN_END, RULE_COLUMN, SEPARATOR, SplitTable, code_points, is_space,
+from .features import (IS_MWT, IS_SENT_END, IS_TOKEN_END, RULE_COLUMN, SEPARATOR, SplitTable, code_points,
                        join_texts, space_codes, piece_features, piece_spans, text_hashes)
 from .inference import Folds, kept_folds, predict_probs
 from .lexicon import MultiwordLexicon
 from .rules import RuleEnds
 from .model import build_char_model
+from .orths import span_orths
 
 FORMAT = "spacy_hcparse.UDTokenizer"
 FORMAT_VERSION = 1
@@ -139,12 +140,17 @@ class UDTokenizer:
     def batch_rule_ends(self, texts: Sequence[str], offsets: np.ndarray) -> Optional[np.ndarray]:
         """``rule_ends`` of every text, text ``i``'s shifted by ``offsets[i]``, in one array (each
         text tokenized on its own); None without a rule language."""
+        rules = self._rule_reader()
+        return None if rules is None else rules(texts, offsets)
+
+    def _rule_reader(self) -> Optional[RuleEnds]:
+        """spaCy's rules of ``cfg["rule_lang"]`` (made when first needed); None without one."""
         lang = self.cfg["rule_lang"]
         if not lang:
             return None
         if self._rules is None or self._rules.lang != lang:
             self._rules = RuleEnds(lang)
-        return self._rules(texts, offsets)
+        return self._rules
 
     def _build_model(self) -> Model:
         model = build_char_model(self.cfg["width"], self.cfg["dilations"], self.cfg["embed_rows"])
@@ -211,18 +217,23 @@ class UDTokenizer:
         ``features.join_texts``; a label per character of the joined string; with ``with_odds``,
         per character the model's log-odds that a sentence ends there given that a token does
         (``sentence_end_odds``; 0 where no piece ends), else None; ``folds``: as
-        ``inference.predict_probs`` reads it)."""
+        ``inference.predict_probs`` reads it). The joined string's code points are read once for
+        the pieces, their features, the rule hint and the decoding."""
         self._check(texts)
         # one string for the batch: pieces never cross the whitespace between texts, and the
         # features and the decoding read each text's pieces as in that text alone
         joined, offsets = join_texts(texts)
-        hashes = text_hashes(joined)
-        starts, ends = piece_spans(joined, self.splits, hashes)
+        codes = code_points(joined)
+        space = space_codes(codes)
+        hashes = text_hashes(joined, codes)
+        starts, ends = piece_spans(joined, self.splits, hashes, codes)
         text_of = np.searchsorted(offsets, starts, side="right") - 1
         bounds = (offsets[text_of], offsets[text_of + 1] - len(SEPARATOR))
-        features = piece_features(joined, starts, ends, self.batch_rule_ends(texts, offsets[:-1]), bounds, hashes)
+        rules = self._rule_reader()
+        rule_ends = None if rules is None else rules.joined(joined, offsets, space)
+        features = piece_features(joined, starts, ends, rule_ends, bounds, hashes, codes)
         probs = self._batch_probs(features, np.bincount(text_of, minlength=len(texts)), folds)
-        labels = _decode(joined, starts, ends, probs, features[:, RULE_COLUMN], self.cfg["hint_weight"])
+        labels = _decode(joined, starts, ends, probs, features[:, RULE_COLUMN], self.cfg["hint_weight"], codes, space)
         odds = None
         if with_odds:
             odds = np.zeros(len(joined), dtype=np.float32)
@@ -281,18 +292,23 @@ class UDTokenizer:
                    odds: Optional[np.ndarray] = None) -> List[Doc]:
         """``make_doc`` of every text of a batch joined as ``features.join_texts`` joins them
         (``labels``: one per character of ``joined``; ``odds``: as ``_predict_joined`` gives them,
-        for the sentence-start hints): the cuts, gaps and flags of all tokens in numpy at once,
-        then each Doc from slices of them."""
+        for the sentence-start hints).
+
+        The batch is one stream of items in numpy (a token, or a whitespace token: one before a
+        text's first token, one after a token followed by more than a single space, a text of
+        whitespace alone), in the order of the text, so that the words and spaces of all Docs come
+        from one pass (``_item_words``); the tokens marked multiword that the lexicon expands become
+        their words, and each Doc is made from its slice of the stream."""
         n_texts = len(offsets) - 1
-        text_ends = offsets[1:] - len(SEPARATOR)
+        text_starts, text_ends = offsets[:-1], offsets[1:] - len(SEPARATOR)
         ends = np.flatnonzero(IS_TOKEN_END[labels]) + 1  # exclusive; none in a separator
-        lo = np.searchsorted(ends, offsets[:-1], side="right")  # each text's first token
+        lo = np.searchsorted(ends, text_starts, side="right")  # each text's first token
         hi = np.searchsorted(ends, text_ends, side="right")
         codes = code_points(joined)
         before = np.concatenate(([0], ends[:-1]))[:len(ends)]  # where the gap before each token begins
         has_tokens = hi > lo
         firsts = lo[has_tokens]
-        before[firsts] = offsets[:-1][has_tokens]
+        before[firsts] = text_starts[has_tokens]
         chars = np.flatnonzero(~space_codes(codes))  # every token begins with one, at or after its gap
         starts = chars[np.searchsorted(chars, before)]
         text_of = np.repeat(np.arange(n_texts), hi - lo)
@@ -306,71 +322,79 @@ class UDTokenizer:
         if odds is not None:  # the log-odds of the token before ending a sentence, weighted
             hints = np.concatenate(([0.0], odds[ends[:-1] - 1])).astype(np.float32) * self.cfg["sent_start_weight"]
             hints[firsts] = 0.0
-        mwt = IS_MWT[token_labels]
-        starts_l, ends_l, gaps_l = starts.tolist(), ends.tolist(), gap_after.tolist()
-        forms = [joined[a:b] for a, b in zip(starts_l, ends_l)]
-        spaces_l = space_after.tolist()
-        # tokens followed by a whitespace token, and multiword tokens
-        special = np.flatnonzero((gap_after > space_after) | mwt).tolist()
-        mwt_l = mwt.tolist()
-        per_text: List[Tuple[List[str], List[bool], List[Tuple[int, int, str]]]] = []  # words, spaces, ranges
-        source: List[int] = []  # per word of the batch: its token, -1 whitespace, -2 inside a multiword token
-        at = 0  # into special
-        for i in range(n_texts):
-            first, last, offset = int(lo[i]), int(hi[i]), int(offsets[i])
-            if first == last:
-                text = joined[offset:int(text_ends[i])]
-                words = [text] if text else []
-                per_text.append((words, [False] * len(words), []))
-                source.extend([-1] * len(words))
-                continue
-            words: List[str] = []
-            spaces: List[bool] = []
-            ranges: List[Tuple[int, int, str]] = []
-            if starts_l[first] > offset:  # whitespace before the first token: a token of its own
-                words.append(joined[offset:starts_l[first]])
-                spaces.append(False)
-                source.append(-1)
-            done = first  # tokens written
-            while at < len(special) and special[at] < last:
-                k = special[at]
-                at += 1
-                words.extend(forms[done:k])
-                spaces.extend(spaces_l[done:k])
-                source.extend(range(done, k))
-                parts = self.lexicon.expand(forms[k]) if mwt_l[k] else None
-                if parts is None:
-                    words.append(forms[k])
-                    spaces.append(spaces_l[k])
-                    source.append(k)
-                else:
-                    ranges.append((len(words), len(words) + len(parts), forms[k]))
-                    words.extend(parts)
-                    spaces.extend([False] * (len(parts) - 1) + [spaces_l[k]])
-                    source.extend([k] + [-2] * (len(parts) - 1))
-                if gaps_l[k] > spaces_l[k]:
-                    words.append(joined[ends_l[k] + int(spaces_l[k]):ends_l[k] + gaps_l[k]])
-                    spaces.append(False)
-                    source.append(-1)
+        # the whitespace tokens: after a token (the gap but its single trailing space), before a
+        # text's first token, a text without tokens; each goes in before the next token
+        after = np.flatnonzero(gap_after > space_after)
+        leading = has_tokens & (starts[np.minimum(lo, len(starts) - 1)] > text_starts) if len(starts) else has_tokens
+        bare = ~has_tokens & (text_ends > text_starts)
+        ws_start = np.concatenate((ends[after] + space_after[after], text_starts[leading], text_starts[bare]))
+        ws_end = np.concatenate((ends[after] + gap_after[after], starts[lo[leading]], text_ends[bare]))
+        ws_text = np.concatenate((text_of[after], np.flatnonzero(leading), np.flatnonzero(bare)))
+        order = np.argsort(ws_start)  # in the order of the text (several may go before one token)
+        ws_start, ws_end, ws_text = ws_start[order], ws_end[order], ws_text[order]
+        at = np.searchsorted(starts, ws_start)
+        item_start = np.insert(starts, at, ws_start)
+        item_end = np.insert(ends, at, ws_end)
+        item_space = np.insert(space_after, at, False)
+        item_text = np.insert(text_of, at, ws_text)
+        item_source = np.insert(np.arange(len(starts)), at, -1)  # per item: its token, -1 whitespace
+        words = self._item_words(joined, codes, item_start, item_end)
+        n_words = np.ones(len(words), dtype=np.int64)
+        ranges: List[List[Tuple[int, int, str]]] = [[] for _ in range(n_texts)]
+        expanded: List[Tuple[int, List[str]]] = []  # (item, its words) of the multiword tokens
+        if IS_MWT[token_labels].any():
+            marked = np.flatnonzero(item_source >= 0)
+            marked = marked[IS_MWT[token_labels][item_source[marked]]]
+            for k in marked.tolist():
+                parts = self.lexicon.expand(joined[item_start[k]:item_end[k]])
+                if parts is not None:
+                    expanded.append((k, list(parts)))
+                    n_words[k] = len(parts)
+        word_start = np.cumsum(n_words) - n_words  # each item's first word in the batch
+        text_words = np.bincount(item_text, weights=n_words, minlength=n_texts).astype(np.int64)
+        text_first = np.cumsum(text_words) - text_words
+        source = np.repeat(item_source, n_words)  # per word: its token, -1 whitespace, -2 inside one
+        spaces = np.repeat(item_space, n_words)
+        if expanded:
+            stream: List[str] = []
+            done = 0
+            for k, parts in expanded:
+                first = int(word_start[k])
+                stream.extend(words[done:k])
+                stream.extend(parts)
+                source[first + 1:first + len(parts)] = -2
+                spaces[first:first + len(parts) - 1] = False
+                t = int(item_text[k])
+                ranges[t].append((first - int(text_first[t]), first - int(text_first[t]) + len(parts),
+                                  joined[item_start[k]:item_end[k]]))
                 done = k + 1
-            words.extend(forms[done:last])
-            spaces.extend(spaces_l[done:last])
-            source.extend(range(done, last))
-            per_text.append((words, spaces, ranges))
-        starts_of, hints_of = self._word_values(np.array(source, dtype=np.int64), flags, hints)
+            stream.extend(words[done:])
+            words = stream
+        spaces_l = spaces.tolist()
+        starts_of, hints_of = self._word_values(source, flags, hints)
         docs = []
-        begin = 0  # the text's first word in the batch
-        for words, spaces, ranges in per_text:
-            end = begin + len(words)
-            doc = Doc(self.vocab, words=words, spaces=spaces)
-            doc._.set(MWT_ATTR, ranges)
-            if starts_of is not None and words:
+        for i, (begin, end) in enumerate(zip(text_first.tolist(), (text_first + text_words).tolist())):
+            doc = Doc(self.vocab, words=words[begin:end], spaces=spaces_l[begin:end])
+            doc._.set(MWT_ATTR, ranges[i])
+            if starts_of is not None and end > begin:
                 doc.from_array([SENT_START], starts_of[begin:end])
             if hints_of is not None:
                 doc._.set(HINTS_ATTR, hints_of[begin:end].tolist())
             docs.append(doc)
-            begin = end
         return docs
+
+    def _item_words(self, joined: str, codes: np.ndarray, starts: np.ndarray, ends: np.ndarray
+                    ) -> List[Union[int, str]]:
+        """What ``Doc(vocab, words=...)`` reads for the spans ``joined[starts[i]:ends[i]]``: the
+        string's id where the vocabulary holds it (``orths.span_orths``), else the string."""
+        orths = span_orths(joined, codes, starts, ends)
+        if orths is None:
+            return [joined[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+        words: List[Union[int, str]] = orths.tolist()
+        known = np.fromiter(map(self.vocab.strings.__contains__, words), dtype=bool, count=len(words))
+        for i in np.flatnonzero(~known).tolist():
+            words[i] = joined[int(starts[i]):int(ends[i])]
+        return words
 
     def _word_values(self, source: np.ndarray, flags: np.ndarray, hints: Optional[np.ndarray]
                      ) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
@@ -497,35 +521,38 @@ def sentence_end_odds(probs: np.ndarray) -> np.ndarray:
 def hinted_scores(probs: np.ndarray, hints: np.ndarray, hint_weight: float) -> np.ndarray:
     """Per piece and label, the log-probability plus ``hint_weight`` where the label agrees with
     the rule tokenizer's hint (``features.piece_features`` column 5: 2 a token ends, 1 none ends,
-    0 unknown: no change)."""
+    0 unknown: no change); float64 where the weight is added."""
     scores = np.log(np.maximum(probs, 1e-30))
     if hint_weight > 0 and len(hints):
-        hints = np.asarray(hints).astype(np.int64)
-        agrees = np.where((hints == 2)[:, None], IS_TOKEN_END[None, :], ~IS_TOKEN_END[None, :])
-        scores = scores + hint_weight * (agrees & (hints > 0)[:, None])
+        # per hint value, what each label gets: 0 unknown, 1 where no token ends, 2 where one does
+        added = hint_weight * np.stack((np.zeros_like(IS_TOKEN_END), ~IS_TOKEN_END, IS_TOKEN_END)).astype(np.float64)
+        scores = scores + added[np.asarray(hints).astype(np.int64)]
     return scores
 
 
 def _decode(text: str, starts: np.ndarray, ends: np.ndarray, probs: np.ndarray, hints: Optional[np.ndarray] = None,
-            hint_weight: float = 0.0) -> np.ndarray:
+            hint_weight: float = 0.0, codes: Optional[np.ndarray] = None, space: Optional[np.ndarray] = None
+            ) -> np.ndarray:
     """A label per character from the probabilities of the pieces (``starts``, ``ends``): each
     piece's best label (``hinted_scores`` with the rule tokenizer's ``hints``, one per piece) on
     its last character, except that a piece before whitespace or at the end of the text ends a
     token, and the token before a blank line or at the end of the text ends a sentence; every
-    other character is ``INSIDE``."""
+    other character is ``INSIDE``. ``codes``: ``code_points(text)``; ``space``: per character, is
+    it whitespace (``space_codes(codes)``); each computed when None."""
     labels = np.zeros(len(text), dtype=np.int32)
     if not len(ends):
         return labels
     if hints is not None and hint_weight > 0:
         probs = hinted_scores(probs, hints, hint_weight)
     piece_labels = probs.argmax(axis=1).astype(np.int32)
-    space = is_space(text)
+    codes = code_points(text) if codes is None else codes
+    space = space_codes(codes) if space is None else space
     forced = np.append(space, True)[ends]  # whitespace or the end of the text follows
     at = np.flatnonzero(forced & ~IS_TOKEN_END[piece_labels])
     piece_labels[at] = probs[at, 1:].argmax(axis=1) + 1
     labels[ends - 1] = piece_labels
     token_ends = np.flatnonzero(IS_TOKEN_END[labels])
-    newlines = np.cumsum(code_points(text) == 10)
+    newlines = np.cumsum(codes == 10)
     blank_after = newlines[token_ends[1:]] - newlines[token_ends[:-1]] >= 2
     at = token_ends[np.append(blank_after, True)]
     labels[at] = np.where(IS_MWT[labels[at]], 4, 2)

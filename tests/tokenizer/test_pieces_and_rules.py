@@ -1,14 +1,16 @@
-"""The tokenizer's pieces (``features.piece_spans``) and rule hint (``rules.RuleEnds``) against
-their definitions: the ``_PIECE`` regular expression, and spaCy's rule tokenizer on each chunk of
-a text between whitespace."""
+"""The tokenizer's pieces (``features.piece_spans``), rule hint (``rules.RuleEnds``) and string ids
+(``orths.span_orths``) against their definitions: the ``_PIECE`` regular expression, spaCy's rule
+tokenizer on each chunk of a text between whitespace, and spaCy's ``hash_string``."""
 import numpy as np
 import pytest
 import spacy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.attrs import IDX, LENGTH
+from spacy.strings import hash_string
 
-from spacy_hcparse.tokenizer.features import _PIECE, piece_spans
+from spacy_hcparse.tokenizer.features import _PIECE, code_points, is_space, join_texts, piece_spans
+from spacy_hcparse.tokenizer.orths import span_orths
 from spacy_hcparse.tokenizer.rules import RuleEnds
 
 EVERY_CHARACTER = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
@@ -82,6 +84,36 @@ def test_any_texts_rule_ends_are_its_chunks(texts):
     for text, offset in zip(texts, offsets.tolist()):
         own = ends[(ends > offset) & (ends <= offset + len(text))] - offset
         assert at_pieces(text, own) == at_pieces(text, chunk_ends("en", text))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet="ab.,'-:()\n é1\u2028", max_size=30), max_size=5))
+def test_a_joined_batchs_rule_ends_are_its_texts(texts):
+    joined, offsets = join_texts(texts)
+    for rules in (RuleEnds("en", rule_tokenizer("en")), whole_text_rules()):
+        assert rules.joined(joined, offsets, is_space(joined)).tolist() == rules(texts, offsets[:-1]).tolist()
+
+
+def whole_text_rules() -> RuleEnds:
+    tokenizer = spacy.blank("en").tokenizer
+    tokenizer.add_special_case("a b.", [{"ORTH": "a b."}])
+    return RuleEnds("en", tokenizer)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40), st.data())
+def test_span_orths_are_spacys_string_hashes(text, data):
+    """The Docs are built from these ids: one that is not spaCy's hash of its span would make
+    the tokenizer fall back to strings (slow) or, where it is another string's, write that one."""
+    starts = np.array(data.draw(st.lists(st.integers(0, len(text) - 1), min_size=1, max_size=8)), dtype=np.int64)
+    ends = np.array([data.draw(st.integers(a + 1, len(text))) for a in starts.tolist()], dtype=np.int64)
+    orths = span_orths(text, code_points(text), starts, ends)
+    assert orths.tolist() == [hash_string(text[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
+
+
+def test_a_text_without_utf8_has_no_span_orths():
+    text = "a\ud800b"
+    assert span_orths(text, code_points(text), np.array([0]), np.array([1])) is None
 
 
 def test_a_special_case_across_whitespace_tokenizes_whole_texts():

@@ -257,6 +257,17 @@ def test_pipe_gives_each_text_its_own_doc(trained, batch_size):
     assert _analysis(docs[0])[2] == [(2, 4, "do"), (8, 10, "da")]
 
 
+def test_words_are_spacys_strings_new_or_known_or_symbols(trained):
+    """The Docs are built from string ids where the vocabulary holds them: new words, words seen
+    before, spaCy's symbols (whose id is not their hash: ``ID``, ``number``), whitespace."""
+    tokenizer, _ = trained
+    texts = ["ID number ORTH zzqx-7 \n\n ", "ID number zzqx-7 \u00e9t\u00e9 \U0001F600"]
+    for _ in range(2):
+        for doc, text in zip(tokenizer.pipe(texts), texts):
+            assert doc.text == text
+            assert all(t.orth_ == t.text and tokenizer.vocab.strings[t.orth] == t.text for t in doc)
+
+
 def test_batch_features_are_each_texts_own(trained):
     tokenizer, _ = trained
     joined, offsets = join_texts(BATCH_TEXTS)
@@ -294,6 +305,20 @@ def test_fused_prediction_is_the_models(trained, monkeypatch, tile_rows):
     assert "tables" in folds and np.array_equal(predict_probs(tokenizer.model, X, folds), first)
 
 
+def test_pieces_of_the_same_features_are_projected_once(trained):
+    """Rows of the same features share one projection (``inference.unique_rows``); rows whose keys
+    coincide but whose features differ are all projected: the prediction is the same either way."""
+    tokenizer, _ = trained
+    text = "o gato e o gato e o gato."
+    feats = piece_features(text, *piece_spans(text, tokenizer.splits), tokenizer.rule_ends(text))
+    unique, inverse = inference.unique_rows(feats)
+    assert len(unique) < len(feats) and np.array_equal(unique[inverse], feats)
+    X = Ragged(feats, np.array([len(feats)], dtype="i"))
+    np.testing.assert_allclose(predict_probs(tokenizer.model, X), tokenizer.model.predict(X), rtol=1e-4, atol=1e-6)
+    clash = np.array([[1, 0], [0, int(inference._KEY_MUL)], [1, 0]], dtype=np.uint64)  # one key, two rows
+    assert inference.unique_rows(clash)[1] is None
+
+
 def test_folded_weights_are_kept_only_while_the_weights_stay(trained):
     """The tokenizer folds its embedding once and keeps it across calls, but a change of the
     weights (in place, as training makes it) is folded again: predictions follow the weights."""
@@ -324,6 +349,19 @@ def test_texts_longer_than_a_stretch_are_read_with_their_context(trained, monkey
     stretched = [tokenizer._predict_joined(BATCH_TEXTS)[2], tokenizer._predict_joined(BATCH_TEXTS, with_odds=True)[3]]
     assert np.array_equal(whole[0], stretched[0])
     np.testing.assert_allclose(whole[1], stretched[1], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n_labels", [2, 5, 7, 8, 9])
+def test_the_softmax_on_transposed_scores_is_thincs_bit_for_bit(n_labels):
+    """``inference._softmax_rows`` repeats thinc's Softmax in the same float operations (numpy's
+    sum of a short row in order); a numpy that summed differently would change the probabilities."""
+    layer = Softmax(n_labels, 16)
+    layer.initialize()
+    rng = np.random.default_rng(0)
+    layer.set_param("W", rng.standard_normal((n_labels, 16)).astype("f"))
+    layer.set_param("b", rng.standard_normal(n_labels).astype("f"))
+    X = (rng.standard_normal((3000, 16)) * 4).astype("f")
+    assert np.array_equal(inference._softmax_rows(layer, X).view("u4"), layer.predict(X).view("u4"))
 
 
 def test_another_model_structure_falls_back_to_thinc():
