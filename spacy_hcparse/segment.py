@@ -18,10 +18,20 @@ scored there. Inside a span both parsers keep whitespace a leaf of the word befo
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
-from spacy.attrs import IS_SPACE
+from spacy.attrs import IS_SPACE, SENT_START
 from spacy.tokens import Doc
 
 from .names import MULTIWORD_TOKENS, SENT_START_HINTS, Span
+
+
+def has_sent_starts(doc: Doc) -> bool:
+    """``doc.has_annotation("SENT_START")`` (whether the doc has preset sentence boundaries: a
+    start or a non-start set after its first token, a ``sents`` hook, or at most one token),
+    read from one array instead of spaCy's walk over the tokens in a generator, which costs
+    more than the rest of a short sentence's bookkeeping."""
+    if len(doc) <= 1 or "sents" in doc.user_hooks:
+        return True
+    return bool(doc.to_array(SENT_START)[1:].any())
 
 
 def sentence_spans(doc: Doc, max_length: int) -> List[Span]:
@@ -35,7 +45,7 @@ def sentence_spans(doc: Doc, max_length: int) -> List[Span]:
         raise ValueError(f"max_length must be positive, got {max_length}")
     if len(doc) == 0:
         return []
-    if doc.has_annotation("SENT_START"):
+    if has_sent_starts(doc):
         sents = [(s.start, s.end) for s in doc.sents]
     else:
         sents = [(0, len(doc))]

@@ -3,10 +3,12 @@ sentence, leading whitespace stays in the first sentence, long sentences are chu
 import numpy as np
 import pytest
 import spacy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from spacy.tokens import Doc
 
 from spacy_hcparse.names import MULTIWORD_TOKENS, SENT_START_HINTS
-from spacy_hcparse.segment import (continues, leaf_whitespace, segment_docs, sentence_begins, sentence_start_hints,
+from spacy_hcparse.segment import (continues, has_sent_starts, leaf_whitespace, segment_docs, sentence_begins, sentence_start_hints,
                                    span_whitespace)
 
 VOCAB = spacy.blank("en").vocab
@@ -153,3 +155,14 @@ def test_hints_that_do_not_fit_the_doc_are_ignored(hints):
 def test_non_finite_hints_count_as_none():
     doc = hinted(["a", "b", "c"], [0.0, float("nan"), float("inf")])
     assert sentence_start_hints(doc).tolist() == [0.0, 0.0, 0.0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([None, True, False]), max_size=12), st.booleans())
+def test_has_sent_starts_is_spacys_has_annotation(starts, hook):
+    """The doc's preset boundaries as spaCy's ``has_annotation("SENT_START")`` reads them: a start
+    or non-start set after the first token, any doc of at most one token, a ``sents`` hook."""
+    doc = Doc(spacy.blank("en").vocab, words=["w"] * len(starts), sent_starts=starts or None)
+    if hook:
+        doc.user_hooks["sents"] = lambda d: iter([d[:]])
+    assert has_sent_starts(doc) == doc.has_annotation("SENT_START")

@@ -12,6 +12,8 @@ from spacy.parts_of_speech import IDS
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
+from ..segment import has_sent_starts
+
 # UD's unspecified dependency: links the chunks of a sentence longer than a parser's max_length.
 JOIN_LABEL = "dep"
 
@@ -69,7 +71,7 @@ def tree_columns(
     belongs to the first root's chunks), so the sentence stays one tree with one root.
     """
     if continues is None:
-        preset = doc.has_annotation("SENT_START")
+        preset = has_sent_starts(doc)
         continues = [preset and start > 0 and doc[start].is_sent_start is not True for start, _ in spans]
     columns = np.zeros((len(doc), 2), dtype=np.uint64)  # a token heading itself is a root in spaCy
     relative, deps = columns[:, 0].view(np.int64), columns[:, 1]

@@ -1,5 +1,6 @@
 """Batched non-projective decoding: the MST and randomized hill climbing over every span of a
-batch in one compiled call (the structured hinge's cost-augmented decoding in training).
+batch in one compiled call (the structured hinge's cost-augmented decoding in training, and
+``graph.decoding.HillClimb``'s trees at test time).
 
 Layout as ``decoders.batch`` (``pack``: square arc arrays end to end, ``sizes`` (B,); heads end
 to end, ``heads[0] == -1`` per span), with the grandparent factors laid out as the sibling ones:
@@ -9,23 +10,37 @@ per span ``grand_counts[i]`` triples ``(g, h, m)`` in ``grand_triples`` with the
 Per span the result is the per-span decoder's (same kernels, same random stream):
 
 - ``decode_mst_batch``: ``decode_mst(arc)``;
-- ``decode_hill_climb_batch``: ``decode_hill_climb(arc, sib, grand, init=decode_mst(arc), ...)``
+- ``hill_climb_batch`` (``decode_hill_climb_batch``: its heads): ``decode_hill_climb(arc, sib,
+  grand, init=decode_mst(arc), ...)``
   without a time limit (the restart caps bound the work; a fixed ``seed`` gives every span the
   stream the per-span call with that seed gives it), i.e. ``graph.decoding.HillClimb`` whose time
   limit does not cut; a span without sibling and grandparent factors gets the MST tree, as there.
   Absent (``-inf``) arcs are floored as ``absent.with_floor`` floors them for each decoder.
 """
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 from numba import prange
 
 from ..compiling import njit
-from .absent import _any_absent, _fill_absent, usable_mask
+from .absent import _any_absent, _fill_absent, usable_mask, uses_absent
 from .batch import _checked_siblings, _checked_squares, _threads, _usable_range, layout
 from .hill_climb import _arc_abs_max, _check_settings, _search, default_caps
 from .mst import mst_kernel
 from .sampling import head_tables
+from .scoring import arc_part, full_score
+
+
+class BatchSearch(NamedTuple):
+    """Hill climbing's result for every span of a batch: ``heads`` (int64, end to end), per span
+    the tree's ``scores`` (float64; ``-inf`` where it uses an absent arc), ``restarts`` (int64)
+    and ``searched`` (bool; False: the span has no sibling or grandparent factors and got the
+    exact first-order MST tree, scored by its arcs)."""
+
+    heads: np.ndarray
+    scores: np.ndarray
+    restarts: np.ndarray
+    searched: np.ndarray
 
 
 def decode_mst_batch(arcs, sizes, *, threads: int = 1) -> np.ndarray:
@@ -38,30 +53,37 @@ def decode_mst_batch(arcs, sizes, *, threads: int = 1) -> np.ndarray:
     return heads
 
 
-def decode_hill_climb_batch(
+def decode_hill_climb_batch(arcs, sizes, sib_counts=None, sib_triples=None, sib_values=None,
+                            grand_counts=None, grand_triples=None, grand_values=None, **options) -> np.ndarray:
+    """Per span the heads (int64, end to end) of ``hill_climb_batch``."""
+    return hill_climb_batch(arcs, sizes, sib_counts, sib_triples, sib_values, grand_counts, grand_triples,
+                            grand_values, **options).heads
+
+
+def hill_climb_batch(
     arcs, sizes, sib_counts=None, sib_triples=None, sib_values=None,
     grand_counts=None, grand_triples=None, grand_values=None, *,
     seed: int = 0, max_restarts: Optional[int] = None, min_restarts: int = 5, converge: int = 10,
     uniform_share: float = 0.5, temperature: float = 2.0, threads: int = 1,
-) -> np.ndarray:
-    """Per span the heads (int64, end to end) of hill climbing from the span's MST tree over its
-    arcs, sibling and grandparent factors (see the module docstring; the options are
-    ``decode_hill_climb``'s, ``max_restarts`` None: ``default_max_restarts(n)`` per span).
-    Raises ``ValueError`` on bad input, naming the span."""
+) -> BatchSearch:
+    """Hill climbing from each span's MST tree over its arcs, sibling and grandparent factors
+    (see the module docstring; the options are ``decode_hill_climb``'s, ``max_restarts`` None:
+    ``default_max_restarts(n)`` per span). Raises ``ValueError`` on bad input, naming the span."""
     sizes, arcs, where = _checked_squares(arcs, sizes, "arcs")
     s_counts, s_triples, s_values = _checked_siblings(sizes, sib_counts, sib_triples, sib_values)
     g_counts, g_triples, g_values = _checked_siblings(sizes, grand_counts, grand_triples, grand_values)
     _check_settings(max_restarts, min_restarts, converge, None, uniform_share, temperature)
     s_first, g_first = layout(sizes, s_counts).triples, layout(sizes, g_counts).triples
-    heads = np.full(int(sizes.sum()), -1, dtype=np.int64)
+    found = BatchSearch(np.full(int(sizes.sum()), -1, dtype=np.int64), np.zeros(len(sizes)),
+                        np.zeros(len(sizes), dtype=np.int64), np.zeros(len(sizes), dtype=np.bool_))
     cap = -1 if max_restarts is None else int(max_restarts)
     settings = (int(seed) % (2**32), cap, int(min_restarts), int(converge), float(uniform_share),
                 float(temperature))
     with _threads(threads) as parallel:
         kernel = _climb_parallel if parallel else _climb_serial
         kernel(arcs, sizes, where.squares, where.rows, s_counts, s_triples, s_values, s_first,
-               g_counts, g_triples, g_values, g_first, *settings, heads)
-    return heads
+               g_counts, g_triples, g_values, g_first, *settings, *found)
+    return found
 
 
 # ----- MST -------------------------------------------------------------------------------------
@@ -102,30 +124,36 @@ def _floored_copy(arc, extra):
 # ----- hill climbing ---------------------------------------------------------------------------
 @njit(cache=True)
 def _climb_serial(arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                  g_values, g_first, seed, cap, min_restarts, converge, share, temperature, heads):
+                  g_values, g_first, seed, cap, min_restarts, converge, share, temperature, heads, scores, restarts,
+                  searched):
     largest = 1
     for i in range(sizes.shape[0]):
         largest = max(largest, sizes[i])
     cubes = np.zeros((2, largest * largest * largest))
     for i in range(sizes.shape[0]):
         _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, heads, cubes)
+                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, heads, scores, restarts,
+                    searched, cubes)
 
 
 @njit(cache=True, parallel=True)
 def _climb_parallel(arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, heads):
+                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, heads, scores, restarts,
+                    searched):
     for i in prange(sizes.shape[0]):
         size = sizes[i]
         cubes = np.zeros((2, size * size * size))
         _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, heads, cubes)
+                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, heads, scores, restarts,
+                    searched, cubes)
 
 
 @njit(cache=True)
 def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                g_values, g_first, seed, cap, min_restarts, converge, share, temperature, heads, cubes):
-    """Span ``i``: ``graph.decoding.HillClimb``'s steps (the MST tree, then ``_search`` from it).
+                g_values, g_first, seed, cap, min_restarts, converge, share, temperature, heads, scores, restarts,
+                searched, cubes):
+    """Span ``i``: ``graph.decoding.HillClimb``'s steps (the MST tree, then ``_search`` from it),
+    its tree written to ``heads`` and its score, restarts and ``searched`` flag at ``i``.
     ``cubes`` (2, >= size^3): zeroed scratch for the dense sibling and grandparent cubes, zeroed
     again after use."""
     size = sizes[i]
@@ -133,16 +161,23 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
     out = heads[rows[i]: rows[i] + size]
     use_sib, use_grand = s_counts[i] >= 0, g_counts[i] >= 0
     mst = mst_kernel(_floored_copy(arc, 0.0))
-    if (not use_sib and not use_grand) or size <= 2:
+    if not use_sib and not use_grand:
         for j in range(out.shape[0]):  # element by element: no shape-error formatting to compile
             out[j] = mst[j]
+        scores[i] = arc_part(mst, arc)
         return
+    searched[i] = True
     n = size - 1
     sib = cubes[0, : size * size * size].reshape((size, size, size))
     grand = cubes[1, : size * size * size].reshape((size, size, size))
     s_lo, s_hi, s_top = _fill_cube(sib, use_sib, s_triples, s_values, s_first[i], s_counts[i])
     g_lo, g_hi, g_top = _fill_cube(grand, use_grand, g_triples, g_values, g_first[i], g_counts[i])
     floored = _floored_copy(arc, n * (s_hi - s_lo) + n * (g_hi - g_lo))
+    if size <= 2:  # one tree: no search
+        _write_tree(i, mst, floored, arc, sib, grand, use_sib, use_grand, out, scores)
+        _clear_cube(sib, use_sib, s_triples, s_first[i], s_counts[i])
+        _clear_cube(grand, use_grand, g_triples, g_first[i], g_counts[i])
+        return
     max_restarts = fresh = cap
     low = min_restarts
     if cap < 0:
@@ -157,10 +192,23 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
     stats = np.array([-np.inf, 0.0, 0.0])
     _search(floored, sib, grand, use_sib, use_grand, mst, True, head_cdf, root_cdf, share, seed, 1e-11 * top,
             max_restarts, fresh, low, converge, best, stats)
-    for j in range(out.shape[0]):
-        out[j] = best[j]
+    _write_tree(i, best, floored, arc, sib, grand, use_sib, use_grand, out, scores)
+    restarts[i] = int(stats[2])
     _clear_cube(sib, use_sib, s_triples, s_first[i], s_counts[i])
     _clear_cube(grand, use_grand, g_triples, g_first[i], g_counts[i])
+
+
+@njit(cache=True)
+def _write_tree(i, tree, floored, arc, sib, grand, use_sib, use_grand, out, scores):
+    """``tree`` into ``out`` and its score at ``i``: over the floored arcs and the cubes, as
+    ``decode_hill_climb`` scores it, ``-inf`` where it uses an absent arc of ``arc``."""
+    for j in range(out.shape[0]):
+        out[j] = tree[j]
+    mask = usable_mask(arc)
+    if _any_absent(arc, mask) and uses_absent(tree, mask):
+        scores[i] = -np.inf
+    else:
+        scores[i] = full_score(tree, floored, sib, grand, use_sib, use_grand)
 
 
 @njit(cache=True)

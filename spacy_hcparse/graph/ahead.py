@@ -49,7 +49,8 @@ from numba.core import config
 
 from ..compiling import LockedCache, claimed, exit_between_saves, fcntl
 from ..decoders import decode_dual, decode_hill_climb, decode_mst, kbest_eisner, kbest_mst
-from ..decoders import absent, batch, batch_marginals, dominance, dual, enumeration, hill_climb, kbest, mst, scoring
+from ..decoders import (absent, batch, batch_marginals, batch_search, dominance, dual, enumeration, hill_climb, kbest,
+                        mst, scoring)
 from ..decoders.batch import decode_eisner_batch
 from ..decoders.batch_marginals import head_margins_batch, sibling_probabilities_batch, tree_probabilities_batch
 from . import pruning
@@ -108,6 +109,10 @@ def _hill_climb() -> None:
     decode_hill_climb(_ARC, _SIB, _GRAND)
 
 
+def _hill_climb_batch() -> None:
+    batch_search.hill_climb_batch(_ARC.ravel(), _SIZES, _COUNTS, _TRIPLES, _VALUES, _COUNTS, _TRIPLES, _VALUES)
+
+
 def _certificate() -> None:
     """``decode_certified``'s proof steps after hill climbing: dominance pruning, the exhaustive
     search (its other kernels come with hill climbing's and the MST's steps)."""
@@ -158,6 +163,7 @@ STEPS: Dict[str, Tuple[Callable[[], None], Tuple]] = {
     "tree_probs": (_tree_probs, (batch_marginals._probabilities_serial,)),
     "mst": (_mst, (mst.mst_kernel,)),
     "hill_climb": (_hill_climb, (hill_climb._search,)),
+    "hill_climb_batch": (_hill_climb_batch, (batch_search._climb_serial,)),
     "certificate": (_certificate, (enumeration.search_candidates, dominance.prune_dominated)),
     "dual": (_dual, (dual._run,)),
     "kbest_eisner": (_kbest_eisner, (kbest.kbest_eisner_kernel,)),
@@ -174,7 +180,7 @@ STEPS: Dict[str, Tuple[Callable[[], None], Tuple]] = {
 _PLANS = {
     "Eisner": ("sibling_probs", "margins", "eisner", "prune", "kbest_eisner"),
     "MST": ("tree_probs", "margins", "mst", "prune", "kbest_mst"),
-    "HillClimb": ("tree_probs", "margins", "hill_climb", "mst", "prune", "kbest_mst"),
+    "HillClimb": ("tree_probs", "margins", "hill_climb_batch", "hill_climb", "mst", "prune", "kbest_mst"),
     "Certified": ("tree_probs", "margins", "certificate", "hill_climb", "mst", "prune", "kbest_mst"),
     "Dual": ("tree_probs", "margins", "dual", "mst", "prune", "kbest_mst"),
 }

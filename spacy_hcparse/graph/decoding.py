@@ -14,6 +14,7 @@ Conventions as in ``spacy_hcparse.decoders``: ``arc[h, m]``, ``sib[h, s, m]``, `
 index 0 the root; a cube is None when the span has no factors of that type (a first-order
 span), and then every searching decoder falls back to the exact first-order MST.
 """
+import time
 from typing import FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
@@ -22,6 +23,7 @@ from spacy.util import registry
 from ..decoders import (decode_certified, decode_dual, decode_eisner, decode_hill_climb, decode_mbr, decode_mst,
                         kbest_eisner, kbest_mst, mbr_gain, tree_score)
 from ..decoders.batch import cut, decode_eisner_batch
+from ..decoders.batch_search import hill_climb_batch
 from ..decoders.scoring import arc_part
 from .scores import GraphScores
 
@@ -164,8 +166,45 @@ class HillClimb(_Search):
     """Randomized greedy hill climbing over arc, sibling and grandparent factors.
 
     The first start is the first-order MST tree, or ``start`` (e.g. an earlier parser's tree)
-    when that scores higher; ``options`` go to ``decode_hill_climb``.
+    when that scores higher; ``options`` go to ``decode_hill_climb``. A batch without starts
+    searches its first span alone, within ``time_limit``, then the others in compiled calls of
+    ``CHUNK`` spans (``decoders.batch_search``: the same trees, each search bounded by the restart
+    caps) while its spans take under a tenth of ``time_limit`` on average, else one by one, each
+    within ``time_limit``.
     """
+
+    CHUNK = 64
+
+    def decode_batch(self, scores: GraphScores, arcs: np.ndarray, sizes: np.ndarray,
+                     starts: Sequence[Optional[np.ndarray]], threads: int = 1) -> List[DecodeResult]:
+        if any(start is not None for start in starts):
+            return super().decode_batch(scores, arcs, sizes, starts, threads)
+        limit, began = self.options["time_limit"], time.perf_counter()
+        out = self._one_by_one(scores, arcs, sizes, 0, 1)
+        for lo in range(1, len(sizes), self.CHUNK):
+            if limit is not None and time.perf_counter() - began > 0.1 * limit * lo:
+                return out + self._one_by_one(scores, arcs, sizes, lo, len(sizes))
+            out += self._chunk(scores, arcs, sizes, range(lo, min(lo + self.CHUNK, len(sizes))), threads)
+        return out
+
+    def _one_by_one(self, scores: GraphScores, arcs: np.ndarray, sizes: np.ndarray, lo: int,
+                    hi: int) -> List[DecodeResult]:
+        """The trees of spans ``lo`` to ``hi - 1``, each by ``__call__`` (within ``time_limit``)."""
+        blocks = cut(arcs, sizes * sizes)[lo:hi]
+        return [self(block.reshape(size, size), *scores.cubes(i, self.factors))
+                for i, block, size in zip(range(lo, hi), blocks, sizes[lo:hi].tolist())]
+
+    def _chunk(self, scores: GraphScores, arcs: np.ndarray, sizes: np.ndarray, spans: range,
+               threads: int) -> List[DecodeResult]:
+        """The trees of ``spans`` (consecutive) in one compiled call."""
+        first = int(np.sum(sizes[:spans.start] ** 2))
+        part = arcs[first: first + int(np.sum(sizes[spans.start:spans.stop] ** 2))]
+        sib, grand = (scores.factors_of(kind, spans, self.factors) for kind in ("sib", "grand"))
+        found = hill_climb_batch(part, sizes[spans.start:spans.stop], *sib, *grand, threads=threads,
+                                 **self.batch_options())
+        return [DecodeResult(tree, float(score), not searched, float("nan"), int(restarts), False)
+                for tree, score, restarts, searched in zip(cut(found.heads, sizes[spans.start:spans.stop]),
+                                                           found.scores, found.restarts, found.searched)]
 
     def search(self, arc, sib, grand, start) -> DecodeResult:
         mst = decode_mst(arc)

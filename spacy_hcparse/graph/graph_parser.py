@@ -25,7 +25,7 @@ from ..blas import model_blas, use_blas
 from ..components.annotate import JOIN_LABEL, SPACE_TAGS, CodeTable, write_parse
 from ..components.base import ParserPipe
 from ..names import Span
-from ..segment import sentence_spans, span_whitespace
+from ..segment import has_sent_starts, sentence_spans, span_whitespace
 from .calibration import (HeldOut, calibration_factors, fit_calibration, held_out, joined_factors, written_head_ece,
                           written_heads)
 from .decoding import DecodeResult
@@ -286,7 +286,7 @@ class GraphParser(ParserPipe):
         if not any(len(doc) for doc in docs):
             return losses
         teacher_model = self._teacher()
-        spans = [sentence_spans(doc, self.max_length) if doc.has_annotation("SENT_START") else None for doc in docs]
+        spans = [sentence_spans(doc, self.max_length) if has_sent_starts(doc) else None for doc in docs]
         with self.model_threads():
             teacher = teacher_model.predict(GraphInput(docs, spans, factors=frozenset(), starts=True))
             teacher = teacher.to_numpy(teacher_model.ops)

@@ -36,7 +36,7 @@ from ..components.annotate import JOIN_LABEL, codes, write_trees
 from ..components.base import ParserPipe
 from ..learning.gold import DECORATION, lifted_labels
 from ..names import ROOT_LABEL, Span
-from ..segment import continues, sentence_spans, span_whitespace
+from ..segment import continues, has_sent_starts, sentence_spans, span_whitespace
 from .moves import LAYOUT, LAYOUTS, layout_order, n_classes
 from .projective_gold import example_gold
 from .transition_types import SpanGold, SpanTree, TransitionLearner, move_layout, teacher_gold
@@ -201,7 +201,7 @@ class TransitionParser(ParserPipe):
 
     def _given_spans(self, docs: Sequence[Doc]) -> List[Optional[List[Span]]]:
         """Per doc its sentences (chunked to ``max_length``), or None for the model to segment it."""
-        return [sentence_spans(doc, self.max_length) if doc.has_annotation("SENT_START") else None for doc in docs]
+        return [sentence_spans(doc, self.max_length) if has_sent_starts(doc) else None for doc in docs]
 
     def set_annotations(self, docs: Iterable[Doc], parses: List[DocParses]) -> None:
         """Write ``predict``'s trees and sentences into the docs."""
