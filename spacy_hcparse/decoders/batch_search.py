@@ -173,27 +173,25 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
     s_lo, s_hi, s_top = _fill_cube(sib, use_sib, s_triples, s_values, s_first[i], s_counts[i])
     g_lo, g_hi, g_top = _fill_cube(grand, use_grand, g_triples, g_values, g_first[i], g_counts[i])
     floored = _floored_copy(arc, n * (s_hi - s_lo) + n * (g_hi - g_lo))
-    if size <= 2:  # one tree: no search
-        _write_tree(i, mst, floored, arc, sib, grand, use_sib, use_grand, out, scores)
-        _clear_cube(sib, use_sib, s_triples, s_first[i], s_counts[i])
-        _clear_cube(grand, use_grand, g_triples, g_first[i], g_counts[i])
-        return
-    max_restarts = fresh = cap
-    low = min_restarts
-    if cap < 0:
-        fresh, max_restarts, low = default_caps(n, min_restarts)
-    top = max(1.0, _arc_abs_max(floored))
-    if use_sib:
-        top = max(top, s_top)
-    if use_grand:
-        top = max(top, g_top)
-    head_cdf, root_cdf = head_tables(floored, temperature)
-    best = np.empty(size, dtype=np.int64)
-    stats = np.array([-np.inf, 0.0, 0.0])
-    _search(floored, sib, grand, use_sib, use_grand, mst, True, head_cdf, root_cdf, share, seed, 1e-11 * top,
-            max_restarts, fresh, low, converge, best, stats)
+    best, done = mst, 0
+    if size > 2:  # else one tree: no search
+        max_restarts = fresh = cap
+        low = min_restarts
+        if cap < 0:
+            fresh, max_restarts, low = default_caps(n, min_restarts)
+        top = max(1.0, _arc_abs_max(floored))
+        if use_sib:
+            top = max(top, s_top)
+        if use_grand:
+            top = max(top, g_top)
+        head_cdf, root_cdf = head_tables(floored, temperature)
+        best = np.empty(size, dtype=np.int64)
+        stats = np.array([-np.inf, 0.0, 0.0])
+        _search(floored, sib, grand, use_sib, use_grand, mst, True, head_cdf, root_cdf, share, seed, 1e-11 * top,
+                max_restarts, fresh, low, converge, best, stats)
+        done = int(stats[2])
     _write_tree(i, best, floored, arc, sib, grand, use_sib, use_grand, out, scores)
-    restarts[i] = int(stats[2])
+    restarts[i] = done
     _clear_cube(sib, use_sib, s_triples, s_first[i], s_counts[i])
     _clear_cube(grand, use_grand, g_triples, g_first[i], g_counts[i])
 
@@ -204,8 +202,7 @@ def _write_tree(i, tree, floored, arc, sib, grand, use_sib, use_grand, out, scor
     ``decode_hill_climb`` scores it, ``-inf`` where it uses an absent arc of ``arc``."""
     for j in range(out.shape[0]):
         out[j] = tree[j]
-    mask = usable_mask(arc)
-    if _any_absent(arc, mask) and uses_absent(tree, mask):
+    if uses_absent(tree, usable_mask(arc)):
         scores[i] = -np.inf
     else:
         scores[i] = full_score(tree, floored, sib, grand, use_sib, use_grand)

@@ -317,9 +317,7 @@ class SplitTable:
         if not len(self.cuts):
             return starts, ends
         prefix, inverse = hashes if hashes is not None else text_hashes(text)
-        runs = _span_hash(prefix, inverse, starts, ends)
-        at = np.minimum(np.searchsorted(self._hashes, runs), len(self._hashes) - 1)  # the table's hashes, sorted
-        hits = np.flatnonzero(self._hashes[at] == runs)
+        hits = np.flatnonzero(_sorted_isin(_span_hash(prefix, inverse, starts, ends), self._hashes))
         if not len(hits):
             return starts, ends
         cut_at = []
