@@ -1,6 +1,6 @@
 """Batched host work: a decoder over every span of a batch in one compiled call.
 
-The per-span functions (``decode_eisner`` with ``tree_score``, ``constrained_labels`` or the
+The per-span functions (``decode_eisner`` with ``tree_score``, the
 argmax, ``tree_probabilities``, first-order head margins) run here over all the spans of a batch
 at once, with results identical to theirs: each span goes through the same compiled kernels, so
 what goes away is the Python loop around them (its checks, copies and calls). With ``threads > 1`` the spans are spread over numba's threads (``prange``, one span at a
@@ -127,9 +127,9 @@ def _usable_ranges(arcs, sizes, squares) -> np.ndarray:
 
 
 def labels_batch(heads, sizes, scores, label_class=None, root: int = -1, *, threads: int = 1) -> np.ndarray:
-    """Label id per word (int64 (N,)) of each span's tree: ``constrained_labels(heads, scores,
-    label_class)`` per span (at most one child per head from each class), or each word's best
-    label without ``label_class`` (or with no class in it).
+    """Label id per word (int64 (N,)) of each span's tree: the best labels with at most one child
+    per head from each class of ``label_class`` (``labels``: a matching where the best labels
+    clash), or each word's best label without ``label_class`` (or with no class in it).
 
     ``scores`` (N, L): per word its label scores (``-inf``: ruled out). ``root`` >= 0: that label
     is the root's child's, and only its (the rule of ``hc_parser``'s ``ROOT`` label). Raises
@@ -172,7 +172,7 @@ def labels_batch(heads, sizes, scores, label_class=None, root: int = -1, *, thre
 
 
 def _matched(best, head_rows, scores, label_class, n_classes: int) -> np.ndarray:
-    """``labels._constrained`` over a batch, given each word's best label and its head's row:
+    """The class constraints over a batch, given each word's best label and its head's row:
     the children of heads where two take a label of one class are labelled again by
     ``labels._assign`` (one compiled call for them all), the others keep their best label."""
     classes = label_class[best]

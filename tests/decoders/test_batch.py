@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spacy_hcparse.decoders import constrained_labels, decode_eisner, decode_mst, log_partition, tree_probabilities, tree_score
+from spacy_hcparse.decoders import decode_eisner, decode_mst, log_partition, tree_probabilities, tree_score
 from spacy_hcparse.decoders._checks import tree_problem
 from spacy_hcparse.decoders.batch import (_first_bad_heads, _heads_hold, cut, decode_eisner_batch, labels_batch, layout, pack,
                                           split_words)
@@ -41,7 +41,8 @@ def sibling_triples(mask):
 
 
 def reference_labels(heads, scores, label_class, root):
-    """``hc_parser``'s ``best_labels`` without its component settings."""
+    """The root rule applied by hand, then the labels of the tree alone (a batch of one; brute
+    force in test_labels.py), or the argmax without classes."""
     scores = np.array(scores, dtype=np.float64)
     if root >= 0:
         is_root = heads[1:] == 0
@@ -49,7 +50,7 @@ def reference_labels(heads, scores, label_class, root):
         scores[is_root, :] = -np.inf
         scores[is_root, root] = 0.0
     if label_class is not None and len(label_class) and label_class.max() >= 0:
-        return constrained_labels(heads, scores, label_class)
+        return labels_batch(heads, [len(heads)], scores, label_class)
     return scores.argmax(axis=1)
 
 
@@ -119,7 +120,7 @@ def test_eisner_batch_is_decode_eisner(batch):
 
 @settings(max_examples=60, deadline=None)
 @given(batches, st.integers(1, 6), st.integers(-1, 2), st.booleans())
-def test_labels_batch_is_constrained_labels(batch, n_labels, n_classes, with_root):
+def test_labels_batch_is_each_tree_alone(batch, n_labels, n_classes, with_root):
     seed, n_spans, integer, prune, _ = batch
     rng = np.random.default_rng(seed)
     arcs, _ = random_batch(rng, n_spans, integer, prune, 0.0)
