@@ -224,9 +224,7 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
     masks, sib_triples = pruned.masks, pruned.sib
     sib, bp_sib = _score_triples(model.get_ref("sibling_scorer"), blocks, sib_triples, is_train)
     grand, bp_grand = _score_triples(model.get_ref("grand_scorer"), blocks, pruned.grand, is_train)
-    # At prediction the grandparent triples go (derived again where a decoder reads them); in
-    # training the scorer's backprop holds them anyway, and the loss reads them.
-    kept_triples = {"sib": sib_triples, **({"grand": pruned.grand} if is_train else {})}
+    kept_triples = {"sib": sib_triples, "grand": pruned.grand}
     del pruned
     shared = (arcs, masks, sib, grand, higher, frozenset(X.factors), spans, sentences, starts, tags, kept_triples)
     if is_train:

@@ -6,11 +6,9 @@ A span is one tree's words: ``(start, end)`` token offsets into its doc, from
 - ``arcs[i]``: (n+1, n+1) first-order scores ``arc[h, m]`` (column 0 and the diagonal unused);
 - ``masks[i]``: (n+1, n+1) bool, the candidate arcs first-order pruning kept (the root always);
 - ``sib[i]`` (T,): sibling scores on the triples the candidates allow, ``sib_triples(i)`` (T, 3)
-  ``(h, s, m)`` (``s == h`` for the closest modifier), in ``pruning.sibling_triples`` order;
-  ``grand[i]`` and ``grand_triples(i)`` ``(g, h, m)`` likewise. The model keeps the sibling
-  triples its pruning made (``triples["sib"]``, ``pruning.prune_batch``: batched decoding and
-  head probabilities read them), in training the grandparent triples too; others are derived
-  from the candidates where read;
+  ``(h, s, m)`` (``s == h`` for the closest modifier); ``grand[i]`` and ``grand_triples(i)``
+  ``(g, h, m)`` likewise: the triples pruning made (``triples``, ``pruning.prune_batch``; none
+  for a span or a factor type not scored);
 - ``higher_order[i]``: whether the span was given higher-order factors at all (short enough), and
   ``factors``: the factor types scored;
 - label scores, in one of two shapes, each a named type. ``TrainingScores`` (what the model
@@ -44,7 +42,6 @@ import numpy as np
 from ..decoders.batch import cut
 from ..layers.rows import host_arrays
 from ..names import Span
-from .pruning import NO_TRIPLES, grandparent_triples, sibling_triples
 
 FACTORS: FrozenSet[str] = frozenset({"sib", "grand"})
 # Score of the arcs pruning dropped: absent, in the decoders' convention.
@@ -103,7 +100,7 @@ class GraphScores:
     sentences: List[Optional[List[int]]] = field(default_factory=list)
     starts: list = field(default_factory=list)
     tags: Dict[str, list] = field(default_factory=dict)
-    # "sib" (and "grand"): per span the triples of ``sib[i]`` (``grand[i]``); absent: derived
+    # "sib" and "grand": per span the triples of ``sib[i]`` and ``grand[i]``
     triples: Dict[str, list] = field(default_factory=dict)
 
     def __len__(self) -> int:
@@ -127,15 +124,11 @@ class GraphScores:
 
     def sib_triples(self, i: int) -> np.ndarray:
         """(T, 3) ``(h, s, m)`` triples of span ``i``'s sibling scores."""
-        if "sib" in self.triples:
-            return self.triples["sib"][i]
-        return triples_of(self.masks[i], self.higher_order[i] and "sib" in self.factors, sibling_triples)
+        return self.triples["sib"][i]
 
     def grand_triples(self, i: int) -> np.ndarray:
         """(T, 3) ``(g, h, m)`` triples of span ``i``'s grandparent scores."""
-        if "grand" in self.triples:
-            return self.triples["grand"][i]
-        return triples_of(self.masks[i], self.higher_order[i] and "grand" in self.factors, grandparent_triples)
+        return self.triples["grand"][i]
 
     def factors_of(self, kind: str, spans: Optional[Sequence[int]] = None,
                    read: Optional[FrozenSet[str]] = None) -> Factors:
@@ -200,11 +193,6 @@ class PredictedScores(GraphScores):
     from which the model scores the decoded trees' labels: what the model returns at prediction."""
 
     blocks: list = field(default_factory=list)
-
-
-def triples_of(mask: np.ndarray, scored: bool, build) -> np.ndarray:
-    """``build(mask)`` when the span's factors of that type were scored, else no triples."""
-    return build(mask) if scored else NO_TRIPLES
 
 
 def dense_cube(size: int, triples: np.ndarray, values: np.ndarray) -> np.ndarray:
