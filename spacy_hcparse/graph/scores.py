@@ -171,21 +171,6 @@ class TrainingScores(GraphScores):
         """Gradients (or other values) laid out as these scores: same spans, triples, arcs."""
         return replace(self, arcs=arcs, sib=sib, grand=grand, labels=labels, starts=starts, tags=tags)
 
-    def label_rows(self, i: int, heads: np.ndarray) -> Tuple[np.ndarray, int]:
-        """(n, L) label scores of the arcs of the tree ``heads`` (n+1,) from the scores computed in
-        training, and how many of its arcs had none: arcs that were not candidates, whose words
-        get the label scores of their best-scoring candidate head (a decoder picks a pruned arc
-        only when the candidates hold no tree of its kind)."""
-        rows, missing = arc_rows(self.label_arcs[i], heads, self.arcs[i], self.masks[i])
-        return np.asarray(self.labels[i][rows], dtype=np.float64), missing
-
-    def tree_labels(self, trees: Sequence[np.ndarray], spans: Optional[Sequence[int]] = None) -> List[np.ndarray]:
-        """Per tree, the (n, L) float64 label scores of its arcs from the scores computed in
-        training (``trees[k]``: heads (n+1,) of span ``spans[k]``; by default spans 0, 1, ...); at
-        prediction the model scores them (``graph.graph_model.tree_label_scores``)."""
-        spans = list(range(len(trees))) if spans is None else list(spans)
-        return [self.label_rows(i, heads)[0] for i, heads in zip(spans, trees)]
-
 
 @dataclass
 class PredictedScores(GraphScores):
@@ -208,17 +193,3 @@ def candidate_arcs(mask: np.ndarray) -> np.ndarray:
     increasing order."""
     mods, heads = np.nonzero(mask.T)
     return np.stack([heads, mods], axis=1).astype(np.int32)
-
-
-def arc_rows(label_arcs: np.ndarray, heads: np.ndarray, arc: np.ndarray, mask: np.ndarray) -> Tuple[np.ndarray, int]:
-    """Row of ``label_arcs`` for each word's arc in ``heads`` (see ``GraphScores.label_rows``)."""
-    size = len(heads)
-    index = np.full((size, size), -1, dtype=np.int64)
-    index[label_arcs[:, 0], label_arcs[:, 1]] = np.arange(len(label_arcs))
-    words = np.arange(1, size)
-    rows = index[heads[1:], words]
-    missing = rows < 0
-    if missing.any():
-        best = np.where(mask, arc, -np.inf)[:, 1:].argmax(axis=0)
-        rows[missing] = index[best[missing], words[missing]]
-    return rows, int(missing.sum())
