@@ -139,19 +139,19 @@ def test_labels_batch_is_each_tree_alone(batch, n_labels, n_classes, with_root):
 
 
 @settings(max_examples=60, deadline=None)
-@given(batches, st.booleans())
-def test_probabilities_and_margins_batch_are_per_span(batch, projective):
+@given(batches)
+def test_probabilities_and_margins_batch_are_per_span(batch):
     seed, n_spans, integer, _, _ = batch
     rng = np.random.default_rng(seed)
     arcs, _ = random_batch(rng, n_spans, integer, 0, 0.0)  # full scores, as hc_parser reads them
     flat, sizes = pack(arcs)
     heads, _ = decode_eisner_batch(flat, sizes)
     for threads in (1, 2):
-        probs, log_probs = tree_probabilities_batch(heads, sizes, flat, projective, threads=threads)
+        probs, log_probs = tree_probabilities_batch(heads, sizes, flat, threads=threads)
         margins = head_margins_batch(heads, sizes, flat, threads=threads)
         rows = zip(arcs, cut(heads, sizes), split_words(probs, sizes), log_probs, split_words(margins, sizes))
         for arc, tree, got_probs, got_log_prob, got_margins in rows:
-            expected_probs, expected_log_prob = tree_probabilities(tree, arc, projective)
+            expected_probs, expected_log_prob = tree_probabilities(tree, arc)
             assert got_probs.tolist() == expected_probs.tolist()
             assert got_log_prob == expected_log_prob
             assert got_margins.tolist() == reference_margins(arc, tree).tolist()
@@ -235,7 +235,6 @@ def test_probabilities_of_trees_using_absent_arcs_and_non_projective_trees():
     assert tree_probabilities_batch(uses_absent, sizes, flat)[1][0] == -np.inf
     crossing = np.array([-1, 0, 4, 1, 1])  # 2 <- 4 crosses 1 -> 3
     flat5, sizes5 = pack([np.zeros((5, 5))])
-    assert tree_probabilities_batch(crossing, sizes5, flat5, projective=True)[1][0] == -np.inf
     assert np.isfinite(tree_probabilities_batch(crossing, sizes5, flat5)[1][0])
 
 
