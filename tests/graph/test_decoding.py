@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from spacy_hcparse.decoders import decode_dual
-from spacy_hcparse.decoders.batch import pack
-from spacy_hcparse.graph.decoding import HillClimb, make_dual
+from spacy_hcparse.graph.decoding import make_dual
 from tests.decoders.brute import best_tree, random_scores
 
 
@@ -26,19 +25,3 @@ def test_dual_v1_finishes_with_branch_and_bound():
     assert result.certified and result.score == pytest.approx(best, abs=1e-9)
     assert result.upper_bound == pytest.approx(best, abs=1e-9)
 
-
-@pytest.mark.parametrize("chunk", [1, 2, 64])
-def test_hill_climb_batch_is_each_span_alone(training_scores, chunk):
-    """``HillClimb.decode_batch`` (its first span alone, then compiled calls of ``CHUNK`` spans)
-    gives every span the tree, score and restarts of ``__call__`` on that span alone (no time
-    limit to cut either)."""
-    scores, _ = training_scores
-    decoder = HillClimb(time_limit=None, max_restarts=4, min_restarts=1, converge=2, uniform_share=0.5, seed=3)
-    decoder.CHUNK = chunk
-    arcs, sizes = pack([scores.pruned_arc(i) for i in range(len(scores))])
-    got = decoder.decode_batch(scores, arcs, sizes, [None] * len(sizes))
-    assert len(got) == len(scores) > 2
-    for i, result in enumerate(got):
-        alone = decoder(scores.pruned_arc(i), *scores.cubes(i, decoder.factors))
-        assert (result.heads.tolist(), result.score, result.restarts) == (alone.heads.tolist(), alone.score,
-                                                                          alone.restarts)
