@@ -24,4 +24,3 @@ def test_dual_v1_finishes_with_branch_and_bound():
     best, _ = best_tree(n, arc, sib, grand)
     assert result.certified and result.score == pytest.approx(best, abs=1e-9)
     assert result.upper_bound == pytest.approx(best, abs=1e-9)
-
