@@ -126,14 +126,13 @@ def _usable_ranges(arcs, sizes, squares) -> np.ndarray:
     return ranges
 
 
-def labels_batch(heads, sizes, scores, label_class=None, root: int = -1, *, threads: int = 1) -> np.ndarray:
+def labels_batch(heads, sizes, scores, label_class=None, *, threads: int = 1) -> np.ndarray:
     """Label id per word (int64 (N,)) of each span's tree: the best labels with at most one child
     per head from each class of ``label_class`` (``labels``: a matching where the best labels
     clash), or each word's best label without ``label_class`` (or with no class in it).
 
-    ``scores`` (N, L): per word its label scores (``-inf``: ruled out). ``root`` >= 0: that label
-    is the root's child's, and only its (the rule of ``hc_parser``'s ``ROOT`` label). Raises
-    ``ValueError`` on bad input. Numpy over the whole batch, and one compiled call for the heads
+    ``scores`` (N, L): per word its label scores (``-inf``: ruled out; a caller's rules, such as a
+    root label on the root's child alone, go into them). Raises ``ValueError`` on bad input. Numpy over the whole batch, and one compiled call for the heads
     whose children's best labels clash (so ``threads`` changes nothing here).
     """
     sizes = _checked_sizes(sizes)
@@ -149,25 +148,17 @@ def labels_batch(heads, sizes, scores, label_class=None, root: int = -1, *, thre
         else np.ascontiguousarray(label_class, dtype=np.int64)
     if label_class.shape != (n_labels,) or (n_labels and label_class.min() < -1):
         raise ValueError(f"label_class must have shape ({n_labels},) with entries >= -1, got {label_class.shape}")
-    if not -1 <= root < max(n_labels, 1):
-        raise ValueError(f"root must be -1 or a label id below {n_labels}, got {root}")
     n_classes = int(label_class.max()) + 1 if n_labels else 0
     if not n_words:
         return np.zeros(0, np.int64)
+    best = scores.argmax(axis=1) if n_labels else np.zeros(n_words, np.int64)
+    if n_classes == 0:
+        return best
     where = layout(sizes)
     # Numpy over the whole batch: each word's head as a row of ``heads`` (unique across spans).
     words_of = sizes - 1
     head_rows = np.repeat(where.rows - where.words + 1, words_of) + np.arange(n_words)
     head_rows = np.repeat(where.rows, words_of) + heads[head_rows]
-    if root >= 0:
-        at_root = head_rows == np.repeat(where.rows, words_of)
-        scores = scores.copy()
-        scores[at_root] = -np.inf
-        scores[at_root, root] = 0.0
-        scores[~at_root, root] = -np.inf
-    best = scores.argmax(axis=1) if n_labels else np.zeros(n_words, np.int64)
-    if n_classes == 0:
-        return best
     return _matched(best, head_rows, scores, label_class, n_classes)
 
 

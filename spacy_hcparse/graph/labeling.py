@@ -81,7 +81,7 @@ class Labeler:
         sizes = np.array([len(t) for t in trees], dtype=np.int64)
         heads = np.concatenate(list(trees)) if len(trees) else np.zeros(0, np.int64)
         classes = labels.classes if self.valency else None
-        flat = labels_batch(heads, sizes, masked, classes, labels.root, threads=threads)
+        flat = labels_batch(heads, sizes, masked, classes, threads=threads)
         out = split_words(flat, sizes)  # views of ``flat``
         if self.keep_doc_labels and doc_parses is not None:
             for tree, best, doc_parse in zip(trees, out, doc_parses):
