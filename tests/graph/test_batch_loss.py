@@ -18,10 +18,9 @@ from spacy_hcparse.graph import pruning
 from spacy_hcparse.graph.scores import TrainingScores
 from spacy_hcparse.graph.batch_loss import tree_losses
 from spacy_hcparse.graph.graph_loss import GraphLoss
-from spacy_hcparse.decoders.scoring import sibling_factors
 from spacy_hcparse.graph.batch_hinge import hamming_augmented
 from spacy_hcparse.learning.losses import label_xent
-from tests.decoders.brute import all_trees, reference_score
+from tests.decoders.brute import all_trees, reference_score, sibling_factors
 from tests.graph.test_pruning import mask_triples
 
 
