@@ -232,18 +232,6 @@ def _finish(words, comments, first, name, lineno, where, ranges, skip_invalid, s
     return sentence
 
 
-def format_conllu(sentences: List[Tuple[List[str], List[int], List[str]]], comments=None) -> str:
-    """CoNLL-U text for (words, heads (1-based, 0 root), labels) triples."""
-    out = []
-    for i, (words, heads, labels) in enumerate(sentences):
-        for c in (comments[i] if comments else []):
-            out.append(c)
-        for j, (w, h, l) in enumerate(zip(words, heads, labels), start=1):
-            out.append("\t".join([str(j), w, "_", "_", "_", "_", str(h), l, "_", "_"]))
-        out.append("")
-    return "\n".join(out) + "\n"
-
-
 def _comment_key(line: str) -> str:
     """``sent_id`` of ``# sent_id = x``; the key of any ``# key = value`` comment, else ''."""
     body = line.lstrip("#").strip()

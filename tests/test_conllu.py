@@ -3,7 +3,7 @@ import pytest
 
 from pathlib import Path
 
-from spacy_hcparse.conllu import ConlluError, format_conllu, parse_conllu, parsed_conllu, read_conllu
+from spacy_hcparse.conllu import ConlluError, parse_conllu, parsed_conllu, read_conllu
 
 GOOD = """# sent_id = s1
 # text = I can't go
@@ -77,12 +77,6 @@ def test_system_output_need_not_be_a_tree():
     lines = [row(1, 2) + "\n", row(2, 1) + "\n", "\n"]
     (sent,) = parse_conllu(lines, "sys.conllu", check_trees=False)
     assert list(sent.heads) == [-1, 2, 1]
-
-
-def test_format_round_trip():
-    text = format_conllu([(["a", "b"], [2, 0], ["det", "root"])])
-    (sent,) = parse_conllu(text.splitlines(True))
-    assert [w.form for w in sent.words] == ["a", "b"] and list(sent.heads) == [-1, 2, 0]
 
 
 @pytest.mark.parametrize(

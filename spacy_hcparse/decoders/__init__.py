@@ -12,7 +12,6 @@ from .eisner import decode_eisner
 from .hill_climb import HillClimbResult, decode_hill_climb
 from .kbest import kbest_eisner, kbest_mst
 from .label_probs import chosen_label_probs, label_probabilities
-from .labels import constrained_labels
 from .local_optima import count_local_optima
 from .marginals import arc_marginals, log_partition, tree_log_prob, tree_probabilities
 from .mbr import decode_mbr, decode_mbr_gain, mbr_gain
@@ -26,7 +25,6 @@ __all__ = [
     "HillClimbResult",
     "arc_marginals",
     "chosen_label_probs",
-    "constrained_labels",
     "count_local_optima",
     "decode_certified",
     "decode_dual",

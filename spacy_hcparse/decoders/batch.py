@@ -1,6 +1,6 @@
 """Batched host work: a decoder over every span of a batch in one compiled call.
 
-The per-span functions (``decode_eisner`` with ``tree_score``, ``constrained_labels`` or the
+The per-span functions (``decode_eisner`` with ``tree_score``, the
 argmax, ``tree_probabilities``, first-order head margins) run here over all the spans of a batch
 at once, with results identical to theirs: each span goes through the same compiled kernels, so
 what goes away is the Python loop around them (its checks, copies and calls). With ``threads > 1`` the spans are spread over numba's threads (``prange``, one span at a
@@ -126,14 +126,13 @@ def _usable_ranges(arcs, sizes, squares) -> np.ndarray:
     return ranges
 
 
-def labels_batch(heads, sizes, scores, label_class=None, root: int = -1, *, threads: int = 1) -> np.ndarray:
-    """Label id per word (int64 (N,)) of each span's tree: ``constrained_labels(heads, scores,
-    label_class)`` per span (at most one child per head from each class), or each word's best
-    label without ``label_class`` (or with no class in it).
+def labels_batch(heads, sizes, scores, label_class=None, *, threads: int = 1) -> np.ndarray:
+    """Label id per word (int64 (N,)) of each span's tree: the best labels with at most one child
+    per head from each class of ``label_class`` (``labels``: a matching where the best labels
+    clash), or each word's best label without ``label_class`` (or with no class in it).
 
-    ``scores`` (N, L): per word its label scores (``-inf``: ruled out). ``root`` >= 0: that label
-    is the root's child's, and only its (the rule of ``hc_parser``'s ``ROOT`` label). Raises
-    ``ValueError`` on bad input. Numpy over the whole batch, and one compiled call for the heads
+    ``scores`` (N, L): per word its label scores (``-inf``: ruled out; a caller's rules, such as a
+    root label on the root's child alone, go into them). Raises ``ValueError`` on bad input. Numpy over the whole batch, and one compiled call for the heads
     whose children's best labels clash (so ``threads`` changes nothing here).
     """
     sizes = _checked_sizes(sizes)
@@ -149,30 +148,22 @@ def labels_batch(heads, sizes, scores, label_class=None, root: int = -1, *, thre
         else np.ascontiguousarray(label_class, dtype=np.int64)
     if label_class.shape != (n_labels,) or (n_labels and label_class.min() < -1):
         raise ValueError(f"label_class must have shape ({n_labels},) with entries >= -1, got {label_class.shape}")
-    if not -1 <= root < max(n_labels, 1):
-        raise ValueError(f"root must be -1 or a label id below {n_labels}, got {root}")
     n_classes = int(label_class.max()) + 1 if n_labels else 0
     if not n_words:
         return np.zeros(0, np.int64)
+    best = scores.argmax(axis=1) if n_labels else np.zeros(n_words, np.int64)
+    if n_classes == 0:
+        return best
     where = layout(sizes)
     # Numpy over the whole batch: each word's head as a row of ``heads`` (unique across spans).
     words_of = sizes - 1
     head_rows = np.repeat(where.rows - where.words + 1, words_of) + np.arange(n_words)
     head_rows = np.repeat(where.rows, words_of) + heads[head_rows]
-    if root >= 0:
-        at_root = head_rows == np.repeat(where.rows, words_of)
-        scores = scores.copy()
-        scores[at_root] = -np.inf
-        scores[at_root, root] = 0.0
-        scores[~at_root, root] = -np.inf
-    best = scores.argmax(axis=1) if n_labels else np.zeros(n_words, np.int64)
-    if n_classes == 0:
-        return best
     return _matched(best, head_rows, scores, label_class, n_classes)
 
 
 def _matched(best, head_rows, scores, label_class, n_classes: int) -> np.ndarray:
-    """``labels._constrained`` over a batch, given each word's best label and its head's row:
+    """The class constraints over a batch, given each word's best label and its head's row:
     the children of heads where two take a label of one class are labelled again by
     ``labels._assign`` (one compiled call for them all), the others keep their best label."""
     classes = label_class[best]

@@ -15,15 +15,15 @@ from numba import prange
 from ..compiling import njit
 from .absent import has_single_root_tree, usable_mask
 from .batch import _checked_heads, _checked_siblings, _checked_squares, _threads, layout
-from .marginals import _inside, _inside_sib, _inside_sib_linear, _is_projective, _matrix_tree
+from .marginals import _inside_sib, _inside_sib_linear, _is_projective, _matrix_tree
 from .scoring import arc_part, sib_part
 
 
-def tree_probabilities_batch(heads, sizes, arcs, projective: bool = False, *, threads: int = 1):
+def tree_probabilities_batch(heads, sizes, arcs, *, threads: int = 1):
     """``(probs, log_probs)``: per word ``P(heads[m] -> m)`` (float64 (N,)) and per span
-    ``log P(heads)`` (float64 (B,)) under the first-order single-root tree distribution of its
-    ``arc`` (``-inf``: absent arc), as ``tree_probabilities(heads, arc, projective)`` gives them
-    span by span. Where the matrix-tree determinant is lost to rounding (scores many hundreds
+    ``log P(heads)`` (float64 (B,)) under the first-order (non-projective) single-root tree
+    distribution of its ``arc`` (``-inf``: absent arc), as ``tree_probabilities(heads, arc)``
+    gives them span by span. Where the matrix-tree determinant is lost to rounding (scores many hundreds
     apart), each word's own head distribution (the softmax of its column) stands in. Raises
     ``ValueError`` on bad input, or naming the first span where no single-root tree avoids the
     absent arcs."""
@@ -34,7 +34,7 @@ def tree_probabilities_batch(heads, sizes, arcs, projective: bool = False, *, th
     failed = np.zeros(len(sizes), dtype=np.bool_)
     with _threads(threads) as parallel:
         kernel = _probabilities_parallel if parallel else _probabilities_serial
-        kernel(heads, sizes, arcs, where.squares, where.rows, where.words, bool(projective), probs, log_probs, failed)
+        kernel(heads, sizes, arcs, where.squares, where.rows, where.words, probs, log_probs, failed)
     if failed.any():
         raise ValueError(f"span {int(np.argmax(failed))}: no single-root tree avoids the absent (-inf) arcs")
     return probs, log_probs
@@ -95,7 +95,7 @@ def head_margins_batch(heads, sizes, arcs, *, threads: int = 1) -> np.ndarray:
 
 # ----- probabilities ---------------------------------------------------------------------------
 @njit(cache=True, inline="always")  # one body in each loop below: no compile of its own
-def _probabilities_span(i, heads, sizes, arcs, squares, rows, words, projective, probs, log_probs, failed):
+def _probabilities_span(i, heads, sizes, arcs, squares, rows, words, probs, log_probs, failed):
     """Span ``i``: ``tree_probabilities``'s steps (``_checked``, ``_partition``, ``_tree_score``)."""
     size = sizes[i]
     n = size - 1
@@ -110,24 +110,15 @@ def _probabilities_span(i, heads, sizes, arcs, squares, rows, words, projective,
     if n == 0:
         log_probs[i] = 0.0
         return
-    if projective:
-        log_z, marg = _inside(clean)
-    elif has_single_root_tree(mask):
-        log_z, marg = _matrix_tree(clean, mask)
-        if not np.isfinite(log_z):  # the determinant lost to rounding (scores far apart)
-            log_probs[i] = _write_own_heads(tree, clean, probs, words[i])
-            return
-    else:
+    if not has_single_root_tree(mask):
         failed[i] = True
         return
-    if not np.isfinite(log_z):
-        failed[i] = True
+    log_z, marg = _matrix_tree(clean, mask)
+    if not np.isfinite(log_z):  # the determinant lost to rounding (scores far apart)
+        log_probs[i] = _write_own_heads(tree, clean, probs, words[i])
         return
     score = _write_chosen(tree, marg, clean, mask, probs, words[i])
-    if score == -np.inf or (projective and not _is_projective(tree)):
-        log_probs[i] = -np.inf
-    else:
-        log_probs[i] = score - log_z
+    log_probs[i] = -np.inf if score == -np.inf else score - log_z
 
 
 @njit(cache=True)
@@ -226,15 +217,15 @@ def _block_sum(a, lo, n):
 
 
 @njit(cache=True)
-def _probabilities_serial(heads, sizes, arcs, squares, rows, words, projective, probs, log_probs, failed):
+def _probabilities_serial(heads, sizes, arcs, squares, rows, words, probs, log_probs, failed):
     for i in range(sizes.shape[0]):
-        _probabilities_span(i, heads, sizes, arcs, squares, rows, words, projective, probs, log_probs, failed)
+        _probabilities_span(i, heads, sizes, arcs, squares, rows, words, probs, log_probs, failed)
 
 
 @njit(cache=True, parallel=True)
-def _probabilities_parallel(heads, sizes, arcs, squares, rows, words, projective, probs, log_probs, failed):
+def _probabilities_parallel(heads, sizes, arcs, squares, rows, words, probs, log_probs, failed):
     for i in prange(sizes.shape[0]):
-        _probabilities_span(i, heads, sizes, arcs, squares, rows, words, projective, probs, log_probs, failed)
+        _probabilities_span(i, heads, sizes, arcs, squares, rows, words, probs, log_probs, failed)
 
 
 # ----- probabilities with siblings ------------------------------------------------------------

@@ -1,81 +1,21 @@
-"""Labels of a given tree with valency constraints: at most one child per class under each head.
+"""Labels of a given tree with valency constraints: at most one child per class under each head;
+the compiled part of ``batch.labels_batch`` (a single tree is a batch of one).
 
-Conventions: ``heads`` (n+1,) with ``heads[0] == -1`` and words ``1..n``; ``scores`` (n, L), row
-``m - 1`` the label scores of word ``m`` (``-inf``: that label is ruled out for that word);
-``label_class`` (L,) the class of each label, ``-1`` for labels any number of siblings may share.
-Labels of one class exclude each other among siblings: a class ``{nsubj, nsubj:pass, csubj}``
-gives every head at most one subject. Per head, the best labelling under the constraints is a
-maximum-weight bipartite matching of classes to children (Hungarian algorithm), exact.
+Conventions: ``scores`` (N, L), one row per word (``-inf``: that label is ruled out for that
+word); ``label_class`` (L,) the class of each label, ``-1`` for labels any number of siblings may
+share. Labels of one class exclude each other among siblings: a class ``{nsubj, nsubj:pass,
+csubj}`` gives every head at most one subject. Per head whose children's best labels clash, the
+best labelling under the constraints is a maximum-weight bipartite matching of classes to
+children (Hungarian algorithm), exact; where nothing else is allowed (a word whose every finite
+label belongs to a class a sibling takes), the word keeps its best label and the constraint yields.
 """
 import numpy as np
 
 from ..compiling import njit
-from ._checks import MAX_WORDS
 
 # Gains are clipped to this so that a child whose only allowed labels are constrained (every
 # unconstrained score ``-inf``) wins its class over any finite trade-off, with finite arithmetic.
 _BIG = 1e12
-
-
-def constrained_labels(heads, scores, label_class) -> np.ndarray:
-    """The best label id per word (n,) under the classes' at-most-one-per-head constraints.
-
-    Where nothing else is allowed (a word whose every finite label belongs to a class a sibling
-    takes), the word keeps its best label and the constraint yields: the result always has one
-    label per word with a finite score where the word has any. Where no sibling conflicts, this
-    is ``scores.argmax(axis=1)``.
-    """
-    heads, scores, label_class = _check(heads, scores, label_class)
-    n_classes = int(label_class.max()) + 1 if len(label_class) else 0
-    return _constrained(heads, scores, label_class, n_classes)
-
-
-def _check(heads, scores, label_class):
-    try:
-        heads = np.ascontiguousarray(heads, dtype=np.int64)
-        scores = np.ascontiguousarray(scores, dtype=np.float64)
-        label_class = np.ascontiguousarray(label_class, dtype=np.int64)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"constrained_labels: inputs must be numeric arrays: {err}") from None
-    if heads.ndim != 1 or len(heads) < 1 or heads[0] != -1:
-        raise ValueError(f"heads must be a (n+1,) array with heads[0] == -1, got {heads[:3]}... of shape {heads.shape}")
-    n = len(heads) - 1
-    if n > MAX_WORDS:
-        raise ValueError(f"sentence of {n} words exceeds MAX_WORDS={MAX_WORDS}; split it first")
-    if n and (heads[1:].min() < 0 or heads[1:].max() > n):
-        raise ValueError(f"heads[1:] must lie in 0..{n}")
-    if scores.ndim != 2 or scores.shape[0] != n or (n and scores.shape[1] < 1):
-        raise ValueError(f"scores must have shape ({n}, L) with L >= 1, got {scores.shape}")
-    if np.isnan(scores).any() or (scores == np.inf).any():
-        raise ValueError("scores must be finite or -inf (NaN or +inf found)")
-    if label_class.shape != (scores.shape[1],):
-        raise ValueError(f"label_class must have shape ({scores.shape[1]},), got {label_class.shape}")
-    if len(label_class) and label_class.min() < -1:
-        raise ValueError("label_class entries must be -1 (unconstrained) or a class id >= 0")
-    return heads, scores, label_class
-
-
-@njit(cache=True)
-def _constrained(heads, scores, label_class, n_classes):
-    n, n_labels = scores.shape
-    best = np.zeros(n, np.int64)
-    for m in range(n):
-        best[m] = np.argmax(scores[m])
-    if n_classes == 0:
-        return best
-    out = best.copy()
-    order = _stable_order(heads[1:])  # children grouped by head
-    start = 0
-    while start < n:
-        h = heads[order[start] + 1]
-        end = start
-        while end < n and heads[order[end] + 1] == h:
-            end += 1
-        kids = order[start:end]
-        if _conflict(kids, best, label_class, n_classes):
-            _assign(kids, scores, label_class, n_classes, best, out)
-        start = end
-    return out
 
 
 @njit(cache=True)
@@ -84,33 +24,6 @@ def _assign_groups(kids, starts, scores, label_class, n_classes, best, out):
     of ``scores``, ``best`` and ``out``): the batched labels' heads where classes clash."""
     for g in range(starts.shape[0] - 1):
         _assign(kids[starts[g]: starts[g + 1]], scores, label_class, n_classes, best, out)
-
-
-@njit(cache=True)
-def _stable_order(keys):
-    """``np.argsort(keys, kind="stable")`` by insertion (a tree's few children per head: no
-    merge sort to compile)."""
-    order = np.empty(keys.shape[0], np.int64)
-    for i in range(keys.shape[0]):
-        order[i] = i
-    for i in range(1, keys.shape[0]):
-        j = i
-        while j > 0 and keys[order[j - 1]] > keys[order[j]]:
-            order[j - 1], order[j] = order[j], order[j - 1]
-            j -= 1
-    return order
-
-
-@njit(cache=True)
-def _conflict(kids, best, label_class, n_classes):
-    seen = np.zeros(n_classes, np.bool_)
-    for m in kids:
-        k = label_class[best[m]]
-        if k >= 0:
-            if seen[k]:
-                return True
-            seen[k] = True
-    return False
 
 
 @njit(cache=True)

@@ -18,13 +18,12 @@ word attached to 0:
   steps in total (scores favouring a cycle strongly) finishes with uniform steps, so sampling time
   stays bounded; the distribution is then no longer exact.
 
-The ``@njit`` kernels use numba's own generator, which the callers seed inside compiled code.
+The ``@njit`` kernels use numba's own generator, which the callers seed inside compiled code
+(``hill_climb``, ``batch_search``).
 """
 import numpy as np
 
 from ..compiling import njit
-from ._checks import check_arc
-from .absent import with_floor
 
 
 def _probe():
@@ -43,26 +42,6 @@ def _no_refcount_options() -> dict:
 
 
 NO_REFCOUNT = _no_refcount_options()
-
-
-def sample_uniform_tree(n: int, seed: int = 0) -> np.ndarray:
-    """A uniformly random single-root tree over ``n`` words (int64 heads, ``heads[0] == -1``)."""
-    if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}")
-    return _uniform_with_seed(int(n), _seed32(seed))
-
-
-def sample_tree(arc, temperature: float = 1.0, seed: int = 0) -> np.ndarray:
-    """A random single-root tree drawn from first-order scores ``arc[h, m]`` (see module doc)."""
-    arc = with_floor(check_arc(arc)).arc  # absent (-inf) arcs: probability ~0
-    if not temperature > 0:
-        raise ValueError(f"temperature must be > 0, got {temperature}")
-    head_cdf, root_cdf = head_tables(arc, float(temperature))
-    return _weighted_with_seed(head_cdf, root_cdf, _seed32(seed))
-
-
-def _seed32(seed: int) -> int:
-    return int(seed) % (2**32)
 
 
 @njit(cache=True)
@@ -203,22 +182,3 @@ def _commit_walk(start, heads, in_tree, nxt):
         heads[u] = nxt[u]
         in_tree[u] = True
         u = nxt[u]
-
-
-@njit(cache=True)
-def _uniform_with_seed(n, seed):
-    np.random.seed(seed)
-    heads = np.empty(n + 1, dtype=np.int64)
-    uniform_tree(heads, np.zeros(n + 1, dtype=np.bool_), np.zeros(n + 1, dtype=np.int64))
-    return heads
-
-
-@njit(cache=True)
-def _weighted_with_seed(head_cdf, root_cdf, seed):
-    np.random.seed(seed)
-    n = head_cdf.shape[0] - 1
-    heads = np.empty(n + 1, dtype=np.int64)
-    weighted_tree(
-        heads, np.zeros(n + 1, dtype=np.bool_), np.zeros(n + 1, dtype=np.int64), head_cdf, root_cdf
-    )
-    return heads

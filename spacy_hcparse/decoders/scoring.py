@@ -40,17 +40,11 @@ def arc_part(heads, arc):
     return total
 
 
-def sibling_factors(heads) -> np.ndarray:
-    """(F, 3) int64 array of the ``(h, s, m)`` sibling factors the tree ``heads`` uses: for each
-    head, its modifiers chained outward on each side (right, then left), nearest first, ``s ==
-    h`` for the first (``sib_part`` sums ``sib`` over them)."""
-    heads = np.ascontiguousarray(heads, dtype=np.int64)
-    out = np.empty((max(1, len(heads)), 3), dtype=np.int64)
-    return out[: _sibling_factors(heads, out)].copy()
-
-
 @njit(cache=True)
 def _sibling_factors(heads, out):
+    """Writes the ``(h, s, m)`` sibling factors the tree ``heads`` uses into ``out`` ((n+1, 3) at
+    least): for each head, its modifiers chained outward on each side (right, then left), nearest
+    first, ``s == h`` for the first; returns their count."""
     size = heads.shape[0]
     count = 0
     for h in range(size):
@@ -68,7 +62,7 @@ def _sibling_factors(heads, out):
 
 @njit(cache=True)
 def sib_part(heads, sib):
-    """Sum of ``sib`` over the tree's sibling factors (``sibling_factors``' walk, in its order)."""
+    """Sum of ``sib`` over the tree's sibling factors (``_sibling_factors``' walk, in its order)."""
     factors = np.empty((max(1, heads.shape[0]), 3), dtype=np.int64)
     total = 0.0
     for k in range(_sibling_factors(heads, factors)):

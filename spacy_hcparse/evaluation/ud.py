@@ -25,7 +25,6 @@ from spacy.tokens import Doc
 from ..conllu import Sentence, parse_conllu, read_conllu
 
 PathLike = Union[str, Path]
-PUNCT_LABELS = ("p", "punct")
 
 
 # ----- reading ---------------------------------------------------------------------------------

@@ -203,7 +203,7 @@ def _factor_terms(triples, values, pred, gold, pred_prev, gold_prev, sibling, d_
 @njit(cache=True)
 def _previous_siblings(heads):
     """Per word ``m`` the ``s`` of its sibling factor ``(heads[m], s, m)`` (the walk of
-    ``decoders.scoring.sibling_factors``: the next closer modifier of its head on its side, or the
+    ``decoders.scoring._sibling_factors``: the next closer modifier of its head on its side, or the
     head itself); -1 at the root."""
     size = heads.shape[0]
     prev = np.full(size, -1, dtype=np.int64)

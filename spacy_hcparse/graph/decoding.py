@@ -23,7 +23,7 @@ from spacy.util import registry
 from ..decoders import (decode_certified, decode_dual, decode_eisner, decode_hill_climb, decode_mbr, decode_mst,
                         kbest_eisner, kbest_mst, mbr_gain, tree_score)
 from ..decoders.batch import cut, decode_eisner_batch
-from ..decoders.batch_search import hill_climb_batch
+from ..decoders.batch_search import decode_mst_batch, hill_climb_batch
 from ..decoders.scoring import arc_part
 from .scores import GraphScores
 
@@ -50,8 +50,9 @@ class DecodeResult(NamedTuple):
 
 
 class Decoder:
-    """What every decoder object does beyond one span's tree (``__call__``): ``decode_batch``, one
-    span at a time (a decoder with a batched kernel overrides it), and ``kbest``."""
+    """What every decoder object does beyond one span's tree (``__call__``): ``decode_batch`` and
+    ``decode_spans``, one span at a time (a decoder with a batched kernel overrides them), and
+    ``kbest``."""
 
     factors: FrozenSet[str] = NO_FACTORS
 
@@ -66,6 +67,15 @@ class Decoder:
         blocks = [block.reshape(size, size) for block, size in zip(cut(arcs, sizes * sizes), sizes.tolist())]
         return [self(arc, *scores.cubes(i, self.factors), start=starts[i]) for i, arc in enumerate(blocks)]
 
+    def decode_spans(self, scores: GraphScores, spans: Sequence[int], arcs: np.ndarray, sizes: np.ndarray,
+                     threads: int = 1) -> List[DecodeResult]:
+        """The trees of ``spans`` (indices into ``scores``, whose cubes they read) on the arc scores
+        ``arcs`` (theirs, end to end; ``sizes`` their ``n + 1``), without first starts: what the
+        structured hinge decodes (``batch_hinge``). A batched kernel runs untimed (its restart caps
+        bound the work); span by span, a search keeps its time limit."""
+        blocks = [block.reshape(size, size) for block, size in zip(cut(arcs, sizes * sizes), sizes.tolist())]
+        return [self(arc, *scores.cubes(i, self.factors)) for i, arc in zip(spans, blocks)]
+
     def kbest(self, arc: np.ndarray, sib: Optional[np.ndarray], k: int) -> Tuple[np.ndarray, np.ndarray]:
         """The k best trees of one span (``arc`` (n+1, n+1) as the decoder reads it, ``sib`` its
         sibling cube or None) and their scores, best first: here the k best spanning trees by arc
@@ -74,12 +84,19 @@ class Decoder:
 
 
 class MST(Decoder):
-    """Exact first-order non-projective decoding (Chu-Liu-Edmonds, one root); reads arcs only."""
+    """Exact first-order non-projective decoding (Chu-Liu-Edmonds, one root); reads arcs only.
+    ``decode_spans`` in one compiled call."""
 
     def __call__(self, arc, sib=None, grand=None, *, start=None) -> DecodeResult:
         heads = decode_mst(arc)  # validates arc, so its tree is scored without a second check
         score = arc_part(heads, np.ascontiguousarray(arc, dtype=np.float64))
         return DecodeResult(heads, float(score), True, float("nan"), 0, False)
+
+    def decode_spans(self, scores: GraphScores, spans: Sequence[int], arcs: np.ndarray, sizes: np.ndarray,
+                     threads: int = 1) -> List[DecodeResult]:
+        trees = cut(decode_mst_batch(arcs, sizes, threads=threads), sizes)
+        return [DecodeResult(tree, float(arc_part(tree, block.reshape(len(tree), -1))), True, float("nan"), 0, False)
+                for tree, block in zip(trees, cut(arcs, sizes * sizes))]
 
 
 class Eisner(Decoder):
@@ -94,7 +111,11 @@ class Eisner(Decoder):
 
     def decode_batch(self, scores: GraphScores, arcs: np.ndarray, sizes: np.ndarray,
                      starts: Sequence[Optional[np.ndarray]], threads: int = 1) -> List[DecodeResult]:
-        sib = scores.factors_of("sib")
+        return self.decode_spans(scores, range(len(sizes)), arcs, sizes, threads)
+
+    def decode_spans(self, scores: GraphScores, spans: Sequence[int], arcs: np.ndarray, sizes: np.ndarray,
+                     threads: int = 1) -> List[DecodeResult]:
+        sib = scores.factors_of("sib", spans, self.factors)
         heads, tree_scores = decode_eisner_batch(arcs, sizes, sib.counts, sib.triples, sib.values, threads=threads)
         return [DecodeResult(tree, float(score), False, float("nan"), 0, False)
                 for tree, score in zip(cut(heads, sizes), tree_scores)]
@@ -180,31 +201,27 @@ class HillClimb(_Search):
         if any(start is not None for start in starts):
             return super().decode_batch(scores, arcs, sizes, starts, threads)
         limit, began = self.options["time_limit"], time.perf_counter()
-        out = self._one_by_one(scores, arcs, sizes, 0, 1)
+        squares = np.concatenate([[0], np.cumsum(sizes * sizes)])
+        one_by_one, batched = Decoder.decode_spans, HillClimb.decode_spans  # each within time_limit / untimed
+
+        def part(decode, lo: int, hi: int) -> List[DecodeResult]:
+            return decode(self, scores, range(lo, hi), arcs[squares[lo]: squares[hi]], sizes[lo:hi], threads)
+
+        out = part(one_by_one, 0, 1)
         for lo in range(1, len(sizes), self.CHUNK):
             if limit is not None and time.perf_counter() - began > 0.1 * limit * lo:
-                return out + self._one_by_one(scores, arcs, sizes, lo, len(sizes))
-            out += self._chunk(scores, arcs, sizes, range(lo, min(lo + self.CHUNK, len(sizes))), threads)
+                return out + part(one_by_one, lo, len(sizes))
+            out += part(batched, lo, min(lo + self.CHUNK, len(sizes)))
         return out
 
-    def _one_by_one(self, scores: GraphScores, arcs: np.ndarray, sizes: np.ndarray, lo: int,
-                    hi: int) -> List[DecodeResult]:
-        """The trees of spans ``lo`` to ``hi - 1``, each by ``__call__`` (within ``time_limit``)."""
-        blocks = cut(arcs, sizes * sizes)[lo:hi]
-        return [self(block.reshape(size, size), *scores.cubes(i, self.factors))
-                for i, block, size in zip(range(lo, hi), blocks, sizes[lo:hi].tolist())]
-
-    def _chunk(self, scores: GraphScores, arcs: np.ndarray, sizes: np.ndarray, spans: range,
-               threads: int) -> List[DecodeResult]:
-        """The trees of ``spans`` (consecutive) in one compiled call."""
-        first = int(np.sum(sizes[:spans.start] ** 2))
-        part = arcs[first: first + int(np.sum(sizes[spans.start:spans.stop] ** 2))]
+    def decode_spans(self, scores: GraphScores, spans: Sequence[int], arcs: np.ndarray, sizes: np.ndarray,
+                     threads: int = 1) -> List[DecodeResult]:
+        """In one compiled call (``batch_search.hill_climb_batch``; the restart caps bound its work)."""
         sib, grand = (scores.factors_of(kind, spans, self.factors) for kind in ("sib", "grand"))
-        found = hill_climb_batch(part, sizes[spans.start:spans.stop], *sib, *grand, threads=threads,
-                                 **self.batch_options())
+        found = hill_climb_batch(arcs, sizes, *sib, *grand, threads=threads, **self.batch_options())
         return [DecodeResult(tree, float(score), not searched, float("nan"), int(restarts), False)
-                for tree, score, restarts, searched in zip(cut(found.heads, sizes[spans.start:spans.stop]),
-                                                           found.scores, found.restarts, found.searched)]
+                for tree, score, restarts, searched in zip(cut(found.heads, sizes), found.scores, found.restarts,
+                                                           found.searched)]
 
     def search(self, arc, sib, grand, start) -> DecodeResult:
         mst = decode_mst(arc)
@@ -213,7 +230,7 @@ class HillClimb(_Search):
         return DecodeResult(res.heads, res.score, False, float("nan"), res.restarts, res.time_capped)
 
     def batch_options(self) -> dict:
-        """The options ``decoders.batch_search.decode_hill_climb_batch`` takes: all but the time
+        """The options ``decoders.batch_search.hill_climb_batch`` takes: all but the time
         limit (a batch runs in one compiled call; the restart caps bound its work)."""
         return {key: value for key, value in self.options.items() if key != "time_limit"}
 

@@ -224,9 +224,7 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
     masks, sib_triples = pruned.masks, pruned.sib
     sib, bp_sib = _score_triples(model.get_ref("sibling_scorer"), blocks, sib_triples, is_train)
     grand, bp_grand = _score_triples(model.get_ref("grand_scorer"), blocks, pruned.grand, is_train)
-    # At prediction the grandparent triples go (derived again where a decoder reads them); in
-    # training the scorer's backprop holds them anyway, and the loss reads them.
-    kept_triples = {"sib": sib_triples, **({"grand": pruned.grand} if is_train else {})}
+    kept_triples = {"sib": sib_triples, "grand": pruned.grand}
     del pruned
     shared = (arcs, masks, sib, grand, higher, frozenset(X.factors), spans, sentences, starts, tags, kept_triples)
     if is_train:
@@ -299,16 +297,13 @@ def _score_labels(scorer: Model, blocks, label_arcs, is_train: bool):
     return _in_groups(scorer, blocks, label_arcs, is_train, ARCS_PER_GROUP)
 
 
-def tree_label_scores(model: Model, scores: GraphScores, trees: Sequence[np.ndarray],
+def tree_label_scores(model: Model, scores: PredictedScores, trees: Sequence[np.ndarray],
                       spans: Optional[Sequence[int]] = None) -> List[np.ndarray]:
     """Per tree the (n, L) float64 label scores of its arcs (row ``m - 1`` for word ``m``), scored
     together from the encoder rows a prediction kept (``PredictedScores.blocks``; ``trees[k]``:
     heads (n+1,), root at 0, of span ``spans[k]``, by default spans 0, 1, ...), brought to numpy in
-    one transfer. For scores from training, the label scores computed then
-    (``TrainingScores.tree_labels``)."""
+    one transfer."""
     spans = list(range(len(trees))) if spans is None else list(spans)
-    if isinstance(scores, TrainingScores):
-        return scores.tree_labels(trees, spans)
     arcs = [np.stack([heads[1:], np.arange(1, len(heads))], axis=1).astype(np.int32) for heads in trees]
     rows, _ = _score_labels(_label_model(model), [scores.blocks[i] for i in spans], arcs, False)
     if not rows:

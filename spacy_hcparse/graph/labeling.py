@@ -4,7 +4,7 @@ A tree's label scores are (n, L), row ``m - 1`` for word ``m`` on the arc the de
 (``graph.graph_model.tree_label_scores``). The labeler gives the root's child ``ROOT`` and no
 other word ``ROOT``, never picks a label training has not seen (``LabelSet.unseen``), with
 ``valency`` picks the best labels under at most one child per head from each label class
-(``graph.valency``, ``decoders.constrained_labels``), and with ``keep_doc_labels`` keeps an earlier
+(``graph.valency``, ``decoders.labels``), and with ``keep_doc_labels`` keeps an earlier
 parser's label where the decoded head is that parser's. Every tree of a batch is labelled in one
 compiled call (``decoders.batch.labels_batch``); one tree is a batch of one.
 """
@@ -81,7 +81,7 @@ class Labeler:
         sizes = np.array([len(t) for t in trees], dtype=np.int64)
         heads = np.concatenate(list(trees)) if len(trees) else np.zeros(0, np.int64)
         classes = labels.classes if self.valency else None
-        flat = labels_batch(heads, sizes, masked, classes, labels.root, threads=threads)
+        flat = labels_batch(heads, sizes, masked, classes, threads=threads)
         out = split_words(flat, sizes)  # views of ``flat``
         if self.keep_doc_labels and doc_parses is not None:
             for tree, best, doc_parse in zip(trees, out, doc_parses):

@@ -110,27 +110,6 @@ def holds_projective_tree(mask):
     return False
 
 
-def sibling_triples(mask: np.ndarray) -> np.ndarray:
-    """(T, 3) int array of the (h, s, m) sibling factors compatible with ``mask``.
-
-    ``s == h`` for the closest modifier; otherwise ``s`` lies strictly between ``h`` and ``m``
-    and is itself a candidate modifier of ``h``.
-    """
-    return _mask_triples(np.ascontiguousarray(mask, dtype=np.bool_), True)
-
-
-def grandparent_triples(mask: np.ndarray) -> np.ndarray:
-    """(T, 3) int array of the (g, h, m) grandparent factors compatible with ``mask``."""
-    return _mask_triples(np.ascontiguousarray(mask, dtype=np.bool_), False)
-
-
-@njit(cache=True)
-def _mask_triples(mask, sibling):
-    out = np.empty((_fill_triples(mask, np.empty((0, 3), np.int32), sibling), 3), dtype=np.int32)
-    _fill_triples(mask, out, sibling)
-    return out
-
-
 @njit(cache=True, inline="always")
 def _fill_triples(mask, out, sibling):
     return _fill_sibling(mask, out) if sibling else _fill_grandparent(mask, out)
@@ -138,8 +117,9 @@ def _fill_triples(mask, out, sibling):
 
 @njit(cache=True)
 def _fill_sibling(mask, out):
-    """Writes the sibling triples of ``mask`` into ``out`` while it has rows; returns their count
-    (so an empty ``out`` counts them)."""
+    """Writes the sibling triples ``(h, s, m)`` of ``mask`` into ``out`` while it has rows (``m`` a
+    candidate modifier of ``h``; ``s == h`` for the closest, else ``s`` a candidate modifier of
+    ``h`` strictly between them); returns their count (so an empty ``out`` counts them)."""
     size = mask.shape[0]
     mods = np.empty(size, dtype=np.int64)
     k = 0
@@ -160,7 +140,8 @@ def _fill_sibling(mask, out):
 
 @njit(cache=True)
 def _fill_grandparent(mask, out):
-    """As ``_fill_sibling``, for the grandparent triples."""
+    """As ``_fill_sibling``, for the grandparent triples ``(g, h, m)``: ``g -> h`` and ``h -> m``
+    candidates, ``g != m``."""
     size = mask.shape[0]
     k = 0
     for m in range(1, size):
@@ -182,9 +163,9 @@ def _put(out, k, a, b, c):
 
 # ----- a whole batch in a few compiled calls ---------------------------------------------------
 class Pruned(NamedTuple):
-    """A batch's pruning (``prune_batch``): per span its candidate heads' mask and its
-    ``sibling_triples`` / ``grandparent_triples`` (``NO_TRIPLES`` where that type is not scored),
-    views into one array each."""
+    """A batch's pruning (``prune_batch``): per span its candidate heads' mask and its sibling and
+    grandparent triples (``_fill_sibling``, ``_fill_grandparent``; ``NO_TRIPLES`` where that type
+    is not scored), views into one array each."""
 
     masks: List[np.ndarray]
     sib: List[np.ndarray]

@@ -6,11 +6,9 @@ A span is one tree's words: ``(start, end)`` token offsets into its doc, from
 - ``arcs[i]``: (n+1, n+1) first-order scores ``arc[h, m]`` (column 0 and the diagonal unused);
 - ``masks[i]``: (n+1, n+1) bool, the candidate arcs first-order pruning kept (the root always);
 - ``sib[i]`` (T,): sibling scores on the triples the candidates allow, ``sib_triples(i)`` (T, 3)
-  ``(h, s, m)`` (``s == h`` for the closest modifier), in ``pruning.sibling_triples`` order;
-  ``grand[i]`` and ``grand_triples(i)`` ``(g, h, m)`` likewise. The model keeps the sibling
-  triples its pruning made (``triples["sib"]``, ``pruning.prune_batch``: batched decoding and
-  head probabilities read them), in training the grandparent triples too; others are derived
-  from the candidates where read;
+  ``(h, s, m)`` (``s == h`` for the closest modifier); ``grand[i]`` and ``grand_triples(i)``
+  ``(g, h, m)`` likewise: the triples pruning made (``triples``, ``pruning.prune_batch``; none
+  for a span or a factor type not scored);
 - ``higher_order[i]``: whether the span was given higher-order factors at all (short enough), and
   ``factors``: the factor types scored;
 - label scores, in one of two shapes, each a named type. ``TrainingScores`` (what the model
@@ -44,7 +42,6 @@ import numpy as np
 from ..decoders.batch import cut
 from ..layers.rows import host_arrays
 from ..names import Span
-from .pruning import NO_TRIPLES, grandparent_triples, sibling_triples
 
 FACTORS: FrozenSet[str] = frozenset({"sib", "grand"})
 # Score of the arcs pruning dropped: absent, in the decoders' convention.
@@ -103,7 +100,7 @@ class GraphScores:
     sentences: List[Optional[List[int]]] = field(default_factory=list)
     starts: list = field(default_factory=list)
     tags: Dict[str, list] = field(default_factory=dict)
-    # "sib" (and "grand"): per span the triples of ``sib[i]`` (``grand[i]``); absent: derived
+    # "sib" and "grand": per span the triples of ``sib[i]`` and ``grand[i]``
     triples: Dict[str, list] = field(default_factory=dict)
 
     def __len__(self) -> int:
@@ -127,15 +124,11 @@ class GraphScores:
 
     def sib_triples(self, i: int) -> np.ndarray:
         """(T, 3) ``(h, s, m)`` triples of span ``i``'s sibling scores."""
-        if "sib" in self.triples:
-            return self.triples["sib"][i]
-        return triples_of(self.masks[i], self.higher_order[i] and "sib" in self.factors, sibling_triples)
+        return self.triples["sib"][i]
 
     def grand_triples(self, i: int) -> np.ndarray:
         """(T, 3) ``(g, h, m)`` triples of span ``i``'s grandparent scores."""
-        if "grand" in self.triples:
-            return self.triples["grand"][i]
-        return triples_of(self.masks[i], self.higher_order[i] and "grand" in self.factors, grandparent_triples)
+        return self.triples["grand"][i]
 
     def factors_of(self, kind: str, spans: Optional[Sequence[int]] = None,
                    read: Optional[FrozenSet[str]] = None) -> Factors:
@@ -178,21 +171,6 @@ class TrainingScores(GraphScores):
         """Gradients (or other values) laid out as these scores: same spans, triples, arcs."""
         return replace(self, arcs=arcs, sib=sib, grand=grand, labels=labels, starts=starts, tags=tags)
 
-    def label_rows(self, i: int, heads: np.ndarray) -> Tuple[np.ndarray, int]:
-        """(n, L) label scores of the arcs of the tree ``heads`` (n+1,) from the scores computed in
-        training, and how many of its arcs had none: arcs that were not candidates, whose words
-        get the label scores of their best-scoring candidate head (a decoder picks a pruned arc
-        only when the candidates hold no tree of its kind)."""
-        rows, missing = arc_rows(self.label_arcs[i], heads, self.arcs[i], self.masks[i])
-        return np.asarray(self.labels[i][rows], dtype=np.float64), missing
-
-    def tree_labels(self, trees: Sequence[np.ndarray], spans: Optional[Sequence[int]] = None) -> List[np.ndarray]:
-        """Per tree, the (n, L) float64 label scores of its arcs from the scores computed in
-        training (``trees[k]``: heads (n+1,) of span ``spans[k]``; by default spans 0, 1, ...); at
-        prediction the model scores them (``graph.graph_model.tree_label_scores``)."""
-        spans = list(range(len(trees))) if spans is None else list(spans)
-        return [self.label_rows(i, heads)[0] for i, heads in zip(spans, trees)]
-
 
 @dataclass
 class PredictedScores(GraphScores):
@@ -200,11 +178,6 @@ class PredictedScores(GraphScores):
     from which the model scores the decoded trees' labels: what the model returns at prediction."""
 
     blocks: list = field(default_factory=list)
-
-
-def triples_of(mask: np.ndarray, scored: bool, build) -> np.ndarray:
-    """``build(mask)`` when the span's factors of that type were scored, else no triples."""
-    return build(mask) if scored else NO_TRIPLES
 
 
 def dense_cube(size: int, triples: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -220,17 +193,3 @@ def candidate_arcs(mask: np.ndarray) -> np.ndarray:
     increasing order."""
     mods, heads = np.nonzero(mask.T)
     return np.stack([heads, mods], axis=1).astype(np.int32)
-
-
-def arc_rows(label_arcs: np.ndarray, heads: np.ndarray, arc: np.ndarray, mask: np.ndarray) -> Tuple[np.ndarray, int]:
-    """Row of ``label_arcs`` for each word's arc in ``heads`` (see ``GraphScores.label_rows``)."""
-    size = len(heads)
-    index = np.full((size, size), -1, dtype=np.int64)
-    index[label_arcs[:, 0], label_arcs[:, 1]] = np.arange(len(label_arcs))
-    words = np.arange(1, size)
-    rows = index[heads[1:], words]
-    missing = rows < 0
-    if missing.any():
-        best = np.where(mask, arc, -np.inf)[:, 1:].argmax(axis=0)
-        rows[missing] = index[best[missing], words[missing]]
-    return rows, int(missing.sum())

@@ -3,7 +3,7 @@
 A label that no head of the training trees has twice (``nsubj``, ``obj``, ``iobj``, ``xcomp``
 in UD English) is its own class; subject labels (``nsubj``, ``csubj`` and their subtypes, UD's
 and ClearNLP's names) that never share a head form one class, so that a predicate gets one
-subject. ``decoders.labels.constrained_labels`` labels a tree under these classes.
+subject. ``decoders.batch.labels_batch`` labels trees under these classes.
 """
 from collections import Counter
 from itertools import combinations

@@ -1,4 +1,4 @@
-"""The three arc-standard moves as small units with ``is_valid`` and ``apply``.
+"""The three arc-standard moves, each a pair of kernels ``<move>_is_valid`` and ``<move>_apply``.
 
 With stack ``[.., i, j]`` (``j`` on top):
 
@@ -203,24 +203,3 @@ def valid_mask(st: np.ndarray, n_labels: int, root_label: int, out: np.ndarray, 
             out[right] = right_root or right_other
         else:
             out[right] = (right_root and is_root) or (right_other and not is_root)
-
-
-class Shift:
-    """Move the first buffer word onto the stack."""
-
-    is_valid = staticmethod(shift_is_valid)
-    apply = staticmethod(shift_apply)
-
-
-class LeftArc:
-    """``([.., i, j], Q, A) -> ([.., j], Q, A + (j, i, l))``; never makes the root a dependent."""
-
-    is_valid = staticmethod(left_is_valid)
-    apply = staticmethod(left_apply)
-
-
-class RightArc:
-    """``([.., i, j], Q, A) -> ([.., i], Q, A + (i, j, l))``; the root's one dependent comes last."""
-
-    is_valid = staticmethod(right_is_valid)
-    apply = staticmethod(right_apply)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..compiling import njit
 from .moves import LAYOUT, LEFT, RIGHT, SHIFT, apply, class_of, is_valid, n_classes, valid_mask
-from .state import META, N, NL, NR, SP, STACK, heads_of, initial_state, is_final, labels_of
+from .state import META, N, NL, NR, SP, STACK, initial_state, is_final
 from .templates import N_SLOTS, slot_words
 
 
@@ -55,21 +55,6 @@ def oracle_sequence(gold_heads, gold_labels, n_labels, root_label, layout=LAYOUT
     if not is_final(st):
         return np.empty(0, dtype=np.int64)
     return out
-
-
-def replay(gold_heads: np.ndarray, gold_labels: np.ndarray, n_labels: int, root_label: int):
-    """Run the oracle and return the final configuration's (heads, labels), or None if the gold
-    tree is not reachable."""
-    gold_heads = np.asarray(gold_heads, dtype=np.int64)
-    gold_labels = np.asarray(gold_labels, dtype=np.int64)
-    seq = oracle_sequence(gold_heads, gold_labels, n_labels, root_label)
-    n = len(gold_heads) - 1
-    if len(seq) != 2 * n:
-        return None
-    st = initial_state(n)
-    for cls in seq:
-        apply(st, int(cls), n_labels)
-    return heads_of(st), labels_of(st)
 
 
 @njit(cache=True)

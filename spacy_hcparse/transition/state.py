@@ -61,15 +61,6 @@ def mark_whitespace(st: np.ndarray, space: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def stack_item(st: np.ndarray, depth: int) -> int:
-    """The word ``depth`` places below the top of the stack (0 = top), ``-1`` if none."""
-    sp = st[META, SP]
-    if depth >= sp:
-        return NONE
-    return st[STACK, sp - 1 - depth]
-
-
-@njit(cache=True)
 def is_final(st: np.ndarray) -> bool:
     return st[META, SP] == 1 and st[META, BUF] > st[META, N]
 

@@ -47,6 +47,20 @@ def is_projective(heads) -> bool:
     return True
 
 
+def sibling_factors(heads) -> np.ndarray:
+    """(F, 3) int64 ``(h, s, m)`` sibling factors of the tree ``heads``: per head, its modifiers
+    chained outward on each side (right, then left), nearest first, ``s == h`` for the first."""
+    n = len(heads) - 1
+    out = []
+    for h in range(n + 1):
+        right = [m for m in range(1, n + 1) if heads[m] == h and m > h]
+        left = sorted((m for m in range(1, n + 1) if heads[m] == h and m < h), reverse=True)
+        for side in (right, left):
+            chain = [h] + side
+            out.extend((h, a, b) for a, b in zip(chain, chain[1:]))
+    return np.array(out, dtype=np.int64).reshape(-1, 3)
+
+
 def reference_score(heads, arc, sib=None, grand=None) -> float:
     """A plain-Python loop for tree scores, written independently of the package's kernels."""
     n = len(heads) - 1

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spacy_hcparse.decoders import constrained_labels, decode_eisner, decode_mst, log_partition, tree_probabilities, tree_score
+from spacy_hcparse.decoders import decode_eisner, decode_mst, log_partition, tree_probabilities, tree_score
 from spacy_hcparse.decoders._checks import tree_problem
 from spacy_hcparse.decoders.batch import (_first_bad_heads, _heads_hold, cut, decode_eisner_batch, labels_batch, layout, pack,
                                           split_words)
@@ -40,16 +40,11 @@ def sibling_triples(mask):
     return np.array(out, dtype=np.int64).reshape(-1, 3)
 
 
-def reference_labels(heads, scores, label_class, root):
-    """``hc_parser``'s ``best_labels`` without its component settings."""
-    scores = np.array(scores, dtype=np.float64)
-    if root >= 0:
-        is_root = heads[1:] == 0
-        scores[~is_root, root] = -np.inf
-        scores[is_root, :] = -np.inf
-        scores[is_root, root] = 0.0
+def reference_labels(heads, scores, label_class):
+    """The labels of the tree alone (a batch of one; brute force in test_labels.py), or the argmax
+    without classes."""
     if label_class is not None and len(label_class) and label_class.max() >= 0:
-        return constrained_labels(heads, scores, label_class)
+        return labels_batch(heads, [len(heads)], scores, label_class)
     return scores.argmax(axis=1)
 
 
@@ -118,8 +113,8 @@ def test_eisner_batch_is_decode_eisner(batch):
 
 
 @settings(max_examples=60, deadline=None)
-@given(batches, st.integers(1, 6), st.integers(-1, 2), st.booleans())
-def test_labels_batch_is_constrained_labels(batch, n_labels, n_classes, with_root):
+@given(batches, st.integers(1, 6), st.integers(-1, 2))
+def test_labels_batch_is_each_tree_alone(batch, n_labels, n_classes):
     seed, n_spans, integer, prune, _ = batch
     rng = np.random.default_rng(seed)
     arcs, _ = random_batch(rng, n_spans, integer, prune, 0.0)
@@ -130,27 +125,26 @@ def test_labels_batch_is_constrained_labels(batch, n_labels, n_classes, with_roo
         else rng.normal(size=(n_words, n_labels))
     scores[rng.random(scores.shape) < 0.1] = -np.inf
     label_class = None if n_classes < 0 else rng.integers(-1, n_classes, size=n_labels)
-    root = int(rng.integers(n_labels)) if with_root else -1
     for threads in (1, 2):
-        labels = labels_batch(heads, sizes, scores, label_class, root, threads=threads)
+        labels = labels_batch(heads, sizes, scores, label_class, threads=threads)
         for tree, rows, got in zip(cut(heads, sizes), split_words(scores, sizes), split_words(labels, sizes)):
-            assert got.tolist() == reference_labels(tree, rows, label_class, root).tolist()
+            assert got.tolist() == reference_labels(tree, rows, label_class).tolist()
 
 
 @settings(max_examples=60, deadline=None)
-@given(batches, st.booleans())
-def test_probabilities_and_margins_batch_are_per_span(batch, projective):
+@given(batches)
+def test_probabilities_and_margins_batch_are_per_span(batch):
     seed, n_spans, integer, _, _ = batch
     rng = np.random.default_rng(seed)
     arcs, _ = random_batch(rng, n_spans, integer, 0, 0.0)  # full scores, as hc_parser reads them
     flat, sizes = pack(arcs)
     heads, _ = decode_eisner_batch(flat, sizes)
     for threads in (1, 2):
-        probs, log_probs = tree_probabilities_batch(heads, sizes, flat, projective, threads=threads)
+        probs, log_probs = tree_probabilities_batch(heads, sizes, flat, threads=threads)
         margins = head_margins_batch(heads, sizes, flat, threads=threads)
         rows = zip(arcs, cut(heads, sizes), split_words(probs, sizes), log_probs, split_words(margins, sizes))
         for arc, tree, got_probs, got_log_prob, got_margins in rows:
-            expected_probs, expected_log_prob = tree_probabilities(tree, arc, projective)
+            expected_probs, expected_log_prob = tree_probabilities(tree, arc)
             assert got_probs.tolist() == expected_probs.tolist()
             assert got_log_prob == expected_log_prob
             assert got_margins.tolist() == reference_margins(arc, tree).tolist()
@@ -234,7 +228,6 @@ def test_probabilities_of_trees_using_absent_arcs_and_non_projective_trees():
     assert tree_probabilities_batch(uses_absent, sizes, flat)[1][0] == -np.inf
     crossing = np.array([-1, 0, 4, 1, 1])  # 2 <- 4 crosses 1 -> 3
     flat5, sizes5 = pack([np.zeros((5, 5))])
-    assert tree_probabilities_batch(crossing, sizes5, flat5, projective=True)[1][0] == -np.inf
     assert np.isfinite(tree_probabilities_batch(crossing, sizes5, flat5)[1][0])
 
 
@@ -267,7 +260,6 @@ def test_no_tree_avoids_the_absent_arcs():
     (lambda: decode_eisner_batch(np.zeros(8), [2, 2], [1, -1], [[0, 0, 5]], [1.0]), "outside its span"),
     (lambda: labels_batch([-1, 0], [2], np.zeros((2, 3))), "shape \\(1, L\\)"),
     (lambda: labels_batch([-1, 5], [2], np.zeros((1, 3))), "span 0 is not a heads array"),
-    (lambda: labels_batch([-1, 0], [2], np.zeros((1, 3)), root=3), "root must be"),
     (lambda: labels_batch([-1, 0], [2], np.full((1, 3), np.nan)), "NaN"),
     (lambda: tree_probabilities_batch([-1, 0, 0], [3], np.zeros(9)), "span 0 is not a single-root tree"),
     (lambda: head_margins_batch([-1, 0], [2], np.zeros(3)), "sum\\(size \\*\\* 2\\)"),

@@ -15,8 +15,9 @@ from spacy_hcparse.decoders import decode_hill_climb, decode_mst, tree_score
 from spacy_hcparse.decoders._checks import tree_problem
 from spacy_hcparse.decoders.batch import cut, pack
 from spacy_hcparse.decoders.batch_search import decode_hill_climb_batch, decode_mst_batch
-from spacy_hcparse.graph.pruning import grandparent_triples, sibling_triples
 from spacy_hcparse.graph.scores import dense_cube
+
+from tests.graph.test_pruning import mask_triples
 
 from .test_batch import candidates
 
@@ -33,9 +34,9 @@ def random_spans(seed, n_spans, ties):
         arc = np.where(mask, arc, -np.inf) if rng.random() < 0.7 else arc
         kinds = rng.integers(0, 4)  # 0: first order, 1: sib, 2: grand, 3: both
         factors = []
-        for kind, build in ((1, sibling_triples), (2, grandparent_triples)):
+        for kind, sibling in ((1, True), (2, False)):
             if kinds & kind:
-                triples = build(mask).astype(np.int64)
+                triples = mask_triples(mask, sibling).astype(np.int64)
                 factors.append((triples, rng.normal(size=len(triples))))
             else:
                 factors.append(None)
@@ -108,8 +109,8 @@ def test_hill_climb_batch_finds_the_best_tree_of_tiny_spans(seed):
         arc = rng.normal(size=(5, 5))
         mask = candidates(arc, 4)
         arcs.append(arc)
-        for out, build in ((sibs, sibling_triples), (grands, grandparent_triples)):
-            triples = build(mask).astype(np.int64)
+        for out, sibling in ((sibs, True), (grands, False)):
+            triples = mask_triples(mask, sibling).astype(np.int64)
             out.append((triples, rng.normal(size=len(triples))))
     flat, sizes = pack(arcs)
     heads = decode_hill_climb_batch(flat, sizes, *flat_factors(sibs), *flat_factors(grands))

@@ -13,9 +13,9 @@ from spacy_hcparse.decoders._checks import tree_problem
 from spacy_hcparse.decoders.dual import DualResult, decode_dual
 from spacy_hcparse.decoders.head_automata import build_graph, solve_root, solve_word
 from spacy_hcparse.decoders.mst import mst_kernel
-from spacy_hcparse.decoders.scoring import sibling_factors, tree_score
+from spacy_hcparse.decoders.scoring import tree_score
 
-from .brute import best_tree, random_scores, reference_score
+from .brute import best_tree, random_scores, reference_score, sibling_factors
 
 KINDS = {"sib+grand": (True, True), "sib": (True, False), "grand": (False, True)}
 

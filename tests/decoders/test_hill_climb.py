@@ -19,9 +19,9 @@ from spacy_hcparse.decoders.hill_climb import (
     decode_hill_climb,
     default_max_restarts,
 )
-from spacy_hcparse.decoders.sampling import sample_uniform_tree
 
 from .brute import all_trees, best_tree, random_scores
+from .test_sampling import sample_uniform_tree
 
 
 def _scores(rng, n, sib=True, grand=True):

@@ -2,10 +2,41 @@
 import numpy as np
 import pytest
 
+from spacy_hcparse.compiling import njit
 from spacy_hcparse.decoders import tree_problem
-from spacy_hcparse.decoders.sampling import head_tables, perturbed_tree, sample_tree, sample_uniform_tree
+from spacy_hcparse.decoders.absent import with_floor
+from spacy_hcparse.decoders.sampling import head_tables, perturbed_tree, uniform_tree, weighted_tree
 
 from .brute import all_trees
+
+
+@njit(cache=True)
+def _uniform_with_seed(n, seed):
+    np.random.seed(seed)
+    heads = np.empty(n + 1, dtype=np.int64)
+    uniform_tree(heads, np.zeros(n + 1, dtype=np.bool_), np.zeros(n + 1, dtype=np.int64))
+    return heads
+
+
+@njit(cache=True)
+def _weighted_with_seed(head_cdf, root_cdf, seed):
+    np.random.seed(seed)
+    n = head_cdf.shape[0] - 1
+    heads = np.empty(n + 1, dtype=np.int64)
+    weighted_tree(heads, np.zeros(n + 1, dtype=np.bool_), np.zeros(n + 1, dtype=np.int64), head_cdf, root_cdf)
+    return heads
+
+
+def sample_uniform_tree(n: int, seed: int = 0) -> np.ndarray:
+    """A uniformly random single-root tree over ``n`` words (``uniform_tree`` seeded with ``seed``)."""
+    return _uniform_with_seed(int(n), int(seed) % 2**32)
+
+
+def sample_tree(arc, temperature: float = 1.0, seed: int = 0) -> np.ndarray:
+    """A random single-root tree drawn from first-order scores ``arc[h, m]`` (``weighted_tree``
+    seeded with ``seed``; absent arcs floored as the searches floor them)."""
+    head_cdf, root_cdf = head_tables(with_floor(np.asarray(arc, dtype=np.float64)).arc, float(temperature))
+    return _weighted_with_seed(head_cdf, root_cdf, int(seed) % 2**32)
 
 
 def _frequencies(draw, n, samples):
@@ -75,10 +106,3 @@ def test_weighted_sampler_is_valid_with_peaked_and_cyclic_scores():
         arc[m % n + 1, m] = 50.0
     for seed in range(10):
         assert tree_problem(sample_tree(arc, 1.0, seed)) == ""
-
-
-def test_sampler_input_checks():
-    with pytest.raises(ValueError, match="n must be"):
-        sample_uniform_tree(-1)
-    with pytest.raises(ValueError, match="temperature"):
-        sample_tree(np.zeros((3, 3)), temperature=0.0)

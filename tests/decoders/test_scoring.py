@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 from spacy_hcparse.decoders._checks import check_arc, check_cube, check_heads, check_inputs, tree_problem
-from spacy_hcparse.decoders.scoring import full_score, sib_part, sibling_factors, tree_score
+from spacy_hcparse.decoders.scoring import full_score, sib_part, tree_score
 
-from .brute import all_trees, random_scores, reference_score
+from .brute import all_trees, random_scores, reference_score, sibling_factors
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -1,8 +1,9 @@
-"""graph.batch_hinge: the hinge's cost-augmented trees of a whole batch are the decoder's trees
-span by span."""
+"""graph.batch_hinge and HillClimb.decode_batch: the trees of a whole batch (the hinge's
+cost-augmented ones, a prediction's) are the decoder's trees span by span."""
 import pytest
 
 from spacy_hcparse.decoders._checks import tree_problem
+from spacy_hcparse.decoders.batch import pack
 from spacy_hcparse.graph.decoding import MST, Dual, Eisner, HillClimb
 from spacy_hcparse.graph.batch_hinge import hinge_spans, hinge_trees
 from spacy_hcparse.graph.batch_hinge import hamming_augmented
@@ -27,3 +28,19 @@ def test_trees_are_the_decoders(training_scores, decoder):
         assert tree_problem(trees[i]) == ""
         assert trees[i].tolist() == expected.tolist()
 
+
+@pytest.mark.parametrize("chunk", [1, 2, 64])
+def test_hill_climb_batch_is_each_span_alone(training_scores, chunk):
+    """``HillClimb.decode_batch`` (its first span alone, then compiled calls of ``CHUNK`` spans)
+    gives every span the tree, score and restarts of ``__call__`` on that span alone (no time
+    limit to cut either)."""
+    scores, _ = training_scores
+    decoder = HillClimb(time_limit=None, max_restarts=4, min_restarts=1, converge=2, uniform_share=0.5, seed=3)
+    decoder.CHUNK = chunk
+    arcs, sizes = pack([scores.pruned_arc(i) for i in range(len(scores))])
+    got = decoder.decode_batch(scores, arcs, sizes, [None] * len(sizes))
+    assert len(got) == len(scores) > 2
+    for i, result in enumerate(got):
+        alone = decoder(scores.pruned_arc(i), *scores.cubes(i, decoder.factors))
+        assert (result.heads.tolist(), result.score, result.restarts) == (alone.heads.tolist(), alone.score,
+                                                                          alone.restarts)

@@ -18,10 +18,10 @@ from spacy_hcparse.graph import pruning
 from spacy_hcparse.graph.scores import TrainingScores
 from spacy_hcparse.graph.batch_loss import tree_losses
 from spacy_hcparse.graph.graph_loss import GraphLoss
-from spacy_hcparse.decoders.scoring import sibling_factors
 from spacy_hcparse.graph.batch_hinge import hamming_augmented
 from spacy_hcparse.learning.losses import label_xent
-from tests.decoders.brute import all_trees, reference_score
+from tests.decoders.brute import all_trees, reference_score, sibling_factors
+from tests.graph.test_pruning import mask_triples
 
 
 def head_xent(arc, gold):
@@ -145,7 +145,10 @@ def random_batch(rng, n_spans, factors):
         golds.append(None if rng.random() < 0.1 else (known, np.zeros(n, dtype=np.int64)))
         whole = golds[-1] is not None and n > 0 and (known[1:] >= 0).all()
         trees.append((gold.copy() if rng.random() < 0.2 else random_tree(rng, n)) if whole else None)
-    scores = TrainingScores(arcs, masks, [], [], higher, frozenset(factors))
+    none = np.zeros((0, 3), np.int32)
+    triples = {kind: [mask_triples(m, kind == "sib") if h and kind in factors else none for m, h in zip(masks, higher)]
+               for kind in ("sib", "grand")}
+    scores = TrainingScores(arcs, masks, [], [], higher, frozenset(factors), triples=triples)
     scores.sib = [rng.normal(size=len(scores.sib_triples(i))).astype("f") for i in range(n_spans)]
     scores.grand = [rng.normal(size=len(scores.grand_triples(i))).astype("f") for i in range(n_spans)]
     return scores, golds, trees
@@ -279,7 +282,7 @@ def test_factor_gradient_counts():
     mask = np.ones((5, 5), dtype=bool)
     mask[:, 0] = False
     np.fill_diagonal(mask, False)
-    triples = pruning.sibling_triples(mask)
+    triples = mask_triples(mask, True)
     pred = np.array([-1, 0, 1, 1, 1])
     gold = np.array([-1, 0, 1, 2, 1])
     grad = factor_gradient(triples, sibling_factors(pred), sibling_factors(gold), 5)

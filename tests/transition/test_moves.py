@@ -4,23 +4,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spacy_hcparse.decoders import tree_problem
-from spacy_hcparse.transition.moves import (LEFT, RIGHT, SHIFT, LeftArc, RightArc, Shift, apply, class_of, is_valid,
-                                            label_of, layout_order, move_of, n_classes, valid_mask)
-from spacy_hcparse.transition.state import heads_of, initial_state, is_final, labels_of, mark_whitespace, stack_item
+from spacy_hcparse.transition.moves import (LEFT, RIGHT, SHIFT, apply, class_of, is_valid, label_of, layout_order,
+                                            left_apply, left_is_valid, move_of, n_classes, right_apply, right_is_valid,
+                                            shift_apply, shift_is_valid, valid_mask)
+from spacy_hcparse.transition.state import META, SP, STACK, heads_of, initial_state, is_final, labels_of, mark_whitespace
 
 
 def test_units_on_a_small_sentence():
     st = initial_state(2)
-    assert not LeftArc.is_valid(st, 1, 0) and not RightArc.is_valid(st, 1, 0)
-    Shift.apply(st)
-    assert not LeftArc.is_valid(st, 1, 0)  # the root never becomes a dependent
-    assert not RightArc.is_valid(st, 0, 0)  # the root's dependent waits for an empty buffer
-    Shift.apply(st)
-    assert not Shift.is_valid(st)
-    LeftArc.apply(st, 1)  # 2 -> 1
-    assert stack_item(st, 0) == 2 and stack_item(st, 1) == 0
-    assert not RightArc.is_valid(st, 1, 0) and RightArc.is_valid(st, 0, 0)
-    RightArc.apply(st, 0)
+    assert not left_is_valid(st, 1, 0) and not right_is_valid(st, 1, 0)
+    shift_apply(st)
+    assert not left_is_valid(st, 1, 0)  # the root never becomes a dependent
+    assert not right_is_valid(st, 0, 0)  # the root's dependent waits for an empty buffer
+    shift_apply(st)
+    assert not shift_is_valid(st)
+    left_apply(st, 1)  # 2 -> 1
+    assert st[META, SP] == 2 and st[STACK, :2].tolist() == [0, 2]  # the stack, bottom to top
+    assert not right_is_valid(st, 1, 0) and right_is_valid(st, 0, 0)
+    right_apply(st, 0)
     assert is_final(st)
     assert heads_of(st).tolist() == [-1, 2, 0]
     assert labels_of(st).tolist() == [1, 0]

@@ -4,11 +4,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spacy_hcparse.transition.oracle import oracle_sequence, replay
+from spacy_hcparse.transition.moves import apply
+from spacy_hcparse.transition.oracle import oracle_sequence
+from spacy_hcparse.transition.state import heads_of, initial_state, labels_of
 from tests.decoders.brute import is_projective
 from tests.treebank import SENTENCES
 
 EWT_TRAIN = Path(__file__).resolve().parents[2] / ".." / "shared" / "treebanks" / "UD_English-EWT" / "en_ewt-ud-train.conllu"
+
+
+def replay(gold_heads, gold_labels, n_labels, root_label):
+    """The final configuration's (heads, labels) after the oracle's moves, or None where the
+    gold tree is not reachable (no sequence of 2n moves)."""
+    seq = oracle_sequence(np.asarray(gold_heads, np.int64), np.asarray(gold_labels, np.int64), n_labels, root_label)
+    if len(seq) != 2 * (len(gold_heads) - 1):
+        return None
+    st = initial_state(len(gold_heads) - 1)
+    for cls in seq:
+        apply(st, int(cls), n_labels)
+    return heads_of(st), labels_of(st)
 
 
 def as_arrays(heads, labels, label_ids):
