@@ -10,10 +10,9 @@ per span ``grand_counts[i]`` triples ``(g, h, m)`` in ``grand_triples`` with the
 Per span the result is the per-span decoder's (same kernels, same random stream):
 
 - ``decode_mst_batch``: ``decode_mst(arc)``;
-- ``hill_climb_batch`` (``decode_hill_climb_batch``: its heads): ``decode_hill_climb(arc, sib,
-  grand, init=decode_mst(arc), ...)``
-  without a time limit (the restart caps bound the work; a fixed ``seed`` gives every span the
-  stream the per-span call with that seed gives it), i.e. ``graph.decoding.HillClimb`` whose time
+- ``hill_climb_batch``: ``decode_hill_climb(arc, sib, grand, init=decode_mst(arc), ...)`` without
+  a time limit (the restart caps bound the work; a fixed ``seed`` gives every span the stream the
+  per-span call with that seed gives it), i.e. ``graph.decoding.HillClimb`` whose time
   limit does not cut; a span without sibling and grandparent factors gets the MST tree, as there.
   Absent (``-inf``) arcs are floored as ``absent.with_floor`` floors them for each decoder.
 """
@@ -51,13 +50,6 @@ def decode_mst_batch(arcs, sizes, *, threads: int = 1) -> np.ndarray:
     with _threads(threads) as parallel:
         (_mst_parallel if parallel else _mst_serial)(arcs, sizes, where.squares, where.rows, heads)
     return heads
-
-
-def decode_hill_climb_batch(arcs, sizes, sib_counts=None, sib_triples=None, sib_values=None,
-                            grand_counts=None, grand_triples=None, grand_values=None, **options) -> np.ndarray:
-    """Per span the heads (int64, end to end) of ``hill_climb_batch``."""
-    return hill_climb_batch(arcs, sizes, sib_counts, sib_triples, sib_values, grand_counts, grand_triples,
-                            grand_values, **options).heads
 
 
 def hill_climb_batch(

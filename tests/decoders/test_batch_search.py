@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 from spacy_hcparse.decoders import decode_hill_climb, decode_mst, tree_score
 from spacy_hcparse.decoders._checks import tree_problem
 from spacy_hcparse.decoders.batch import cut, pack
-from spacy_hcparse.decoders.batch_search import decode_hill_climb_batch, decode_mst_batch
+from spacy_hcparse.decoders.batch_search import decode_mst_batch, hill_climb_batch
 from spacy_hcparse.graph.scores import dense_cube
 
 from tests.graph.test_pruning import mask_triples
@@ -84,8 +84,8 @@ def test_hill_climb_batch_is_per_span(seed, n_spans, ties, options):
     arcs, sibs, grands = random_spans(seed, n_spans, ties)
     flat, sizes = pack(arcs)
     for threads in (1, 2):
-        heads = decode_hill_climb_batch(flat, sizes, *flat_factors(sibs), *flat_factors(grands), threads=threads,
-                                        **options)
+        heads = hill_climb_batch(flat, sizes, *flat_factors(sibs), *flat_factors(grands), threads=threads,
+                                 **options).heads
         for arc, sib, grand, tree in zip(arcs, sibs, grands, cut(heads, sizes)):
             assert tree_problem(tree) == ""
             assert tree.tolist() == per_span_hill_climb(arc, sib, grand, **options).tolist()
@@ -113,7 +113,7 @@ def test_hill_climb_batch_finds_the_best_tree_of_tiny_spans(seed):
             triples = mask_triples(mask, sibling).astype(np.int64)
             out.append((triples, rng.normal(size=len(triples))))
     flat, sizes = pack(arcs)
-    heads = decode_hill_climb_batch(flat, sizes, *flat_factors(sibs), *flat_factors(grands))
+    heads = hill_climb_batch(flat, sizes, *flat_factors(sibs), *flat_factors(grands)).heads
     for arc, sib, grand, tree in zip(arcs, sibs, grands, cut(heads, sizes)):
         cubes = [dense_cube(5, *f) for f in (sib, grand)]
         best = max(tree_score(t, arc, *cubes) for t in all_trees(4))
@@ -127,8 +127,8 @@ def test_batch_search_rejects_bad_input():
     bad = flat.copy()
     bad[1] = np.nan
     with pytest.raises(ValueError):
-        decode_hill_climb_batch(bad, sizes)
+        hill_climb_batch(bad, sizes)
     with pytest.raises(ValueError):
-        decode_hill_climb_batch(flat, sizes, np.array([1]), np.array([[0, 0, 9]]), np.array([1.0]))
+        hill_climb_batch(flat, sizes, np.array([1]), np.array([[0, 0, 9]]), np.array([1.0]))
     with pytest.raises(ValueError):
-        decode_hill_climb_batch(flat, sizes, max_restarts=0)
+        hill_climb_batch(flat, sizes, max_restarts=0)
