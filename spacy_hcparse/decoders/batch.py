@@ -1,10 +1,10 @@
 """Batched host work: a decoder over every span of a batch in one compiled call.
 
-The per-span functions (``decode_eisner`` with ``tree_score``, the
-argmax, ``tree_probabilities``, first-order head margins) run here over all the spans of a batch
-at once, with results identical to theirs: each span goes through the same compiled kernels, so
-what goes away is the Python loop around them (its checks, copies and calls). With ``threads > 1`` the spans are spread over numba's threads (``prange``, one span at a
-time per thread); ``threads=1`` runs a serial loop. What numpy does as fast over the whole batch
+The per-span functions (``decode_eisner`` with ``tree_score``, the argmax, ``tree_probabilities``,
+first-order head margins) run here over all the spans of a batch at once, with results identical
+to theirs: each span goes through the same compiled kernels, so what goes away is the Python loop
+around them (its checks, copies and calls). With ``threads > 1`` the spans are spread over numba's
+threads (``prange``, one span at a time per thread); ``threads=1`` runs a serial loop. What numpy does as fast over the whole batch
 (input checks, labels, absent-arc ranges) is numpy, and the spans that need a kernel few batches
 need (first-order spans, clashing labels) go to a kernel of its own, so that a first parse
 compiles only what it uses (docs/speed.md, "Cold start").
@@ -72,6 +72,12 @@ def split_words(flat: np.ndarray, sizes: np.ndarray) -> List[np.ndarray]:
     return cut(flat, np.asarray(sizes) - 1)
 
 
+def split_squares(flat: np.ndarray, sizes: np.ndarray) -> List[np.ndarray]:
+    """Per span its (size, size) square of ``flat`` (views): what ``pack`` laid end to end."""
+    sizes = np.asarray(sizes)
+    return [block.reshape(size, size) for block, size in zip(cut(flat, sizes * sizes), sizes.tolist())]
+
+
 def layout(sizes: np.ndarray, sib_counts: Optional[np.ndarray] = None) -> Layout:
     """The offsets of every span's blocks (see the module docstring)."""
     start = lambda counts: np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)  # noqa: E731
@@ -132,8 +138,9 @@ def labels_batch(heads, sizes, scores, label_class=None, *, threads: int = 1) ->
     clash), or each word's best label without ``label_class`` (or with no class in it).
 
     ``scores`` (N, L): per word its label scores (``-inf``: ruled out; a caller's rules, such as a
-    root label on the root's child alone, go into them). Raises ``ValueError`` on bad input. Numpy over the whole batch, and one compiled call for the heads
-    whose children's best labels clash (so ``threads`` changes nothing here).
+    root label on the root's child alone, go into them). Raises ``ValueError`` on bad input. Numpy
+    over the whole batch, and one compiled call for the heads whose children's best labels clash
+    (so ``threads`` changes nothing here).
     """
     sizes = _checked_sizes(sizes)
     heads = _checked_heads(heads, sizes, trees=False)

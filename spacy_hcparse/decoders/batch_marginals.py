@@ -23,10 +23,10 @@ def tree_probabilities_batch(heads, sizes, arcs, *, threads: int = 1):
     """``(probs, log_probs)``: per word ``P(heads[m] -> m)`` (float64 (N,)) and per span
     ``log P(heads)`` (float64 (B,)) under the first-order (non-projective) single-root tree
     distribution of its ``arc`` (``-inf``: absent arc), as ``tree_probabilities(heads, arc)``
-    gives them span by span. Where the matrix-tree determinant is lost to rounding (scores many hundreds
-    apart), each word's own head distribution (the softmax of its column) stands in. Raises
-    ``ValueError`` on bad input, or naming the first span where no single-root tree avoids the
-    absent arcs."""
+    gives them span by span. Where the matrix-tree determinant is lost to rounding (scores many
+    hundreds apart), each word's own head distribution (the softmax of its column) stands in.
+    Raises ``ValueError`` on bad input, or naming the first span where no single-root tree avoids
+    the absent arcs."""
     sizes, arcs, where = _checked_squares(arcs, sizes, "arcs")
     heads = _checked_heads(heads, sizes, trees=True)
     probs = np.zeros(int((sizes - 1).sum()))

@@ -22,7 +22,7 @@ from spacy.util import registry
 
 from ..decoders import (decode_certified, decode_dual, decode_eisner, decode_hill_climb, decode_mbr, decode_mst,
                         kbest_eisner, kbest_mst, mbr_gain, tree_score)
-from ..decoders.batch import cut, decode_eisner_batch
+from ..decoders.batch import cut, decode_eisner_batch, split_squares
 from ..decoders.batch_search import decode_mst_batch, hill_climb_batch
 from ..decoders.scoring import arc_part
 from .scores import GraphScores
@@ -64,8 +64,8 @@ class Decoder:
         """The tree of every span of ``scores``: ``arcs`` the arc scores the decoder reads, span
         after span, ``sizes`` their ``n + 1`` (``graph_batch.span_arcs``); ``starts[i]``: a first
         start for span ``i``'s search (heads), or None; ``threads``: for a batched kernel."""
-        blocks = [block.reshape(size, size) for block, size in zip(cut(arcs, sizes * sizes), sizes.tolist())]
-        return [self(arc, *scores.cubes(i, self.factors), start=starts[i]) for i, arc in enumerate(blocks)]
+        return [self(arc, *scores.cubes(i, self.factors), start=starts[i])
+                for i, arc in enumerate(split_squares(arcs, sizes))]
 
     def decode_spans(self, scores: GraphScores, spans: Sequence[int], arcs: np.ndarray, sizes: np.ndarray,
                      threads: int = 1) -> List[DecodeResult]:
@@ -73,8 +73,7 @@ class Decoder:
         ``arcs`` (theirs, end to end; ``sizes`` their ``n + 1``), without first starts: what the
         structured hinge decodes (``batch_hinge``). A batched kernel runs untimed (its restart caps
         bound the work); span by span, a search keeps its time limit."""
-        blocks = [block.reshape(size, size) for block, size in zip(cut(arcs, sizes * sizes), sizes.tolist())]
-        return [self(arc, *scores.cubes(i, self.factors)) for i, arc in zip(spans, blocks)]
+        return [self(arc, *scores.cubes(i, self.factors)) for i, arc in zip(spans, split_squares(arcs, sizes))]
 
     def kbest(self, arc: np.ndarray, sib: Optional[np.ndarray], k: int) -> Tuple[np.ndarray, np.ndarray]:
         """The k best trees of one span (``arc`` (n+1, n+1) as the decoder reads it, ``sib`` its
@@ -95,8 +94,8 @@ class MST(Decoder):
     def decode_spans(self, scores: GraphScores, spans: Sequence[int], arcs: np.ndarray, sizes: np.ndarray,
                      threads: int = 1) -> List[DecodeResult]:
         trees = cut(decode_mst_batch(arcs, sizes, threads=threads), sizes)
-        return [DecodeResult(tree, float(arc_part(tree, block.reshape(len(tree), -1))), True, float("nan"), 0, False)
-                for tree, block in zip(trees, cut(arcs, sizes * sizes))]
+        return [DecodeResult(tree, float(arc_part(tree, arc)), True, float("nan"), 0, False)
+                for tree, arc in zip(trees, split_squares(arcs, sizes))]
 
 
 class Eisner(Decoder):

@@ -37,8 +37,9 @@ import numpy as np
 from spacy.attrs import IDX, LENGTH
 from spacy.tokens import Doc, Span, Token
 
+from ..decoders.batch import split_squares
 from ..segment import sentence_spans, span_whitespace
-from .graph_batch import span_arcs, span_blocks
+from .graph_batch import span_arcs
 from .graph_model import tree_label_scores
 
 DOC_ATTRS = ("hc_parse_score",)
@@ -93,7 +94,7 @@ def kbest_parses(pipe, span: Span, k: int) -> List[Tuple[List[int], List[str], f
     scores = pipe.score_spans([doc], [spans], factors=factors)
     spaces = span_whitespace([doc], scores.spans)
     space = spaces[i]
-    arc = span_blocks(*span_arcs(scores, spaces, [None] * len(spaces), 0.0))[i]  # as predict's decoder reads it
+    arc = split_squares(*span_arcs(scores, spaces, [None] * len(spaces), 0.0))[i]  # as predict's decoder reads it
     trees, values = pipe.decoder.kbest(arc, scores.cubes(i, factors)[0], k)
     rows = tree_label_scores(pipe.model, scores, list(trees), [i] * len(trees))
     labels, _ = pipe.label_trees(list(trees), rows, [space] * len(trees))

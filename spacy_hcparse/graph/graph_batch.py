@@ -11,7 +11,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..decoders import MAX_WORDS
-from ..decoders.batch import cut, layout, split_words
+from ..decoders.batch import layout, split_words
 from ..decoders.batch_marginals import head_margins_batch
 from ..decoders.label_probs import chosen_label_probs
 from .calibration import apply_knots, head_probabilities
@@ -70,11 +70,6 @@ def with_bonus(pruned: np.ndarray, doc_heads: np.ndarray, bonus: float) -> np.nd
     words = np.arange(1, len(doc_heads))
     out[doc_heads[1:], words] += bonus
     return out
-
-
-def span_blocks(arcs: np.ndarray, sizes: np.ndarray) -> List[np.ndarray]:
-    """Per span its (size, size) block of ``span_arcs``' arcs (views)."""
-    return [block.reshape(size, size) for block, size in zip(cut(arcs, sizes * sizes), sizes.tolist())]
 
 
 def span_parses(scores: GraphScores, results: Sequence[DecodeResult], labels: Sequence[np.ndarray],
