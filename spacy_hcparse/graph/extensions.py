@@ -38,7 +38,7 @@ from spacy.attrs import IDX, LENGTH
 from spacy.tokens import Doc, Span, Token
 
 from ..decoders.batch import split_squares
-from ..segment import sentence_spans, span_whitespace
+from ..segment import sentence_spans
 from .graph_batch import span_arcs
 from .graph_model import tree_label_scores
 
@@ -92,9 +92,8 @@ def kbest_parses(pipe, span: Span, k: int) -> List[Tuple[List[int], List[str], f
     i = spans.index((span.start, span.end))
     factors = pipe.decoder.factors
     scores = pipe.score_spans([doc], [spans], factors=factors)
-    spaces = span_whitespace([doc], scores.spans)
-    space = spaces[i]
-    arc = split_squares(*span_arcs(scores, spaces, [None] * len(spaces), 0.0))[i]  # as predict's decoder reads it
+    space = scores.spaces[i]
+    arc = split_squares(*span_arcs(scores, [None] * len(spans), 0.0))[i]  # as predict's decoder reads it
     trees, values = pipe.decoder.kbest(arc, scores.cubes(i, factors)[0], k)
     rows = tree_label_scores(pipe.model, scores, list(trees), [i] * len(trees))
     labels, _ = pipe.label_trees(list(trees), rows, [space] * len(trees))

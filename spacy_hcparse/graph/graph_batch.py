@@ -17,13 +17,12 @@ from ..decoders.label_probs import chosen_label_probs
 from .calibration import apply_knots, head_probabilities
 from .decoding import DecodeResult
 from .parses import SpanParse
-from .scores import PRUNED, GraphScores
+from .scores import PRUNED, PredictedScores
 
 
-def span_arcs(scores: GraphScores, spaces: Sequence[np.ndarray], existing: Sequence, bonus: float
-              ) -> Tuple[np.ndarray, np.ndarray]:
+def span_arcs(scores: PredictedScores, existing: Sequence, bonus: float) -> Tuple[np.ndarray, np.ndarray]:
     """``(arcs, sizes)``: the arc scores every span's decoder reads, end to end (float64): the
-    pruned scores (pruned arcs ``-inf``), whitespace tokens ``spaces[i]`` kept leaves
+    pruned scores (pruned arcs ``-inf``), whitespace tokens ``scores.spaces[i]`` kept leaves
     (``whitespace_leaves``) and, where ``existing[i]`` is the doc's own tree and
     ``bonus`` is not 0, that tree's arcs raised by ``bonus`` (reparsing)."""
     sizes = np.array([len(m) for m in scores.masks], dtype=np.int64)
@@ -34,7 +33,7 @@ def span_arcs(scores: GraphScores, spaces: Sequence[np.ndarray], existing: Seque
     flat = np.concatenate([np.asarray(a).ravel() for a in scores.arcs]).astype(np.float64)
     flat[~np.concatenate([m.ravel() for m in scores.masks])] = PRUNED
     for i, (start, size) in enumerate(zip(layout(sizes).squares.tolist(), sizes.tolist())):
-        space, tree = spaces[i], existing[i]
+        space, tree = scores.spaces[i], existing[i]
         if (space.any() and not space.all()) or (tree is not None and bonus):
             block = flat[start: start + size * size].reshape(size, size)
             arc = whitespace_leaves(block, space)
@@ -72,9 +71,8 @@ def with_bonus(pruned: np.ndarray, doc_heads: np.ndarray, bonus: float) -> np.nd
     return out
 
 
-def span_parses(scores: GraphScores, results: Sequence[DecodeResult], labels: Sequence[np.ndarray],
-                calibration: Optional[Dict], masked: np.ndarray, spaces: Sequence[np.ndarray],
-                threads: int = 1) -> List[SpanParse]:
+def span_parses(scores: PredictedScores, results: Sequence[DecodeResult], labels: Sequence[np.ndarray],
+                calibration: Optional[Dict], masked: np.ndarray, threads: int = 1) -> List[SpanParse]:
     """Every span's ``SpanParse``: first-order margins on the full arc scores, with
     ``calibration`` (None: none) the calibrated head probabilities (``head_probabilities``
     through the isotonic map) and the tree's log probability (capped at the log of its lowest
@@ -89,7 +87,7 @@ def span_parses(scores: GraphScores, results: Sequence[DecodeResult], labels: Se
     margins = split_words(head_margins_batch(heads, sizes, arcs, threads=threads), sizes)
     label_ids = np.concatenate(list(labels)) if len(labels) else np.zeros(0, np.int64)
     dep_probs = chosen_label_probs(masked, label_ids)
-    dep_probs[np.concatenate(list(spaces)).astype(bool)] = 1.0
+    dep_probs[np.concatenate(list(scores.spaces)).astype(bool)] = 1.0
     dep_probs = split_words(dep_probs, sizes)
     head_probs, log_probs = [None] * len(sizes), [None] * len(sizes)
     if calibration is not None:

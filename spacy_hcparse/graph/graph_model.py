@@ -26,7 +26,7 @@ from ..decoders.batch import cut
 from ..layers import biaffine_label as low_rank_labels, full_label as full_rank_labels
 from ..layers.rows import device_arrays, host_arrays
 from ..layers.sentence_encoder import sentence_encoder, token_rows
-from ..segment import index_groups, segment_docs
+from ..segment import index_groups, segment_docs, span_whitespace
 from .graph_parts import (TagHeads, biaffine_arc_scorer, bilstm_context, full_label_scorer, grandparent_scorer,
                           low_rank_label_scorer, sentence_start_scorer, sibling_scorer, tag_scorers)
 from .pruning import prune_batch
@@ -233,7 +233,7 @@ def forward(model: Model, X: GraphInput, is_train: bool) -> Tuple[GraphScores, C
         labels, bp_labels = _score_labels(_label_model(model), blocks, label_arcs, is_train)
         scores: GraphScores = TrainingScores(*shared, label_arcs=label_arcs, labels=labels)
     else:
-        scores, bp_labels = PredictedScores(*shared, blocks=blocks), None
+        scores, bp_labels = PredictedScores(*shared, blocks=blocks, spaces=span_whitespace(X.docs, spans)), None
 
     def backprop(d: TrainingScores) -> List[Doc]:
         as_ops = lambda values: device_arrays(ops, values)  # noqa: E731  (one copy per list)

@@ -25,7 +25,7 @@ from ..blas import model_blas, use_blas
 from ..components.annotate import JOIN_LABEL, SPACE_TAGS, CodeTable, write_parse
 from ..components.base import ParserPipe
 from ..names import Span
-from ..segment import has_sent_starts, sentence_spans, span_whitespace
+from ..segment import has_sent_starts, sentence_spans
 from .calibration import (HeldOut, calibration_factors, fit_calibration, held_out, joined_factors, written_head_ece,
                           written_heads)
 from .decoding import DecodeResult
@@ -128,9 +128,8 @@ class GraphParser(ParserPipe):
             given, existing, keep = self._given_spans(docs)
             scores = self.score_spans(docs, given, keep, self.decoder.factors, tags=self._written_tags())
             existing = existing or [None] * len(scores)
-            spaces = span_whitespace(docs, scores.spans)
-            results = self.decode_spans(scores, existing, spaces)
-            parses = self.label_spans(scores, results, existing, spaces)
+            results = self.decode_spans(scores, existing)
+            parses = self.label_spans(scores, results, existing)
             return group_parses(docs, scores, parses)
 
     def model_threads(self) -> ContextManager[None]:
@@ -152,23 +151,23 @@ class GraphParser(ParserPipe):
         with self.model_threads():
             return self.model.predict(GraphInput(docs, spans, keep, factors, tags=tags)).to_numpy(self.model.ops)
 
-    def decode_spans(self, scores: GraphScores, existing: List, spaces: List[np.ndarray]) -> List[DecodeResult]:
-        """The decoder's tree of every span of ``scores`` (whitespace tokens ``spaces[i]`` kept
-        leaves; ``existing[i]``: the doc's own tree when reparsing, else None: its arcs raised by
+    def decode_spans(self, scores: PredictedScores, existing: List) -> List[DecodeResult]:
+        """The decoder's tree of every span of ``scores`` (whitespace tokens ``scores.spaces[i]``
+        kept leaves; ``existing[i]``: the doc's own tree when reparsing, else None: its arcs raised by
         ``doc_arc_bonus``, its tree a search's first start with ``init_from_doc``), by the
         decoder's ``decode_batch`` (``graph.decoding``)."""
-        arcs, sizes = span_arcs(scores, spaces, existing, self.doc_arc_bonus)
+        arcs, sizes = span_arcs(scores, existing, self.doc_arc_bonus)
         starts = [given[0] if given is not None and self.init_from_doc else None for given in existing]
         return self.decoder.decode_batch(scores, arcs, sizes, starts, self.threads)
 
-    def label_spans(self, scores: GraphScores, results: List[DecodeResult], existing: List,
-                    spaces: List[np.ndarray]) -> List[SpanParse]:
+    def label_spans(self, scores: PredictedScores, results: List[DecodeResult], existing: List) -> List[SpanParse]:
         """Every span's parse: its tree's label scores (one model call for all trees), the
         labeler's labels, margins and head probabilities, each in one call for the batch."""
         trees = [r.heads for r in results]
-        labels, masked = self.label_trees(trees, tree_label_scores(self.model, scores, trees), spaces, existing)
+        labels, masked = self.label_trees(trees, tree_label_scores(self.model, scores, trees), scores.spaces,
+                                          existing)
         calibration = self.calibration if self.head_probs else None
-        return span_parses(scores, results, labels, calibration, masked, spaces, self.threads)
+        return span_parses(scores, results, labels, calibration, masked, self.threads)
 
     def label_trees(self, trees: List[np.ndarray], rows: List[np.ndarray], spaces: List[np.ndarray],
                     existing: Optional[List] = None) -> Tuple[List[np.ndarray], np.ndarray]:

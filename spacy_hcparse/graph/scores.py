@@ -18,8 +18,8 @@ A span is one tree's words: ``(start, end)`` token offsets into its doc, from
   (at prediction): ``blocks[i]`` the encoder's (n+1, d) rows of the span (on the model's device),
   from which the model scores the arcs of the decoded trees
   (``graph.graph_model.tree_label_scores``): labels are wanted on one head per word, the one
-  the decoder chose, and scoring all ``top_k`` candidates of every word instead took about a
-  tenth of prediction time.
+  the decoder chose, not on all ``top_k`` candidates of every word; and ``spaces[i]`` (n,) bool,
+  the span's whitespace words that the decoder keeps leaves (``segment.span_whitespace``).
 
 Per doc (``j``), for models with those heads:
 
@@ -175,9 +175,11 @@ class TrainingScores(GraphScores):
 @dataclass
 class PredictedScores(GraphScores):
     """``GraphScores`` with the encoder's rows of every span (``blocks``, on the model's device),
-    from which the model scores the decoded trees' labels: what the model returns at prediction."""
+    from which the model scores the decoded trees' labels, and each span's whitespace words
+    kept leaves (``spaces``, bool (n,)): what the model returns at prediction."""
 
     blocks: list = field(default_factory=list)
+    spaces: List[np.ndarray] = field(default_factory=list)
 
 
 def dense_cube(size: int, triples: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -29,12 +29,12 @@ def docs_of(nlp):
     return docs
 
 
-def host_work(pipe, scores, spaces, calibration, threads):
-    arcs, sizes = span_arcs(scores, spaces, [None] * len(scores), 0.0)
+def host_work(pipe, scores, calibration, threads):
+    arcs, sizes = span_arcs(scores, [None] * len(scores), 0.0)
     results = Eisner().decode_batch(scores, arcs, sizes, [None] * len(sizes), threads)
     trees = [r.heads for r in results]
-    labels, masked = pipe.label_trees(trees, tree_label_scores(pipe.model, scores, trees), spaces)
-    return span_parses(scores, results, labels, calibration, masked, spaces, threads)
+    labels, masked = pipe.label_trees(trees, tree_label_scores(pipe.model, scores, trees), scores.spaces)
+    return span_parses(scores, results, labels, calibration, masked, threads)
 
 
 def dense(size, triples, values):
@@ -59,9 +59,10 @@ def test_parses_are_brute_force_trees_and_distributions(eisner_parser, calibrati
     docs = docs_of(eisner_parser)
     given = [None] * (len(docs) - 1) + [[(0, 3), (3, 5)]]
     scores = pipe.score_spans(docs, given, None, pipe.decoder.factors if factors == "sib" else frozenset())
-    spaces = span_whitespace(docs, scores.spans)
+    spaces = scores.spaces
+    assert [s.tolist() for s in spaces] == [s.tolist() for s in span_whitespace(docs, scores.spans)]
     assert any(s.any() for s in spaces)
-    parses = host_work(pipe, scores, spaces, calibration, threads=1)
+    parses = host_work(pipe, scores, calibration, threads=1)
     checked = 0
     for i, parse in enumerate(parses):
         arc, n = scores.arc(i), len(parse.heads) - 1
@@ -89,7 +90,7 @@ def test_parses_are_brute_force_trees_and_distributions(eisner_parser, calibrati
         assert parse.head_probs == pytest.approx(mapped, abs=1e-9)
         assert parse.log_prob == pytest.approx(min(log_prob, np.log(mapped.min())), abs=1e-9)
     assert checked >= 3
-    again = host_work(pipe, scores, spaces, calibration, threads=2)
+    again = host_work(pipe, scores, calibration, threads=2)
     for a, b in zip(parses, again):
         assert a.heads.tolist() == b.heads.tolist() and a.labels.tolist() == b.labels.tolist()
         assert a.result.score == b.result.score and a.log_prob == b.log_prob
@@ -101,8 +102,8 @@ def test_unseen_labels_are_never_given(eisner_parser):
     pipe = eisner_parser.get_pipe("hc_parser")
     docs = docs_of(eisner_parser)
     scores = pipe.score_spans(docs, [None] * len(docs), None, pipe.decoder.factors)
-    spaces = span_whitespace(docs, scores.spans)
-    arcs, sizes = span_arcs(scores, spaces, [None] * len(scores), 0.0)
+    spaces = scores.spaces
+    arcs, sizes = span_arcs(scores, [None] * len(scores), 0.0)
     trees = [r.heads for r in Eisner().decode_batch(scores, arcs, sizes, [None] * len(sizes))]
     rows = tree_label_scores(pipe.model, scores, trees)
     label_set = pipe.label_set()
