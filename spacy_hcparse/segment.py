@@ -34,6 +34,37 @@ def has_sent_starts(doc: Doc) -> bool:
     return bool(doc.to_array(SENT_START)[1:].any())
 
 
+def preset_sentences(doc: Doc) -> Optional[List[Span]]:
+    """The doc's preset sentences (``has_sent_starts``) as spans, as ``doc.sents`` gives them, or
+    None for a doc without any; read from one array of sentence-start flags."""
+    if len(doc) == 0:
+        return []
+    if "sents" in doc.user_hooks:
+        return [(s.start, s.end) for s in doc.sents]
+    if len(doc) == 1:
+        return [(0, 1)]
+    flags = doc.to_array(SENT_START).tolist()  # a list: faster than numpy on a sentence's tokens
+    if not any(flags[1:]):
+        return None
+    cuts = [0, *(i for i in range(1, len(flags)) if flags[i] == 1), len(flags)]
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def doc_sentence_starts(doc: Doc) -> List[int]:
+    """Token offsets where the doc's preset sentences begin (the whole doc without any)."""
+    sentences = preset_sentences(doc)
+    return [start for start, _ in sentences] if sentences is not None else [0]
+
+
+def preset_spans(doc: Doc, max_length: int) -> Optional[List[Span]]:
+    """``sentence_spans`` of a doc with preset sentences; None for a doc without any (for a model
+    to segment)."""
+    if max_length < 1:
+        raise ValueError(f"max_length must be positive, got {max_length}")
+    sentences = preset_sentences(doc)
+    return None if sentences is None else chunked(doc, sentences, max_length)
+
+
 def sentence_spans(doc: Doc, max_length: int) -> List[Span]:
     """Split ``doc`` into spans of at most ``max_length`` tokens, each parsed as one tree.
 
@@ -41,15 +72,8 @@ def sentence_spans(doc: Doc, max_length: int) -> List[Span]:
     sentencizer, reader or the user); longer sentences and docs without boundaries are chunked,
     cutting after the last punctuation token of the window when there is one.
     """
-    if max_length < 1:
-        raise ValueError(f"max_length must be positive, got {max_length}")
-    if len(doc) == 0:
-        return []
-    if has_sent_starts(doc):
-        sents = [(s.start, s.end) for s in doc.sents]
-    else:
-        sents = [(0, len(doc))]
-    return chunked(doc, sents, max_length)
+    spans = preset_spans(doc, max_length)
+    return spans if spans is not None else chunked(doc, [(0, len(doc))], max_length)
 
 
 def predicted_spans(doc: Doc, starts: np.ndarray, max_length: int, logits: Optional[np.ndarray] = None) -> List[Span]:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from spacy.tokens import Doc
 
 from spacy_hcparse.names import MULTIWORD_TOKENS, SENT_START_HINTS
-from spacy_hcparse.segment import (continues, has_sent_starts, leaf_whitespace, segment_docs, sentence_begins, sentence_start_hints,
+from spacy_hcparse.segment import (continues, doc_sentence_starts, has_sent_starts, leaf_whitespace, preset_sentences, segment_docs, sentence_begins, sentence_start_hints,
                                    span_whitespace)
 
 VOCAB = spacy.blank("en").vocab
@@ -161,8 +161,12 @@ def test_non_finite_hints_count_as_none():
 @given(st.lists(st.sampled_from([None, True, False]), max_size=12), st.booleans())
 def test_has_sent_starts_is_spacys_has_annotation(starts, hook):
     """The doc's preset boundaries as spaCy's ``has_annotation("SENT_START")`` reads them: a start
-    or non-start set after the first token, any doc of at most one token, a ``sents`` hook."""
+    or non-start set after the first token, any doc of at most one token, a ``sents`` hook; and
+    the preset sentences are ``doc.sents``."""
     doc = Doc(spacy.blank("en").vocab, words=["w"] * len(starts), sent_starts=starts or None)
     if hook:
-        doc.user_hooks["sents"] = lambda d: iter([d[:]])
+        doc.user_hooks["sents"] = lambda d: iter([d[:]] if len(d) else [])
     assert has_sent_starts(doc) == doc.has_annotation("SENT_START")
+    expected = [(s.start, s.end) for s in doc.sents] if doc.has_annotation("SENT_START") else None
+    assert preset_sentences(doc) == expected
+    assert doc_sentence_starts(doc) == ([start for start, _ in expected] if expected is not None else [0])

@@ -25,7 +25,7 @@ from ..blas import model_blas, use_blas
 from ..components.annotate import JOIN_LABEL, SPACE_TAGS, CodeTable, write_parse
 from ..components.base import ParserPipe
 from ..names import Span
-from ..segment import has_sent_starts, sentence_spans
+from ..segment import preset_spans, sentence_spans
 from .calibration import (HeldOut, calibration_factors, fit_calibration, held_out, joined_factors, written_head_ece,
                           written_heads)
 from .decoding import DecodeResult
@@ -38,7 +38,7 @@ from .labeling import Labeler, LabelSet
 from .parses import DocParses, SpanParse, extension_values, group_parses, joined_values
 from .rehearsal import rehearsal_loss, teacher_heads
 from .reparse import given_spans
-from .scores import FACTORS, GraphInput, GraphScores, PredictedScores, TrainingScores
+from .scores import FACTORS, GraphInput, PredictedScores, TrainingScores
 from .valency import label_classes
 
 
@@ -285,7 +285,7 @@ class GraphParser(ParserPipe):
         if not any(len(doc) for doc in docs):
             return losses
         teacher_model = self._teacher()
-        spans = [sentence_spans(doc, self.max_length) if has_sent_starts(doc) else None for doc in docs]
+        spans = [preset_spans(doc, self.max_length) for doc in docs]
         with self.model_threads():
             teacher = teacher_model.predict(GraphInput(docs, spans, factors=frozenset(), starts=True))
             teacher = teacher.to_numpy(teacher_model.ops)

@@ -12,7 +12,7 @@ import numpy as np
 from spacy.tokens import Doc
 
 from ..names import Span
-from ..segment import continues, has_sent_starts
+from ..segment import continues, doc_sentence_starts
 from .decoding import DecodeResult
 from .scores import GraphScores
 
@@ -40,13 +40,6 @@ class DocParses(NamedTuple):
     parses: List[SpanParse]
     continues: List[bool]
     tags: Dict[str, np.ndarray] = {}
-
-
-def doc_sentence_starts(doc: Doc) -> List[int]:
-    """Token offsets where the doc's preset sentences begin (the whole doc without any)."""
-    if len(doc) == 0:
-        return []
-    return [sent.start for sent in doc.sents] if has_sent_starts(doc) else [0]
 
 
 def group_parses(docs: List[Doc], scores: GraphScores, parses: List[SpanParse]) -> List[DocParses]:

@@ -13,7 +13,7 @@ from spacy.tokens import Doc
 
 from ..decoders import tree_problem
 from ..names import Span
-from ..segment import has_sent_starts, sentence_spans
+from ..segment import preset_spans, sentence_spans
 
 # A doc's own tree of a span: span-local heads (n+1,) and label ids (n,), -1 for unknown labels.
 DocParse = Tuple[np.ndarray, np.ndarray]
@@ -25,7 +25,7 @@ def given_spans(docs: List[Doc], max_length: int, label_ids: Optional[dict] = No
     when reparsing, that is with ``label_ids``), else None (the model segments it); when
     reparsing, per span (doc after doc) the doc's own tree (``doc_parses``) and the heads whose
     arcs stay candidates (that tree's with ``keep_arcs``, else None); else None, None."""
-    given = [sentence_spans(doc, max_length) if label_ids is not None or has_sent_starts(doc) else None
+    given = [sentence_spans(doc, max_length) if label_ids is not None else preset_spans(doc, max_length)
              for doc in docs]
     if label_ids is None:
         return given, None, None

@@ -36,7 +36,7 @@ from ..components.annotate import JOIN_LABEL, codes, write_trees
 from ..components.base import ParserPipe
 from ..learning.gold import DECORATION, lifted_labels
 from ..names import ROOT_LABEL, Span
-from ..segment import continues, has_sent_starts, sentence_spans, span_whitespace
+from ..segment import continues, doc_sentence_starts, preset_spans, span_whitespace
 from .moves import LAYOUT, LAYOUTS, layout_order, n_classes
 from .projective_gold import example_gold
 from .transition_types import SpanGold, SpanTree, TransitionLearner, move_layout, teacher_gold
@@ -194,14 +194,14 @@ class TransitionParser(ParserPipe):
         parses = self.learner.parse(docs, self._given_spans(docs))
         out, pos = [], 0
         for doc, spans, sentences in zip(docs, parses.spans, parses.sentences):
-            begins = sentences if sentences is not None else [sent.start for sent in doc.sents] if len(doc) else []
+            begins = sentences if sentences is not None else doc_sentence_starts(doc)
             out.append(DocParses(spans, parses.trees[pos : pos + len(spans)], continues(spans, begins)))
             pos += len(spans)
         return out
 
     def _given_spans(self, docs: Sequence[Doc]) -> List[Optional[List[Span]]]:
         """Per doc its sentences (chunked to ``max_length``), or None for the model to segment it."""
-        return [sentence_spans(doc, self.max_length) if has_sent_starts(doc) else None for doc in docs]
+        return [preset_spans(doc, self.max_length) for doc in docs]
 
     def set_annotations(self, docs: Iterable[Doc], parses: List[DocParses]) -> None:
         """Write ``predict``'s trees and sentences into the docs."""
