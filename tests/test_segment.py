@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from spacy.tokens import Doc
 
 from spacy_hcparse.names import MULTIWORD_TOKENS, SENT_START_HINTS
-from spacy_hcparse.segment import (continues, doc_sentence_starts, has_sent_starts, leaf_whitespace, preset_sentences, segment_docs, sentence_begins, sentence_start_hints,
-                                   span_whitespace)
+from spacy_hcparse.segment import (continues, doc_sentence_starts, has_sent_starts, leaf_whitespace, preset_sentences,
+                                   segment_docs, sentence_begins, sentence_start_hints, span_whitespace)
 
 VOCAB = spacy.blank("en").vocab
 
