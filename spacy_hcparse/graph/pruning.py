@@ -87,8 +87,9 @@ def keep_a_tree(arc, mask):
 def holds_projective_tree(mask):
     """Whether some projective tree with one root child uses only arcs of ``mask`` (bool
     (n+1, n+1), ``mask[h, m]``): Eisner's chart over booleans, each cell true when some split
-    makes it; a cell whose arc is not in the mask is false without a split, so a sparse mask
-    costs far less than the O(n^3) of a full one."""
+    makes it; a cell whose arc is not in the mask is false without a split, and a complete
+    cell tries only the mask's arcs as its last arc, so a sparse mask costs far less than the
+    O(n^3) of a full one."""
     size = mask.shape[0]
     n = size - 1
     if n <= 1:
@@ -97,6 +98,18 @@ def holds_projective_tree(mask):
     cl = np.zeros((size, size), dtype=np.bool_)  # complete, headed t
     ir = np.zeros((size, size), dtype=np.bool_)  # incomplete s -> t
     il = np.zeros((size, size), dtype=np.bool_)  # incomplete t -> s
+    # each word's candidate modifiers in index order, right of it (rights[h, :n_rights[h]])
+    # and left of it (lefts[h, :n_lefts[h]])
+    rights, lefts = np.empty((size, size), dtype=np.int64), np.empty((size, size), dtype=np.int64)
+    n_rights, n_lefts = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
+    for h in range(1, size):
+        for m in range(1, size):
+            if mask[h, m] and m > h:
+                rights[h, n_rights[h]] = m
+                n_rights[h] += 1
+            elif mask[h, m] and m < h:
+                lefts[h, n_lefts[h]] = m
+                n_lefts[h] += 1
     for s in range(1, size):
         cr[s, s] = cl[s, s] = True
     for width in range(1, n):
@@ -110,12 +123,16 @@ def holds_projective_tree(mask):
                         break
                 ir[s, t] = split and mask[s, t]
                 il[s, t] = split and mask[t, s]
-            for r in range(s + 1, t + 1):
+            for i in range(n_rights[s]):  # s -> r the last arc, r in s+1..t
+                r = rights[s, i]
+                if r > t:
+                    break
                 if ir[s, r] and cr[r, t]:
                     cr[s, t] = True
                     break
-            for r in range(s, t):
-                if cl[s, r] and il[r, t]:
+            for i in range(n_lefts[t]):  # t -> r the last arc, r in s..t-1
+                r = lefts[t, i]
+                if r >= s and cl[s, r] and il[r, t]:
                     cl[s, t] = True
                     break
     for m in range(1, size):
