@@ -294,7 +294,8 @@ def _is_uniform_start(k, share):
 
 @njit(cache=True)
 def _workspace(size):
-    """Scratch int64 rows: 0 walk pointers / visiting order, 1 pre-order, 2-4 unused, 5 stack,
+    """Scratch int64 rows: 0 walk pointers / visiting order, 1 pre-order, 2 stale ``below`` rows
+    (1: recompute before reading, ``_fresh_below``), 3-4 unused, 5 stack,
     6 children of one word, 7 child offsets, 8 children grouped by head (in index order), 9 pre-order position,
     10 subtree size."""
     return np.zeros((11, size + 1), dtype=np.int64)
@@ -327,7 +328,7 @@ def _single_pass(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
     ``tables`` filled for ``heads`` (``_fill_tables``) and keeps them up to date."""
     n = heads.shape[0] - 1
     order, pre, pos, span = work[0], work[1], work[9], work[10]
-    attach, below, parts = tables[0], tables[1], tables[2, 0]
+    parts = tables[2, 0]
     _index_tree(heads, work)
     for i in range(n + 1):
         order[i] = pre[i]  # the visiting order stays fixed while the tree changes
@@ -337,7 +338,7 @@ def _single_pass(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
         p = heads[m]
         if p == 0:
             continue  # the root child: any other head would leave the root childless
-        _head_parts(m, use_grand, attach, below, parts)
+        _head_parts(m, heads, grand, use_grand, work, tables)
         parts[m] = -np.inf
         best_h = _best_head(p, parts, tol)
         if best_h != p and is_below(heads, best_h, m):
@@ -377,7 +378,7 @@ def _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables, indexed
     """
     n = heads.shape[0] - 1
     pre, grouped, offsets, pos, span = work[1], work[8], work[7], work[9], work[10]
-    attach, below, parts = tables[0], tables[1], tables[2, 0]
+    parts = tables[2, 0]
     if not indexed:
         _index_tree(heads, work)
     best_m, best_d, best_x, best_gain = -1, -1, -1, tol
@@ -387,7 +388,7 @@ def _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables, indexed
             continue
         m_kids = grouped[offsets[m]:]
         n_mk = offsets[m + 1] - offsets[m]
-        _head_parts(m, use_grand, attach, below, parts)
+        _head_parts(m, heads, grand, use_grand, work, tables)
         for j in range(pos[m] + 1, pos[m] + span[m]):
             d = pre[j]
             q = heads[d]
@@ -427,12 +428,14 @@ def _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables, indexed
 
 
 @njit(cache=True, **_NO_REFCOUNT)
-def _head_parts(m, use_grand, attach, below, parts):
-    """``parts[h] = attach_part(h, m, ...)`` for every word ``h`` (two table rows)."""
-    size = attach.shape[0]
-    up = attach[m]
+def _head_parts(m, heads, grand, use_grand, work, tables):
+    """``parts[h] = attach_part(h, m, ...)`` for every word ``h``, into ``parts = tables[2, 0]``
+    (two table rows)."""
+    size = heads.shape[0]
+    up, parts = tables[0, m], tables[2, 0]
     if use_grand:
-        down = below[m]
+        _fresh_below(m, heads, grand, work, tables)
+        down = tables[1, m]
         for h in range(1, size):
             parts[h] = up[h] + down[h]
     else:
@@ -449,7 +452,9 @@ def _fill_tables(heads, arc, sib, grand, use_sib, use_grand, work, tables):
     ``attach`` depends only on ``h``'s children and head, row ``m`` of ``below`` only on ``m``'s
     children, so a move refreshes a few columns and two rows (``_after_move``). ``links[m, h]``
     keeps the sibling-chain term of ``attach[m, h]`` (``_link_span``), so a column whose head
-    changed is rebuilt without walking the chain (``_refresh_column``)."""
+    changed is rebuilt without walking the chain (``_refresh_column``). Rows of ``below`` are
+    only marked stale here and after moves, and computed when read (``_fresh_below``): a word
+    often gains or loses children several times before the search reads its row."""
     size = heads.shape[0]
     attach, links = tables[0], tables[3]
     for h in range(1, size):
@@ -459,7 +464,7 @@ def _fill_tables(heads, arc, sib, grand, use_sib, use_grand, work, tables):
         attach[h, h] = _attach_entry(h, h, heads[h], 0.0, arc, sib, grand, use_sib, use_grand)
     if use_grand:
         for m in range(1, size):
-            _refresh_below(m, heads, grand, work[6], tables[1])
+            work[2, m] = 1
 
 
 @njit(cache=True, **_NO_REFCOUNT)
@@ -476,8 +481,7 @@ def _after_move(m, old, new, heads, arc, sib, grand, use_sib, use_grand, work, t
     if use_grand:
         _refresh_column(m, heads, arc, sib, grand, use_sib, use_grand, attach, links)
         for h in (old, new):
-            if h != 0:
-                _refresh_below(h, heads, grand, work[6], tables[1])
+            work[2, h] = 1
 
 
 @njit(cache=True, **_NO_REFCOUNT)
@@ -553,6 +557,15 @@ def _next_child(heads, h, start, end, step):
         if heads[k] == h:
             return k
     return -1
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _fresh_below(m, heads, grand, work, tables):
+    """Make row ``m`` of ``below`` (``tables[1]``) hold its values for the tree ``heads``:
+    recompute it if it is marked stale in ``work[2]``."""
+    if work[2, m]:
+        _refresh_below(m, heads, grand, work[6], tables[1])
+        work[2, m] = 0
 
 
 @njit(cache=True, **_NO_REFCOUNT)
