@@ -22,7 +22,7 @@ gain of a move is computed from the factors it touches only (``arc[h, m]``, ``m`
 sibling chains of its old and new heads, ``grand[., h, m]`` and ``grand[h, m, c]`` for ``m``'s
 children ``c``; see ``attach_part``), never by rescoring the tree: two tables hold the part of
 every word under every head on the current tree (``_fill_tables``; a move refreshes the few
-columns and rows it touches in O(n)), so scanning all heads for a word reads one row of each.
+entries it changes, in O(n)), so scanning all heads for a word reads one row of each.
 
 Restarts stop once the best score has been reached ``converge`` times after ``min_restarts``, or
 after ``max_restarts``, or when ``time_limit`` seconds have passed (checked between kernel calls).
@@ -450,11 +450,11 @@ def _fill_tables(heads, arc, sib, grand, use_sib, use_grand, work, tables):
     sibling chain, ``grand[heads[h], h, m]``); ``below[m, h]``: ``grand[h, m, c]`` summed over
     ``m``'s children ``c``. ``attach_part(h, m) == attach[m, h] + below[m, h]``. Column ``h`` of
     ``attach`` depends only on ``h``'s children and head, row ``m`` of ``below`` only on ``m``'s
-    children, so a move refreshes a few columns and two rows (``_after_move``). ``links[m, h]``
-    keeps the sibling-chain term of ``attach[m, h]`` (``_link_span``), so a column whose head
-    changed is rebuilt without walking the chain (``_refresh_column``). Rows of ``below`` are
-    only marked stale here and after moves, and computed when read (``_fresh_below``): a word
-    often gains or loses children several times before the search reads its row."""
+    children, so a move refreshes a few columns and marks two rows stale (``_after_move``).
+    ``links[m, h]`` keeps the sibling-chain term of ``attach[m, h]`` (``_link_span``), so a
+    column whose head changed is rebuilt without walking the chain (``_refresh_column``). Rows
+    of ``below`` are computed when the search reads them (``_fresh_below``), not here or after
+    moves: a word often gains or loses children several times before its row is read."""
     size = heads.shape[0]
     attach, links = tables[0], tables[3]
     for h in range(1, size):
