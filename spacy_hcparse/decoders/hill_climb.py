@@ -22,7 +22,7 @@ gain of a move is computed from the factors it touches only (``arc[h, m]``, ``m`
 sibling chains of its old and new heads, ``grand[., h, m]`` and ``grand[h, m, c]`` for ``m``'s
 children ``c``; see ``attach_part``), never by rescoring the tree: two tables hold the part of
 every word under every head on the current tree (``_fill_tables``; a move refreshes the few
-columns and rows it touches in O(n)), so scanning all heads for a word reads one row of each.
+entries it changes, in O(n)), so scanning all heads for a word reads one row of each.
 
 Restarts stop once the best score has been reached ``converge`` times after ``min_restarts``, or
 after ``max_restarts``, or when ``time_limit`` seconds have passed (checked between kernel calls).
@@ -294,7 +294,8 @@ def _is_uniform_start(k, share):
 
 @njit(cache=True)
 def _workspace(size):
-    """Scratch int64 rows: 0 walk pointers / visiting order, 1 pre-order, 2-4 unused, 5 stack,
+    """Scratch int64 rows: 0 walk pointers / visiting order, 1 pre-order, 2 stale ``below`` rows
+    (1: recompute before reading, ``_fresh_below``), 3-4 unused, 5 stack,
     6 children of one word, 7 child offsets, 8 children grouped by head (in index order), 9 pre-order position,
     10 subtree size."""
     return np.zeros((11, size + 1), dtype=np.int64)
@@ -302,9 +303,9 @@ def _workspace(size):
 
 @njit(cache=True)
 def _tables(size):
-    """Float scratch ``(3, size, size)``: 0 ``attach``, 1 ``below`` (see ``_fill_tables``),
-    2 (row 0) the parts of one modifier under every head."""
-    return np.empty((3, size, size))
+    """Float scratch ``(4, size, size)``: 0 ``attach``, 1 ``below``, 3 ``links`` (see
+    ``_fill_tables``), 2 (row 0) the parts of one modifier under every head."""
+    return np.empty((4, size, size))
 
 
 @njit(cache=True, **_NO_REFCOUNT)
@@ -316,7 +317,8 @@ def climb(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
     while True:
         while _single_pass(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
             pass
-        if not _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
+        # a pass that moved nothing leaves ``work`` indexing ``heads`` (``_index_tree``)
+        if not _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables, True):
             return
 
 
@@ -326,7 +328,7 @@ def _single_pass(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
     ``tables`` filled for ``heads`` (``_fill_tables``) and keeps them up to date."""
     n = heads.shape[0] - 1
     order, pre, pos, span = work[0], work[1], work[9], work[10]
-    attach, below, parts = tables[0], tables[1], tables[2, 0]
+    parts = tables[2, 0]
     _index_tree(heads, work)
     for i in range(n + 1):
         order[i] = pre[i]  # the visiting order stays fixed while the tree changes
@@ -336,7 +338,7 @@ def _single_pass(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
         p = heads[m]
         if p == 0:
             continue  # the root child: any other head would leave the root childless
-        _head_parts(m, use_grand, attach, below, parts)
+        _head_parts(m, heads, grand, use_grand, work, tables)
         parts[m] = -np.inf
         best_h = _best_head(p, parts, tol)
         if best_h != p and is_below(heads, best_h, m):
@@ -362,9 +364,9 @@ def _best_head(p, parts, tol):
 
 
 @njit(cache=True, inline="always", **_NO_REFCOUNT)
-def _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
+def _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables, indexed=False):
     """Apply the best improving lift, if any, and return whether one was applied (``tables``
-    filled for ``heads`` and kept up to date).
+    filled for ``heads`` and kept up to date; ``indexed``: ``work`` already indexes ``heads``).
 
     A lift takes a word ``m`` with head ``p``, a child ``d`` of ``m`` (any descendant when ``m`` is
     the root child, ``p == 0``) and ``x`` in the subtree of ``d``: ``d`` moves up to ``p`` and
@@ -376,8 +378,9 @@ def _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
     """
     n = heads.shape[0] - 1
     pre, grouped, offsets, pos, span = work[1], work[8], work[7], work[9], work[10]
-    attach, below, parts = tables[0], tables[1], tables[2, 0]
-    _index_tree(heads, work)
+    parts = tables[2, 0]
+    if not indexed:
+        _index_tree(heads, work)
     best_m, best_d, best_x, best_gain = -1, -1, -1, tol
     for m in range(1, n + 1):
         p = heads[m]
@@ -385,7 +388,7 @@ def _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
             continue
         m_kids = grouped[offsets[m]:]
         n_mk = offsets[m + 1] - offsets[m]
-        _head_parts(m, use_grand, attach, below, parts)
+        _head_parts(m, heads, grand, use_grand, work, tables)
         for j in range(pos[m] + 1, pos[m] + span[m]):
             d = pre[j]
             q = heads[d]
@@ -425,12 +428,14 @@ def _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
 
 
 @njit(cache=True, **_NO_REFCOUNT)
-def _head_parts(m, use_grand, attach, below, parts):
-    """``parts[h] = attach_part(h, m, ...)`` for every word ``h`` (two table rows)."""
-    size = attach.shape[0]
-    up = attach[m]
+def _head_parts(m, heads, grand, use_grand, work, tables):
+    """``parts[h] = attach_part(h, m, ...)`` for every word ``h``, into ``parts = tables[2, 0]``
+    (two table rows)."""
+    size = heads.shape[0]
+    up, parts = tables[0, m], tables[2, 0]
     if use_grand:
-        down = below[m]
+        _fresh_below(m, heads, grand, work, tables)
+        down = tables[1, m]
         for h in range(1, size):
             parts[h] = up[h] + down[h]
     else:
@@ -445,67 +450,105 @@ def _fill_tables(heads, arc, sib, grand, use_sib, use_grand, work, tables):
     sibling chain, ``grand[heads[h], h, m]``); ``below[m, h]``: ``grand[h, m, c]`` summed over
     ``m``'s children ``c``. ``attach_part(h, m) == attach[m, h] + below[m, h]``. Column ``h`` of
     ``attach`` depends only on ``h``'s children and head, row ``m`` of ``below`` only on ``m``'s
-    children, so a move refreshes three columns and two rows (``_after_move``)."""
+    children, so a move refreshes a few columns and marks two rows stale (``_after_move``).
+    ``links[m, h]`` keeps the sibling-chain term of ``attach[m, h]`` (``_link_span``), so a
+    column whose head changed is rebuilt without walking the chain (``_refresh_column``). Rows
+    of ``below`` are computed when the search reads them (``_fresh_below``), not here or after
+    moves: a word often gains or loses children several times before its row is read."""
     size = heads.shape[0]
+    attach, links = tables[0], tables[3]
     for h in range(1, size):
-        _refresh_column(h, heads, arc, sib, grand, use_sib, use_grand, tables[0])
+        links[h, h] = 0.0
+        _link_span(h, 1, h + 1, size, heads, arc, sib, grand, use_sib, use_grand, attach, links)
+        _link_span(h, -1, h - 1, 0, heads, arc, sib, grand, use_sib, use_grand, attach, links)
+        attach[h, h] = _attach_entry(h, h, heads[h], 0.0, arc, sib, grand, use_sib, use_grand)
     if use_grand:
         for m in range(1, size):
-            _refresh_below(m, heads, grand, work[6], tables[1])
+            work[2, m] = 1
 
 
 @njit(cache=True, **_NO_REFCOUNT)
 def _after_move(m, old, new, heads, arc, sib, grand, use_sib, use_grand, work, tables):
-    """Bring the tables up to date after ``m`` moved from ``old`` to ``new``."""
-    for h in (old, new):
-        if h != 0:
-            _refresh_column(h, heads, arc, sib, grand, use_sib, use_grand, tables[0])
-    if use_grand:
-        _refresh_column(m, heads, arc, sib, grand, use_sib, use_grand, tables[0])
+    """Bring the tables up to date after ``m`` moved from ``old`` to ``new`` (``heads`` already
+    holds the move; a lift calls this once per moved word, on the heads after both moves). The
+    columns of ``old`` and ``new`` change only where the sibling links near ``m`` change
+    (``_relink``); with grandparent factors, every entry of ``m``'s own column changes."""
+    attach, links = tables[0], tables[3]
+    if use_sib:
         for h in (old, new):
             if h != 0:
-                _refresh_below(h, heads, grand, work[6], tables[1])
-
-
-@njit(cache=True, **_NO_REFCOUNT)
-def _refresh_column(h, heads, arc, sib, grand, use_sib, use_grand, attach):
-    """``attach[m, h]`` for every word ``m`` (``h >= 1``), reading contiguous rows of the scores;
-    the sibling links follow from one sweep per side over ``h``'s modifiers."""
-    size = heads.shape[0]
-    for m in range(1, size):
-        attach[m, h] = arc[h, m]
+                _relink(h, m, heads, arc, sib, grand, use_sib, use_grand, attach, links)
     if use_grand:
-        g = heads[h]
-        for m in range(1, size):
-            attach[m, h] += grand[g, h, m]
-    if use_sib:
-        for m in range(1, size):
-            attach[m, h] += sib[h, h, m]
-        _sweep_side(h, 1, heads, sib, attach)
-        _sweep_side(h, -1, heads, sib, attach)
+        _refresh_column(m, heads, arc, sib, grand, use_sib, use_grand, attach, links)
+        for h in (old, new):
+            work[2, h] = 1
 
 
 @njit(cache=True, **_NO_REFCOUNT)
-def _sweep_side(h, step, heads, sib, attach):
-    """Add the sibling-chain corrections for the words on one side of ``h`` (``step`` +1 right,
-    -1 left): ``m`` between its chain neighbours ``s`` and ``t`` (``chain_neighbours``) adds
-    ``sib[h, s, m] - sib[h, h, m]`` and ``sib[h, m, t] - sib[h, s, t]``."""
+def _refresh_column(h, heads, arc, sib, grand, use_sib, use_grand, attach, links):
+    """``attach[m, h]`` for every word ``m`` (``h >= 1``) from the sibling links kept in
+    ``links[:, h]`` (valid for ``h``'s children as they are)."""
+    size = heads.shape[0]
+    g = heads[h]
+    for m in range(1, size):
+        attach[m, h] = _attach_entry(h, m, g, links[m, h], arc, sib, grand, use_sib, use_grand)
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _attach_entry(h, m, g, link, arc, sib, grand, use_sib, use_grand):
+    """``attach[m, h]`` for ``h``'s head ``g`` and ``m``'s sibling-chain term ``link``, summed in
+    one fixed order (the tables must not depend on which refresh wrote them)."""
+    value = arc[h, m]
+    if use_grand:
+        value += grand[g, h, m]
+    if use_sib:
+        value += sib[h, h, m]
+        value += link
+    return value
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _relink(h, m, heads, arc, sib, grand, use_sib, use_grand, attach, links):
+    """Refresh column ``h`` after ``m`` joined or left ``h``'s children: only the words whose
+    chain neighbours changed, those from ``m``'s nearer chain neighbour to its farther one (both
+    included; ``chain_neighbours`` without ``m``) on ``m``'s side of ``h``."""
+    step = 1 if m > h else -1
     end = heads.shape[0] if step > 0 else 0
-    t = _next_child(heads, h, h + step, end, step)
-    if t < 0:
-        return
+    s = _next_child(heads, h, m - step, h, -step)
+    t = _next_child(heads, h, m + step, end, step)
+    start = h + step if s < 0 else s
+    stop = end if t < 0 else t + step
+    _link_span(h, step, start, stop, heads, arc, sib, grand, use_sib, use_grand, attach, links)
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _link_span(h, step, start, stop, heads, arc, sib, grand, use_sib, use_grand, attach, links):
+    """``links[m, h]`` and ``attach[m, h]`` for the words ``m`` from ``start`` to ``stop``
+    (excluded) on one side of ``h`` (``step`` +1 right, -1 left): ``m`` between its chain
+    neighbours ``s`` and ``t`` (``chain_neighbours``) links by ``sib[h, s, m] - sib[h, h, m]``
+    and ``sib[h, m, t] - sib[h, s, t]``."""
+    end = heads.shape[0] if step > 0 else 0
+    g = heads[h]
     s = h
-    for m in range(h + step, end, step):
-        if m == t:  # a modifier of h: its neighbours once it leaves are s and the next one
-            t = _next_child(heads, h, m + step, end, step)
-        corr = 0.0
-        if s != h:
-            corr += sib[h, s, m] - sib[h, h, m]
-        if t >= 0:
-            corr += sib[h, m, t] - sib[h, s, t]
-        attach[m, h] += corr
-        if heads[m] == h:
-            s = m
+    t = -1
+    if use_sib:
+        s = _next_child(heads, h, start - step, h, -step)
+        if s < 0:
+            s = h
+        t = _next_child(heads, h, start, end, step)
+    for m in range(start, stop, step):
+        link = 0.0
+        if use_sib:
+            if m == t:  # a modifier of h: its neighbours once it leaves are s and the next one
+                t = _next_child(heads, h, m + step, end, step)
+            if s != h:
+                link += sib[h, s, m] - sib[h, h, m]
+            if t >= 0:
+                link += sib[h, m, t] - sib[h, s, t]
+            if heads[m] == h:
+                s = m
+        links[m, h] = link
+        attach[m, h] = _attach_entry(h, m, g, link, arc, sib, grand, use_sib, use_grand)
 
 
 @njit(cache=True, **_NO_REFCOUNT)
@@ -514,6 +557,15 @@ def _next_child(heads, h, start, end, step):
         if heads[k] == h:
             return k
     return -1
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _fresh_below(m, heads, grand, work, tables):
+    """Make row ``m`` of ``below`` (``tables[1]``) hold its values for the tree ``heads``:
+    recompute it if it is marked stale in ``work[2]``."""
+    if work[2, m]:
+        _refresh_below(m, heads, grand, work[6], tables[1])
+        work[2, m] = 0
 
 
 @njit(cache=True, **_NO_REFCOUNT)

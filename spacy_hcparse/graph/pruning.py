@@ -21,21 +21,35 @@ from ..decoders.eisner import eisner_kernel
 def _fill_top_heads(arc, top_k, mask):
     size = arc.shape[0]
     k = min(top_k, size - 1)
+    heads = np.empty(max(k, 1), dtype=np.int64)
+    values = np.empty(max(k, 1))
     for m in range(1, size):
         # The k first heads of a stable descending argsort of the column (``m`` itself at
-        # ``-inf``, NaN last, ties to the lower index), by k passes of a running maximum over
-        # the heads not yet taken (``mask`` starts empty; no sort to compile).
-        for _ in range(k):
-            best, top = -1, np.nan
-            for h in range(size):
-                if mask[h, m]:
-                    continue
-                value = -np.inf if h == m else float(arc[h, m])
-                if best < 0 or value > top or (np.isnan(top) and not np.isnan(value)):
-                    best, top = h, value
-            mask[best, m] = True
+        # ``-inf``, NaN last, ties to the lower index): one pass over the heads keeping the k
+        # best so far in that order (no sort to compile).
+        count = 0
+        for h in range(size if k > 0 else 0):
+            value = -np.inf if h == m else float(arc[h, m])
+            if count == k and not _ranks_before(value, values[k - 1]):
+                continue
+            at = min(count, k - 1)  # the k-th, if taken, drops out
+            while at > 0 and _ranks_before(value, values[at - 1]):
+                heads[at], values[at] = heads[at - 1], values[at - 1]
+                at -= 1
+            heads[at], values[at] = h, value
+            count = min(count + 1, k)
+        for i in range(count):
+            mask[heads[i], m] = True
         mask[0, m] = True
         mask[m, m] = False
+
+
+@njit(cache=True, inline="always")
+def _ranks_before(value, other):
+    """Whether a head scored ``value`` ranks strictly before one scored ``other`` (NaN last)."""
+    if np.isnan(other):
+        return not np.isnan(value)
+    return value > other
 
 
 @njit(cache=True)
@@ -73,8 +87,9 @@ def keep_a_tree(arc, mask):
 def holds_projective_tree(mask):
     """Whether some projective tree with one root child uses only arcs of ``mask`` (bool
     (n+1, n+1), ``mask[h, m]``): Eisner's chart over booleans, each cell true when some split
-    makes it; a cell whose arc is not in the mask is false without a split, so a sparse mask
-    costs far less than the O(n^3) of a full one."""
+    makes it; a cell whose arc is not in the mask is false without a split, and a complete
+    cell tries only the mask's arcs as its last arc, so a sparse mask costs far less than the
+    O(n^3) of a full one."""
     size = mask.shape[0]
     n = size - 1
     if n <= 1:
@@ -83,6 +98,18 @@ def holds_projective_tree(mask):
     cl = np.zeros((size, size), dtype=np.bool_)  # complete, headed t
     ir = np.zeros((size, size), dtype=np.bool_)  # incomplete s -> t
     il = np.zeros((size, size), dtype=np.bool_)  # incomplete t -> s
+    # each word's candidate modifiers in index order, right of it (rights[h, :n_rights[h]])
+    # and left of it (lefts[h, :n_lefts[h]])
+    rights, lefts = np.empty((size, size), dtype=np.int64), np.empty((size, size), dtype=np.int64)
+    n_rights, n_lefts = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
+    for h in range(1, size):
+        for m in range(1, size):
+            if mask[h, m] and m > h:
+                rights[h, n_rights[h]] = m
+                n_rights[h] += 1
+            elif mask[h, m] and m < h:
+                lefts[h, n_lefts[h]] = m
+                n_lefts[h] += 1
     for s in range(1, size):
         cr[s, s] = cl[s, s] = True
     for width in range(1, n):
@@ -96,12 +123,16 @@ def holds_projective_tree(mask):
                         break
                 ir[s, t] = split and mask[s, t]
                 il[s, t] = split and mask[t, s]
-            for r in range(s + 1, t + 1):
+            for i in range(n_rights[s]):  # s -> r the last arc, r in s+1..t
+                r = rights[s, i]
+                if r > t:
+                    break
                 if ir[s, r] and cr[r, t]:
                     cr[s, t] = True
                     break
-            for r in range(s, t):
-                if cl[s, r] and il[r, t]:
+            for i in range(n_lefts[t]):  # t -> r the last arc, r in s..t-1
+                r = lefts[t, i]
+                if r >= s and cl[s, r] and il[r, t]:
                     cl[s, t] = True
                     break
     for m in range(1, size):
@@ -117,10 +148,11 @@ def _fill_triples(mask, out, sibling):
 
 @njit(cache=True)
 def _fill_sibling(mask, out):
-    """Writes the sibling triples ``(h, s, m)`` of ``mask`` into ``out`` while it has rows (``m`` a
-    candidate modifier of ``h``; ``s == h`` for the closest, else ``s`` a candidate modifier of
-    ``h`` strictly between them); returns their count (so an empty ``out`` counts them)."""
+    """Writes the sibling triples ``(h, s, m)`` of ``mask`` into ``out`` (``m`` a candidate
+    modifier of ``h``; ``s == h`` for the closest, else ``s`` a candidate modifier of ``h``
+    strictly between them); returns their count. An empty ``out`` only counts them."""
     size = mask.shape[0]
+    counting = out.shape[0] == 0
     mods = np.empty(size, dtype=np.int64)
     k = 0
     for h in range(size):
@@ -129,9 +161,12 @@ def _fill_sibling(mask, out):
             m = h + step
             while 0 < m < size:
                 if mask[h, m]:
-                    k = _put(out, k, h, h, m)
-                    for i in range(count):  # h itself above, then every closer candidate
-                        k = _put(out, k, h, mods[i], m)
+                    if counting:
+                        k += count + 1
+                    else:
+                        k = _put(out, k, h, h, m)
+                        for i in range(count):  # h itself above, then every closer candidate
+                            k = _put(out, k, h, mods[i], m)
                     mods[count] = m
                     count += 1
                 m += step
@@ -143,13 +178,27 @@ def _fill_grandparent(mask, out):
     """As ``_fill_sibling``, for the grandparent triples ``(g, h, m)``: ``g -> h`` and ``h -> m``
     candidates, ``g != m``."""
     size = mask.shape[0]
+    counting = out.shape[0] == 0
+    # the candidate heads of each word h, in index order: heads[starts[h]:starts[h + 1]]
+    starts = np.zeros(size + 1, dtype=np.int64)
+    heads = np.empty(size * size, dtype=np.int64)
+    for h in range(size):
+        at = starts[h]
+        for g in range(size):
+            if mask[g, h]:
+                heads[at] = g
+                at += 1
+        starts[h + 1] = at
     k = 0
     for m in range(1, size):
         for h in range(1, size):
             if mask[h, m]:
-                for g in range(size):
-                    if g != m and mask[g, h]:
-                        k = _put(out, k, g, h, m)
+                if counting:
+                    k += starts[h + 1] - starts[h] - (1 if mask[m, h] else 0)
+                    continue
+                for i in range(starts[h], starts[h + 1]):
+                    if heads[i] != m:
+                        k = _put(out, k, heads[i], h, m)
     return k
 
 

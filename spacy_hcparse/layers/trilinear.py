@@ -111,17 +111,44 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[List[Floats1d], Calla
 @njit(cache=True)
 def _triple_scores(A, B, C, w, null, idx, null_middle):
     """``sum_r w[r] A[i, r] B[j, r] C[k, r]`` per triple (i, j, k) of ``idx``, without gathering
-    (T, rank) copies of the rows: prediction's memory traffic is the rows, not the triples."""
-    out = np.empty(idx.shape[0], dtype=np.float32)
+    (T, rank) copies of the rows: prediction's memory traffic is the rows, not the triples.
+    Each triple's sum runs over ``r`` in order in float64 (the scores do not depend on the
+    blocking); four triples at a time, so that four sums advance together."""
+    count = idx.shape[0]
     rank = w.shape[0]
-    for t in range(idx.shape[0]):
-        i, j, k = idx[t, 0], idx[t, 1], idx[t, 2]
-        middle = null if null_middle and i == j else B[j]
+    out = np.empty(count, dtype=np.float32)
+    middles = np.empty((B.shape[0] + 1, rank), dtype=B.dtype)  # B's rows, then the null middle
+    middles[: B.shape[0]] = B
+    middles[B.shape[0]] = null
+    for t in range(0, count - count % 4, 4):
+        a0, b0, c0 = _triple_rows(A, middles, C, idx, t, null_middle)
+        a1, b1, c1 = _triple_rows(A, middles, C, idx, t + 1, null_middle)
+        a2, b2, c2 = _triple_rows(A, middles, C, idx, t + 2, null_middle)
+        a3, b3, c3 = _triple_rows(A, middles, C, idx, t + 3, null_middle)
+        s0 = s1 = s2 = s3 = 0.0
+        for r in range(rank):
+            s0 += w[r] * a0[r] * b0[r] * c0[r]
+            s1 += w[r] * a1[r] * b1[r] * c1[r]
+            s2 += w[r] * a2[r] * b2[r] * c2[r]
+            s3 += w[r] * a3[r] * b3[r] * c3[r]
+        out[t], out[t + 1], out[t + 2], out[t + 3] = s0, s1, s2, s3
+    for t in range(count - count % 4, count):
+        a, b, c = _triple_rows(A, middles, C, idx, t, null_middle)
         total = 0.0
         for r in range(rank):
-            total += w[r] * A[i, r] * middle[r] * C[k, r]
+            total += w[r] * a[r] * b[r] * c[r]
         out[t] = total
     return out
+
+
+@njit(cache=True, inline="always")
+def _triple_rows(A, middles, C, idx, t, null_middle):
+    """Triple ``t``'s rows of the three roles (the middle one from ``middles``: B's rows, then
+    the null vector)."""
+    i, j, k = idx[t, 0], idx[t, 1], idx[t, 2]
+    if null_middle and i == j:
+        j = middles.shape[0] - 1
+    return A[i], middles[j], C[k]
 
 
 @njit(cache=True)

@@ -9,6 +9,7 @@ from spacy_hcparse.decoders.hill_climb import (
     HillClimbResult,
     _after_move,
     _fill_tables,
+    _fresh_below,
     _lift,
     _single_pass,
     _tables,
@@ -55,10 +56,19 @@ def _filled(heads, arc, sib, grand):
     return work, tables
 
 
-def _assert_tables_match(heads, tables, arc, sib, grand):
+def _read_tables(heads, grand, work, tables):
+    """The tables as the search reads them: stale ``below`` rows recomputed (``_fresh_below``)."""
+    if grand is not None:
+        for m in range(1, len(heads)):
+            _fresh_below(m, heads, grand, work, tables)
+    return tables
+
+
+def _assert_tables_match(heads, work, tables, arc, sib, grand):
     """Every table entry equals the part computed from scratch (``attach_part``)."""
     n = len(heads) - 1
     use_grand = grand is not None
+    tables = _read_tables(heads, grand, work, tables)
     for m in range(1, n + 1):
         for h in range(1, n + 1):
             if h == m:
@@ -130,7 +140,7 @@ def test_tables_follow_moves(factors):
         arc, sib, grand = _scores(rng, n, *factors)
         heads = sample_uniform_tree(n, seed=trial)
         work, tables = _filled(heads, arc, sib, grand)
-        _assert_tables_match(heads, tables, arc, sib, grand)
+        _assert_tables_match(heads, work, tables, arc, sib, grand)
         for _ in range(5):
             m = int(rng.integers(1, n + 1))
             options = [h for h in range(1, n + 1) if h not in _descendants(heads, m)]
@@ -139,7 +149,33 @@ def test_tables_follow_moves(factors):
             old, new = int(heads[m]), int(rng.choice(options))
             heads[m] = new
             _after_move(m, old, new, heads, arc, *_cubes(sib, grand), work, tables)
-            _assert_tables_match(heads, tables, arc, sib, grand)
+            _assert_tables_match(heads, work, tables, arc, sib, grand)
+
+
+@pytest.mark.parametrize("factors", [(True, True), (True, False), (False, True)])
+def test_tables_after_moves_are_a_fresh_fill_bit_for_bit(factors):
+    """Moves refresh only the entries they change (``_relink``) and rebuild columns from the kept
+    sibling links: every entry the search reads is exactly what filling the tables anew for the
+    tree gives (the search's decisions, and so its trees, depend on the tables' last bits)."""
+    rng = np.random.default_rng(17)
+    for trial in range(25):
+        n = int(rng.integers(2, 14))
+        arc, sib, grand = _scores(rng, n, *factors)
+        heads = sample_uniform_tree(n, seed=trial)
+        work, tables = _filled(heads, arc, sib, grand)
+        for _ in range(8):
+            m = int(rng.integers(1, n + 1))
+            options = [h for h in range(1, n + 1) if h not in _descendants(heads, m)]
+            if heads[m] == 0 or not options:
+                continue
+            old, new = int(heads[m]), int(rng.choice(options))
+            heads[m] = new
+            _after_move(m, old, new, heads, arc, *_cubes(sib, grand), work, tables)
+            fresh = _read_tables(heads, grand, *_filled(heads, arc, sib, grand))
+            _read_tables(heads, grand, work, tables)
+            read = slice(1, n + 1)
+            for table in (0, 1) if grand is not None else (0,):
+                assert tables[table, read, read].tobytes() == fresh[table, read, read].tobytes()
 
 
 def test_passes_and_lifts_never_lower_the_score():
@@ -157,7 +193,7 @@ def test_passes_and_lifts_never_lower_the_score():
             assert after >= before - 1e-9
             if moved:
                 assert after > before
-            _assert_tables_match(heads, tables, arc, sib, grand)  # kept up to date
+            _assert_tables_match(heads, work, tables, arc, sib, grand)  # kept up to date
 
 
 def test_brute_force_enumerates_the_empty_tree():

@@ -144,3 +144,13 @@ def test_top_heads_are_a_stable_sort_s(seed, n, top_k, odd):
         mask, size = np.zeros((n + 1) ** 2, dtype=bool), np.array([n + 1])
         pruning._top_heads_batch(scores.ravel(), size, top_k, np.full(n + 1, -1), mask, np.zeros(1, dtype=bool))
         assert mask.reshape(n + 1, n + 1).tolist() == top_k_only(arc, top_k).tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 6), density=st.floats(0.1, 0.9))
+def test_holds_projective_tree_is_brute_force(seed, n, density):
+    """The boolean chart finds a projective tree with one root child exactly when one exists."""
+    rng = np.random.default_rng(seed)
+    mask = rng.random((n + 1, n + 1)) < density
+    mask[:, 0] = False
+    assert pruning.holds_projective_tree(mask) == bool(kept_trees(mask))
