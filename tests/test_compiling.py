@@ -1,13 +1,18 @@
 """The kernels' ``njit`` (one compile per argument types, not per constant), their cache's locked
-saves, the notice of a slow compile, and ``python -m spacy_hcparse warmup``."""
+saves, the notice of a slow compile, the clock of time limits (compiling left out) and ``python -m
+spacy_hcparse warmup``."""
 import fcntl
 import glob
 import io
+import json
 import os
+import subprocess
+import sys
 import threading
 import time
 
 import numpy as np
+import pytest
 from numba import float64
 from numba.core import config as numba_config
 from numba.core import event
@@ -141,6 +146,52 @@ def test_a_claimed_kernel_waits_for_the_claim_and_its_claimer_does_not(tmp_path,
     mine = _cached_kernel(tmp_path / "mine", monkeypatch)
     with compiling.claimed([mine]):
         assert mine(2) == 4
+
+
+def test_the_clock_of_time_limits_leaves_out_getting_kernels_ready(tmp_path, monkeypatch):
+    """``compiling.clock()`` (what decoders' time limits read) stands still while a kernel waits
+    for another process's claim and compiles, in whichever thread, and otherwise keeps time."""
+    kernel = _cached_kernel(tmp_path, monkeypatch)
+    path = kernel._cache.claim_path
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    began, clock_began = time.perf_counter(), compiling.clock()
+    with open(path, "a") as other:  # another process compiling the kernel
+        fcntl.flock(other, fcntl.LOCK_EX)
+        worker = threading.Thread(target=kernel, args=(1.0,))
+        worker.start()
+        time.sleep(0.5)
+    worker.join(60)
+    waited = (time.perf_counter() - began) - (compiling.clock() - clock_began)
+    assert waited >= 0.5
+    began, clock_began = time.perf_counter(), compiling.clock()
+    time.sleep(0.2)
+    assert compiling.clock() - clock_began == pytest.approx(time.perf_counter() - began, abs=0.01)
+
+
+COLD_SEARCH = """
+import json
+import numpy as np
+from spacy_hcparse.decoders import decode_certified, decode_hill_climb
+rng = np.random.default_rng(0)
+arc, sib, grand = rng.normal(size=(15, 15)), rng.normal(size=(15,) * 3), rng.normal(size=(15,) * 3)
+out = {}
+for name, decode, limit in (("hill_climb", decode_hill_climb, 0.5), ("certified", decode_certified, 1.0)):
+    first, again = (decode(arc, sib, grand, time_limit=limit) for _ in range(2))
+    out[name] = [first.heads.tolist(), again.heads.tolist(), bool(first.time_capped)]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_a_fresh_install_searches_its_first_sentence_as_every_later_one(tmp_path):
+    """With an empty numba cache the first time-limited search compiles its kernels for
+    seconds; it still searches as long as a warm call (no time cap) and finds the same tree."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", COLD_SEARCH], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    for name, (first, again, capped) in json.loads(done.stdout).items():
+        assert first == again and not capped, name
 
 
 def test_a_numba_whose_cache_internals_differ_still_caches_unlocked(tmp_path, monkeypatch):

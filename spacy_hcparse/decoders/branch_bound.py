@@ -17,11 +17,11 @@ incumbent optimal when the best open bound falls to its score. Caps: ``max_nodes
 so ``upper_bound - score`` is an honest gap.
 """
 import heapq
-import time
 from typing import NamedTuple, Optional, Protocol
 
 import numpy as np
 
+from ..compiling import clock
 from .absent import has_single_root_tree
 from .dominance import fixed_tree, prune_dominated
 from .scoring import full_score
@@ -87,7 +87,7 @@ def branch_and_bound(
 ) -> BranchResult:
     """Prove ``heads`` (score ``score``, a tree over ``root``'s candidates) optimal for ``root``'s
     problem, or find a better tree, by branching on heads. ``root`` has already run (its bound
-    and multipliers are the starting point). ``deadline``: a ``time.perf_counter()`` value;
+    and multipliers are the starting point). ``deadline``: a ``compiling.clock()`` value;
     ``stall``: a subproblem stops (and is branched on) after that many iterations in a row
     without a better bound (0: it runs ``node_iter`` iterations unless done). ``upper_bound``
     is the root's bound where that is lower than every open node's."""
@@ -104,8 +104,8 @@ def branch_and_bound(
         if bound <= best + _tol(best):
             queue = []
             break
-        if nodes >= max_nodes or (deadline is not None and time.perf_counter() >= deadline):
-            capped = deadline is not None and time.perf_counter() >= deadline
+        if nodes >= max_nodes or (deadline is not None and clock() >= deadline):
+            capped = deadline is not None and clock() >= deadline
             break
         _, _, depth, node = heapq.heappop(queue)
         if depth >= max_depth:

@@ -15,11 +15,11 @@ the dual's multipliers (``dual.dual_search`` runs steps 4 and 5). Every answer i
 optimal (``certified``, ``gap == 0`` up to rounding) or carries an honest ``upper_bound`` and
 ``gap = upper_bound - score >= 0``.
 """
-import time
 from typing import NamedTuple, Optional
 
 import numpy as np
 
+from ..compiling import clock
 from ._checks import check_counts, check_heads, check_inputs, zero_unused
 from .absent import with_floor
 from .branch_bound import MAX_DEPTH, NODE_ITER
@@ -87,7 +87,7 @@ def decode_certified(
     iterations per subproblem); ``search_nodes``: the exhaustive search's cap. ``time_limit`` (seconds) covers all steps; each step runs at
     least once. Raises ``ValueError`` on malformed input.
     """
-    started = time.perf_counter()
+    started = clock()
     arc, sib, grand = check_inputs(arc, sib, grand)
     size = arc.shape[0]
     if init is not None:

@@ -33,12 +33,11 @@ tight, or the steps stall just above the optimum), ``max_nodes > 0`` goes on wit
 (``branch_bound.py``) from the dual's multipliers, within the same time limit: it proves the best
 tree optimal, finds a better one, or reports the best open bound.
 """
-import time
 from typing import NamedTuple, Optional
 
 import numpy as np
 
-from ..compiling import njit
+from ..compiling import clock, njit
 from ._checks import check_counts, check_heads, check_inputs, zero_unused
 from .absent import Allowed, true_score, uses_absent, with_floor
 from .branch_bound import MAX_DEPTH, NODE_ITER, NODE_STALL, branch_and_bound
@@ -115,7 +114,7 @@ def decode_dual(
     size = arc.shape[0]
     if init is not None:
         init = check_heads(init, size)
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    deadline = None if time_limit is None else clock() + time_limit
     return dual_search(with_floor(zero_unused(arc), sib, grand), sib, grand, max_iter=max_iter,
                        deadline=deadline, tree_share=tree_share, step=step, repair=repair,
                        init=init, max_nodes=max_nodes, max_depth=max_depth, node_iter=node_iter)
@@ -128,7 +127,7 @@ def dual_search(allowed: Allowed, sib, grand, *, max_iter: int, deadline: Option
                 max_depth: int = MAX_DEPTH, node_iter: int = NODE_ITER) -> DualResult:
     """``decode_dual`` on checked inputs (``allowed`` from ``absent.with_floor``), and the last
     steps of ``certified.decode_certified``: the subgradient iterations, then branch and bound
-    while uncertified and not stopped by ``deadline`` (a ``time.perf_counter()`` value).
+    while uncertified and not stopped by ``deadline`` (a ``compiling.clock()`` value).
     ``init_score``: ``init``'s score where the caller has it; ``cand``: the candidate arcs where
     the caller pruned them already (``DualEngine.build``)."""
     engine = DualEngine.build(allowed, sib, grand, tree_share=tree_share, step=step, init=init,
@@ -245,17 +244,17 @@ class DualEngine:
     def run(self, max_iter: int, deadline: Optional[float] = None, repair: bool = True,
             stall: int = 0) -> bool:
         """Iterate until done (certified, or bounded by the floor), ``max_iter`` iterations in
-        all, ``deadline`` (a ``time.perf_counter()`` value), or (``stall`` > 0, below the
+        all, ``deadline`` (a ``compiling.clock()`` value), or (``stall`` > 0, below the
         halving patience of 20) ``stall`` iterations in a row without a lower bound; return
         whether the deadline stopped it."""
         stats = self.stats
         chunk = max_iter if deadline is None else 1
         while stats[_ITERS] < max_iter and stats[_DONE] == 0.0:
             # at least one iteration always runs: before it there is no tree to return
-            if deadline is not None and stats[_ITERS] > 0 and time.perf_counter() >= deadline:
+            if deadline is not None and stats[_ITERS] > 0 and clock() >= deadline:
                 return True
             todo = int(min(chunk, max_iter - stats[_ITERS]))
-            started = time.perf_counter()
+            started = clock()
             _run(self.arc, self.sib, self.grand, self.use_sib, self.use_grand, self.tree_share,
                  self.c, self.polyak, todo, bool(repair), int(stall), self.cand, *self.graph,
                  self.lam,
@@ -264,8 +263,8 @@ class DualEngine:
             if stall and stats[_STALL] >= stall:
                 return False
             if deadline is not None:  # next chunk: about a tenth of the time left
-                per_iter = (time.perf_counter() - started) / todo
-                chunk = max(1, int(0.1 * (deadline - time.perf_counter()) / max(per_iter, 1e-9)))
+                per_iter = (clock() - started) / todo
+                chunk = max(1, int(0.1 * (deadline - clock()) / max(per_iter, 1e-9)))
         return False
 
     @property

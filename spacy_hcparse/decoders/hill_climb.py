@@ -45,12 +45,11 @@ its code again in each caller, so one compile there instead of three. ``climb`` 
 kernel of its own: inlined into ``_search``, which allocates, its row views would be
 reference-counted in the inner loops.
 """
-import time
 from typing import NamedTuple, Optional
 
 import numpy as np
 
-from ..compiling import njit
+from ..compiling import clock, njit
 from ._checks import check_heads, check_inputs
 from .absent import Allowed, true_score, with_floor
 from .sampling import NO_REFCOUNT as _NO_REFCOUNT, head_tables, is_below, perturbed_tree, uniform_tree, weighted_tree
@@ -156,14 +155,14 @@ class _Search:
         if time_limit is None:
             self._call(max_restarts, min_restarts, converge)
             return self._result(capped=False)
-        start = time.perf_counter()
+        start = clock()
         batch = 1
         while True:
             first = int(self.stats[2])
             done = self._call(min(first + batch, max_restarts), min_restarts, converge)
             if done or int(self.stats[2]) >= max_restarts:
                 return self._result(capped=False)
-            elapsed = time.perf_counter() - start
+            elapsed = clock() - start
             if elapsed >= time_limit:
                 return self._result(capped=True)
             per_restart = elapsed / max(int(self.stats[2]), 1)

@@ -14,12 +14,12 @@ Conventions as in ``spacy_hcparse.decoders``: ``arc[h, m]``, ``sib[h, s, m]``, `
 index 0 the root; a cube is None when the span has no factors of that type (a first-order
 span), and then every searching decoder falls back to the exact first-order MST.
 """
-import time
 from typing import FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.util import registry
 
+from ..compiling import clock
 from ..decoders import (decode_certified, decode_dual, decode_eisner, decode_hill_climb, decode_mbr, decode_mst,
                         kbest_eisner, kbest_mst, mbr_gain, tree_score)
 from ..decoders.batch import cut, decode_eisner_batch, split_squares
@@ -199,7 +199,7 @@ class HillClimb(_Search):
                      starts: Sequence[Optional[np.ndarray]], threads: int = 1) -> List[DecodeResult]:
         if any(start is not None for start in starts):
             return super().decode_batch(scores, arcs, sizes, starts, threads)
-        limit, began = self.options["time_limit"], time.perf_counter()
+        limit, began = self.options["time_limit"], clock()
         squares = np.concatenate([[0], np.cumsum(sizes * sizes)])
         one_by_one, batched = Decoder.decode_spans, HillClimb.decode_spans  # each within time_limit / untimed
 
@@ -208,7 +208,7 @@ class HillClimb(_Search):
 
         out = part(one_by_one, 0, 1)
         for lo in range(1, len(sizes), self.CHUNK):
-            if limit is not None and time.perf_counter() - began > 0.1 * limit * lo:
+            if limit is not None and clock() - began > 0.1 * limit * lo:
                 return out + part(one_by_one, lo, len(sizes))
             out += part(batched, lo, min(lo + self.CHUNK, len(sizes)))
         return out
