@@ -134,22 +134,8 @@ def test_gain_on_two_rooted_intermediate_matches_factor_sum():
 @pytest.mark.parametrize("factors", [(True, True), (True, False), (False, True)])
 def test_tables_follow_moves(factors):
     """The part tables equal fresh ``attach_part`` values after filling and after moves."""
-    rng = np.random.default_rng(13)
-    for trial in range(25):
-        n = int(rng.integers(2, 12))
-        arc, sib, grand = _scores(rng, n, *factors)
-        heads = sample_uniform_tree(n, seed=trial)
-        work, tables = _filled(heads, arc, sib, grand)
+    for heads, work, tables, arc, sib, grand in _moved_tables(13, factors, 12, 5):
         _assert_tables_match(heads, work, tables, arc, sib, grand)
-        for _ in range(5):
-            m = int(rng.integers(1, n + 1))
-            options = [h for h in range(1, n + 1) if h not in _descendants(heads, m)]
-            if heads[m] == 0 or not options:
-                continue
-            old, new = int(heads[m]), int(rng.choice(options))
-            heads[m] = new
-            _after_move(m, old, new, heads, arc, *_cubes(sib, grand), work, tables)
-            _assert_tables_match(heads, work, tables, arc, sib, grand)
 
 
 @pytest.mark.parametrize("factors", [(True, True), (True, False), (False, True)])
@@ -157,13 +143,27 @@ def test_tables_after_moves_are_a_fresh_fill_bit_for_bit(factors):
     """Moves refresh only the entries they change (``_relink``) and rebuild columns from the kept
     sibling links: every entry the search reads is exactly what filling the tables anew for the
     tree gives (the search's decisions, and so its trees, depend on the tables' last bits)."""
-    rng = np.random.default_rng(17)
+    for heads, work, tables, arc, sib, grand in _moved_tables(17, factors, 14, 8):
+        n = len(heads) - 1
+        fresh = _read_tables(heads, grand, *_filled(heads, arc, sib, grand))
+        _read_tables(heads, grand, work, tables)
+        read = slice(1, n + 1)
+        for table in (0, 1) if grand is not None else (0,):
+            assert tables[table, read, read].tobytes() == fresh[table, read, read].tobytes()
+
+
+def _moved_tables(seed: int, factors, max_n: int, moves: int):
+    """25 random trees of 2 to ``max_n - 1`` words with their tables filled, then after each of up
+    to ``moves`` random head changes (``_after_move``; the root child stays): the heads, tables and
+    scores at every step."""
+    rng = np.random.default_rng(seed)
     for trial in range(25):
-        n = int(rng.integers(2, 14))
+        n = int(rng.integers(2, max_n))
         arc, sib, grand = _scores(rng, n, *factors)
         heads = sample_uniform_tree(n, seed=trial)
         work, tables = _filled(heads, arc, sib, grand)
-        for _ in range(8):
+        yield heads, work, tables, arc, sib, grand
+        for _ in range(moves):
             m = int(rng.integers(1, n + 1))
             options = [h for h in range(1, n + 1) if h not in _descendants(heads, m)]
             if heads[m] == 0 or not options:
@@ -171,11 +171,7 @@ def test_tables_after_moves_are_a_fresh_fill_bit_for_bit(factors):
             old, new = int(heads[m]), int(rng.choice(options))
             heads[m] = new
             _after_move(m, old, new, heads, arc, *_cubes(sib, grand), work, tables)
-            fresh = _read_tables(heads, grand, *_filled(heads, arc, sib, grand))
-            _read_tables(heads, grand, work, tables)
-            read = slice(1, n + 1)
-            for table in (0, 1) if grand is not None else (0,):
-                assert tables[table, read, read].tobytes() == fresh[table, read, read].tobytes()
+            yield heads, work, tables, arc, sib, grand
 
 
 def test_passes_and_lifts_never_lower_the_score():
