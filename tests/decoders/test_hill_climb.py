@@ -144,12 +144,16 @@ def test_tables_after_moves_are_a_fresh_fill_bit_for_bit(factors):
     sibling links: every entry the search reads is exactly what filling the tables anew for the
     tree gives (the search's decisions, and so its trees, depend on the tables' last bits)."""
     for heads, work, tables, arc, sib, grand in _moved_tables(17, factors, 14, 8):
-        n = len(heads) - 1
-        fresh = _read_tables(heads, grand, *_filled(heads, arc, sib, grand))
-        _read_tables(heads, grand, work, tables)
-        read = slice(1, n + 1)
-        for table in (0, 1) if grand is not None else (0,):
-            assert tables[table, read, read].tobytes() == fresh[table, read, read].tobytes()
+        _assert_fresh_fill(heads, work, tables, arc, sib, grand)
+
+
+def _assert_fresh_fill(heads, work, tables, arc, sib, grand):
+    """Every table entry the search reads is bit for bit what filling the tables anew gives."""
+    fresh = _read_tables(heads, grand, *_filled(heads, arc, sib, grand))
+    _read_tables(heads, grand, work, tables)
+    read = slice(1, len(heads))
+    for table in (0, 1) if grand is not None else (0,):
+        assert tables[table, read, read].tobytes() == fresh[table, read, read].tobytes()
 
 
 def _moved_tables(seed: int, factors, max_n: int, moves: int):
@@ -190,6 +194,7 @@ def test_passes_and_lifts_never_lower_the_score():
             if moved:
                 assert after > before
             _assert_tables_match(heads, work, tables, arc, sib, grand)  # kept up to date
+            _assert_fresh_fill(heads, work, tables, arc, sib, grand)
 
 
 def test_brute_force_enumerates_the_empty_tree():
