@@ -4,10 +4,10 @@ The per-span functions (``decode_eisner`` with ``tree_score``, the argmax, ``tre
 first-order head margins) run here over all the spans of a batch at once, with results identical
 to theirs: each span goes through the same compiled kernels, so what goes away is the Python loop
 around them (its checks, copies and calls). With ``threads > 1`` the spans are spread over numba's
-threads (``prange``, one span at a time per thread); ``threads=1`` runs a serial loop. What numpy does as fast over the whole batch
-(input checks, labels, absent-arc ranges) is numpy, and the spans that need a kernel few batches
-need (first-order spans, clashing labels) go to a kernel of its own, so that a first parse
-compiles only what it uses (docs/speed.md, "Cold start").
+threads (``prange``, one span at a time per thread); ``threads=1`` runs a serial loop. What numpy
+does as fast over the whole batch (input checks, labels, absent-arc ranges) is numpy, and the spans
+that need a kernel few batches need (first-order spans, clashing labels) go to a kernel of its own,
+so that a first parse compiles only what it uses (docs/speed.md, "Cold start").
 
 Layout (B spans; span ``i`` has ``n_i`` words and ``size_i = n_i + 1`` rows, index 0 the root):
 

@@ -25,7 +25,8 @@ every word under every head on the current tree (``_fill_tables``; a move refres
 entries it changes, in O(n)), so scanning all heads for a word reads one row of each.
 
 Restarts stop once the best score has been reached ``converge`` times after ``min_restarts``, or
-after ``max_restarts``, or when ``time_limit`` seconds have passed (checked between kernel calls).
+after ``max_restarts``, or when ``time_limit`` seconds of search have passed (checked between kernel
+calls, on ``compiling.clock()``: compiling a kernel does not count).
 With the default cap (``max_restarts=None``), a search that reaches it unconverged goes on with up
 to ``_KICKS`` *kicks* (iterated local search): each climbs from the best tree so far with the heads
 of ``_KICK_WORDS`` random words redrawn from the first-order scores (``sampling.perturbed_tree``);
