@@ -167,10 +167,9 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
     floored = _floored_copy(arc, n * (s_hi - s_lo) + n * (g_hi - g_lo))
     best, done = mst, 0
     if size > 2:  # else one tree: no search
-        max_restarts = fresh = cap
-        low = min_restarts
+        max_restarts, low = cap, min_restarts
         if cap < 0:
-            fresh, max_restarts, low = default_caps(n, min_restarts)
+            max_restarts, low = default_caps(n, min_restarts)
         top = max(1.0, _arc_abs_max(floored))
         if use_sib:
             top = max(top, s_top)
@@ -180,7 +179,7 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
         best = np.empty(size, dtype=np.int64)
         stats = np.array([-np.inf, 0.0, 0.0])
         _search(floored, sib, grand, use_sib, use_grand, mst, True, head_cdf, root_cdf, share, seed, 1e-11 * top,
-                max_restarts, fresh, low, converge, best, stats)
+                max_restarts, low, converge, True, best, stats)
         done = int(stats[2])
     _write_tree(i, best, floored, arc, sib, grand, use_sib, use_grand, out, scores)
     restarts[i] = done

@@ -27,12 +27,13 @@ entries it changes, in O(n)), so scanning all heads for a word reads one row of 
 Restarts stop once the best score has been reached ``converge`` times after ``min_restarts``, or
 after ``max_restarts``, or when ``time_limit`` seconds of search have passed (checked between kernel
 calls, on ``compiling.clock()``: compiling a kernel does not count).
-With the default cap (``max_restarts=None``), a search that reaches it unconverged goes on with up
-to ``_KICKS`` *kicks* (iterated local search): each climbs from the best tree so far with the heads
-of ``_KICK_WORDS`` random words redrawn from the first-order scores (``sampling.perturbed_tree``);
-a kick that climbs back to the best score counts as a hit, so kicks stop once the search has
-converged. Kicks reach optima a few heads away from the best tree (two words changing heads
-together, which no single move or lift passes) at the cost of short climbs.
+
+When the search ends (converged or at its cap), *pair moves* polish its best tree: two words
+change heads together (``_pair_move``: each word to each of its ``_PAIR_HEADS`` best other heads,
+then the best second move on that tree), then the tree climbs again, until no pair gains. Pairs
+reach optima that restarts found only by chance (two siblings moving to a new head together, a
+word taking the head its neighbour leaves), which no single move or lift passes.
+
 The random stream is reseeded every ``_SEED_BLOCK`` restarts from ``seed``, so a fixed seed gives
 the same result whether or not a time limit splits the work (unless the limit actually cuts it).
 
@@ -53,15 +54,15 @@ import numpy as np
 from ..compiling import clock, njit
 from ._checks import check_heads, check_inputs
 from .absent import Allowed, true_score, with_floor
-from .sampling import NO_REFCOUNT as _NO_REFCOUNT, head_tables, is_below, perturbed_tree, uniform_tree, weighted_tree
+from .sampling import NO_REFCOUNT as _NO_REFCOUNT, head_tables, is_below, uniform_tree, weighted_tree
 from .scoring import full_score
 
 
 _SEED_BLOCK = 8
 _RESTART_BUDGET = 4000  # default_max_restarts: restarts x n^2
-_MIN_CAP, _MAX_CAP = 20, 100
-_KICKS = 10  # restarts from the perturbed best tree after the default cap
-_KICK_WORDS = 4  # heads redrawn per kick
+_MIN_CAP, _MAX_CAP = 16, 100
+_PAIR_HEADS = 2  # new heads tried for the first word of a pair move: its best ones
+_PAIR_ROUNDS = 10  # pair moves applied at most, each followed by a climb
 _NO_CUBE = np.zeros((1, 1, 1))
 
 
@@ -101,7 +102,8 @@ def decode_hill_climb(
     ``-inf`` arcs are absent: used only when no tree avoids them (the score is then ``-inf``).
 
     The defaults were tuned against proven optima on real parser scores (EWT dev, every
-    sentence; ``benchmarks/decoders_real.py``): at least 20 restarts for long sentences, starts
+    sentence; ``benchmarks/decoders_real.py``): at least 20 restarts for long sentences (16 with
+    pair moves, which find as many optima at about the old decoding time), starts
     drawn half uniformly and half from ``exp(arc / 2)``, stop after 10 hits of the best score.
     """
     arc, sib, grand = check_inputs(arc, sib, grand)
@@ -120,15 +122,14 @@ def hill_climb_checked(allowed: Allowed, sib, grand, *, seed, init, max_restarts
     """``decode_hill_climb`` on inputs already checked (``allowed`` from ``absent.with_floor``)."""
     arc = allowed.arc
     size = arc.shape[0]
-    fresh = max_restarts
     if max_restarts is None:
-        fresh, max_restarts, min_restarts = default_caps(size - 1, min_restarts)
+        max_restarts, min_restarts = default_caps(size - 1, min_restarts)
     if size <= 2:
         heads = np.array([-1, 0][:size], dtype=np.int64)
         score = true_score(heads, allowed.mask, full_score(heads, arc, *_cubes(sib, grand)))
         return HillClimbResult(heads, score, 0, 0, False)
     search = _Search(arc, sib, grand, init, seed, uniform_share, temperature)
-    result = search.run(int(max_restarts), int(fresh), int(min_restarts), int(converge), time_limit)
+    result = search.run(int(max_restarts), int(min_restarts), int(converge), time_limit)
     if allowed.any_absent:
         result = result._replace(score=true_score(result.heads, allowed.mask, result.score))
     return result
@@ -150,17 +151,16 @@ class _Search:
         self.best = np.empty(size, dtype=np.int64)
         self.stats = np.array([-np.inf, 0.0, 0.0])  # best score, hits, restarts done
 
-    def run(self, max_restarts, fresh, min_restarts, converge, time_limit) -> HillClimbResult:
-        """Restarts ``fresh`` and later are kicks (up to ``max_restarts`` in all)."""
-        self.fresh = fresh
+    def run(self, max_restarts, min_restarts, converge, time_limit) -> HillClimbResult:
         if time_limit is None:
-            self._call(max_restarts, min_restarts, converge)
+            self._call(max_restarts, min_restarts, converge, True)
             return self._result(capped=False)
         start = clock()
         batch = 1
         while True:
             first = int(self.stats[2])
-            done = self._call(min(first + batch, max_restarts), min_restarts, converge)
+            stop = min(first + batch, max_restarts)
+            done = self._call(stop, min_restarts, converge, stop == max_restarts)
             if done or int(self.stats[2]) >= max_restarts:
                 return self._result(capped=False)
             elapsed = clock() - start
@@ -169,11 +169,11 @@ class _Search:
             per_restart = elapsed / max(int(self.stats[2]), 1)
             batch = int(min(64, max(1, 0.25 * (time_limit - elapsed) / max(per_restart, 1e-9))))
 
-    def _call(self, stop, min_restarts, converge) -> bool:
+    def _call(self, stop, min_restarts, converge, final) -> bool:
         return _search(
             self.arc, self.sib, self.grand, self.use_sib, self.use_grand, self.init, self.use_init,
-            self.head_cdf, self.root_cdf, self.share, self.seed, self.tol, stop, self.fresh,
-            min_restarts, converge, self.best, self.stats,
+            self.head_cdf, self.root_cdf, self.share, self.seed, self.tol, stop, min_restarts,
+            converge, final, self.best, self.stats,
         )
 
     def _result(self, capped) -> HillClimbResult:
@@ -192,11 +192,10 @@ def default_max_restarts(n: int) -> int:
 
 @njit(cache=True)
 def default_caps(n, min_restarts):
-    """``max_restarts=None`` for ``n`` words: ``(fresh, stop, low)``, the fresh restarts
-    (``default_max_restarts``), all restarts with the ``_KICKS`` kicks after them, and
-    ``min_restarts`` cut to the fresh ones."""
-    fresh = min(_MAX_CAP, max(_MIN_CAP, _RESTART_BUDGET // max(n, 1) ** 2))
-    return fresh, fresh + _KICKS, min(min_restarts, fresh)
+    """``max_restarts=None`` for ``n`` words: ``(stop, low)``, the restarts
+    (``default_max_restarts``) and ``min_restarts`` cut to them."""
+    stop = min(_MAX_CAP, max(_MIN_CAP, _RESTART_BUDGET // max(n, 1) ** 2))
+    return stop, min(min_restarts, stop)
 
 
 def _tolerance(arc, sib, grand) -> float:
@@ -251,9 +250,10 @@ def _check_settings(max_restarts, min_restarts, converge, time_limit, uniform_sh
 
 @njit(cache=True)
 def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_cdf, share, seed,
-            tol, stop, fresh, min_restarts, converge, best, stats):
+            tol, stop, min_restarts, converge, final, best, stats):
     """Run restarts ``stats[2]`` .. ``stop - 1``; update ``best``/``stats``; True once converged.
-    Restarts ``fresh`` and later are kicks: they climb from ``best`` with a few heads redrawn."""
+    When the search ends here (converged, or ``final``: ``stop`` is the last restart), pair moves
+    polish ``best`` (``_polish``)."""
     size = arc.shape[0]
     heads = np.empty(size, dtype=np.int64)
     in_tree = np.zeros(size, dtype=np.bool_)
@@ -265,8 +265,6 @@ def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_
         if use_init and k == 0:
             for j in range(heads.shape[0]):  # element by element: no shape-error formatting to compile
                 heads[j] = init[j]
-        elif k >= fresh:
-            perturbed_tree(heads, best, _KICK_WORDS, head_cdf)
         elif _is_uniform_start(k - int(use_init), share):
             uniform_tree(heads, in_tree, work[0])
         else:
@@ -282,8 +280,31 @@ def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_
         elif score >= stats[0] - tol:
             stats[1] += 1
         if stats[2] >= min_restarts and stats[1] >= converge:
+            _polish(heads, best, stats, arc, sib, grand, use_sib, use_grand, tol, work, tables)
             return True
+    if final:
+        _polish(heads, best, stats, arc, sib, grand, use_sib, use_grand, tol, work, tables)
     return False
+
+
+@njit(cache=True, inline="always")
+def _polish(heads, best, stats, arc, sib, grand, use_sib, use_grand, tol, work, tables):
+    """Improve ``best`` (score ``stats[0]``) by pair moves, each followed by a climb, until none
+    improves (at most ``_PAIR_ROUNDS``). Inlined into ``_search`` so that ``climb`` keeps one
+    caller (numba links a callee's code into each caller and optimizes it there again)."""
+    for j in range(best.shape[0]):
+        heads[j] = best[j]
+    for _ in range(_PAIR_ROUNDS):
+        _fill_tables(heads, arc, sib, grand, use_sib, use_grand, work, tables)
+        if not _pair_move(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
+            return
+        climb(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables)
+        score = full_score(heads, arc, sib, grand, use_sib, use_grand)
+        if not score > stats[0] + tol:
+            return
+        stats[0] = score
+        for j in range(best.shape[0]):
+            best[j] = heads[j]
 
 
 @njit(cache=True)
@@ -295,7 +316,7 @@ def _is_uniform_start(k, share):
 @njit(cache=True)
 def _workspace(size):
     """Scratch int64 rows: 0 walk pointers / visiting order, 1 pre-order, 2 stale ``below`` rows
-    (1: recompute before reading, ``_fresh_below``), 3-4 unused, 5 stack,
+    (1: recompute before reading, ``_fresh_below``), 3 a pair move's first heads, 4 its second words, 5 stack,
     6 children of one word, 7 child offsets, 8 children grouped by head (in index order), 9 pre-order position,
     10 subtree size."""
     return np.zeros((11, size + 1), dtype=np.int64)
@@ -304,7 +325,8 @@ def _workspace(size):
 @njit(cache=True)
 def _tables(size):
     """Float scratch ``(4, size, size)``: 0 ``attach``, 1 ``below``, 3 ``links`` (see
-    ``_fill_tables``), 2 (row 0) the parts of one modifier under every head."""
+    ``_fill_tables``), 2 row 0 the parts of one modifier under every head; for pair moves
+    (``_pair_move``) row 1 the first word's, row 2 each word's part under its head."""
     return np.empty((4, size, size))
 
 
@@ -425,6 +447,167 @@ def _lift(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables, indexed
     _after_move(best_d, q, p, heads, arc, sib, grand, use_sib, use_grand, work, tables)
     _after_move(best_m, p, best_x, heads, arc, sib, grand, use_sib, use_grand, work, tables)
     return True
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _pair_move(heads, arc, sib, grand, use_sib, use_grand, tol, work, tables):
+    """Apply the best improving pair move to ``heads``, if any, and return whether one was applied
+    (``tables`` filled for ``heads``; after a move they are stale: climb next, it refills them).
+
+    A pair moves a word ``a`` (not the root child) to one of its ``_PAIR_HEADS`` best other valid
+    heads ``x``, then a second word ``b`` to a head ``y`` on the tree after the first move. Only
+    second moves whose gain the first changed are tried (``_second_move``): on a local optimum
+    of single moves and lifts the others lose. The pair's gain is exact: the first move's gain
+    from the tables, the second's from the tables brought up to date (``_after_move``) and back.
+    Pairs reach optima where two words must change heads together (two siblings to a new head; a
+    word taking the head its neighbour leaves), which no single move or lift passes.
+    """
+    n = heads.shape[0] - 1
+    own, cur, chosen = tables[2, 1], tables[2, 2], work[3]
+    _index_tree(heads, work)
+    for b in range(1, n + 1):
+        cur[b] = _part(b, heads[b], heads, grand, use_grand, work, tables)
+    best_gain, best_a, best_x, best_b, best_y = tol, -1, -1, -1, -1
+    for a in range(1, n + 1):
+        p = heads[a]
+        if p == 0:
+            continue
+        _head_parts(a, heads, grand, use_grand, work, tables)
+        for h in range(1, n + 1):
+            own[h] = tables[2, 0, h]
+        for i in range(_top_heads(a, p, own, work, chosen)):
+            x = chosen[i]
+            first = own[x] - own[p]
+            heads[a] = x
+            _after_move(a, p, x, heads, arc, sib, grand, use_sib, use_grand, work, tables)
+            second, b, y = _second_move(a, p, x, heads, grand, use_grand, work, tables)
+            heads[a] = p
+            _after_move(a, x, p, heads, arc, sib, grand, use_sib, use_grand, work, tables)
+            if b > 0 and first + second > best_gain:
+                best_gain, best_a, best_x, best_b, best_y = first + second, a, x, b, y
+    if best_a < 0:
+        return False
+    heads[best_a] = best_x
+    heads[best_b] = best_y
+    return True
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _top_heads(a, p, own, work, chosen):
+    """Into ``chosen``: up to ``_PAIR_HEADS`` valid new heads of ``a`` (not the root, ``a``,
+    ``p`` or a word of ``a``'s subtree: ``work`` indexes the tree), best ``own`` part first;
+    return how many."""
+    pos, span = work[9], work[10]
+    count = 0
+    for _ in range(_PAIR_HEADS):
+        best_h, best = -1, -np.inf
+        for h in range(1, own.shape[0]):
+            if h == p or pos[a] <= pos[h] < pos[a] + span[a] or not own[h] > best:
+                continue
+            taken = False
+            for j in range(count):
+                taken = taken or chosen[j] == h
+            if not taken:
+                best_h, best = h, own[h]
+        if best_h < 0:
+            break
+        chosen[count] = best_h
+        count += 1
+    return count
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _second_move(a, p, x, heads, grand, use_grand, work, tables):
+    """The best valid second move ``(gain, b, y)`` after ``a`` moved from ``p`` to ``x``
+    (``heads`` and ``tables`` hold the moved tree; ``work`` indexes the tree before it,
+    ``tables[2, 2]`` holds each word's part there; ``b = -1``: none).
+
+    On a local optimum only the moves whose gain the first one changed can gain. It changed every
+    part of ``p`` and ``x`` (their children), of ``a``'s children and of ``a``'s chain neighbours
+    under ``p`` and ``x``: those rows are read whole. ``a``'s old ancestors may now move into
+    ``a``'s subtree. Every other word's part (theirs too) changed only under ``a`` (``a``'s head,
+    through the grand factors) and under ``p`` and ``x`` between ``a``'s chain neighbours
+    (``_relink``)."""
+    n = heads.shape[0] - 1
+    grouped, offsets, rows, pre, pos, span = work[8], work[7], work[4], work[1], work[9], work[10]
+    parts, cur = tables[2, 0], tables[2, 2]
+    s, t = _listed_neighbours(grouped, offsets, p, a, -1)
+    u, v = _listed_neighbours(grouped, offsets, x, a, -1)
+    count = 0
+    for b in (p, x, s, t, u, v):
+        count = _push(rows, count, b)
+    for k in range(offsets[a], offsets[a + 1]):
+        count = _push(rows, count, grouped[k])
+    whole = count
+    w = heads[p]
+    while w > 0 and heads[w] != 0:
+        count = _push(rows, count, w)
+        w = heads[w]
+    best, best_b, best_y = -np.inf, -1, -1
+    for k in range(count):
+        b = rows[k]
+        if b == a or heads[b] == 0:
+            continue
+        _head_parts(b, heads, grand, use_grand, work, tables)
+        q = heads[b]
+        first, stop = (1, n + 1) if k < whole else (pos[a], pos[a] + span[a])
+        for j in range(first, stop):
+            y = j if k < whole else pre[j]  # an old ancestor: only a's subtree is new to it
+            gain = parts[y] - parts[q]
+            if y != q and y != b and gain > best and not is_below(heads, y, b):
+                best, best_b, best_y = gain, b, y
+    for h, near, far in ((a, -1, -1), (p, s, t), (x, u, v)):
+        if h == a and not use_grand:
+            continue
+        first, stop, step = _changed_span(h, a, near, far, n)
+        for b in range(first, stop, step):
+            q = heads[b]
+            if b == a or q == 0 or q == h:
+                continue
+            gain = _part(b, h, heads, grand, use_grand, work, tables) - cur[b]
+            if gain > best and not _listed(rows, whole, b) and not is_below(heads, h, b):
+                best, best_b, best_y = gain, b, h
+    return best, best_b, best_y
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _changed_span(h, a, near, far, n):
+    """``(first, stop, step)``: the words whose part under ``h`` changed when ``a`` joined or
+    left ``h``'s children, ``near`` and ``far`` its chain neighbours there (``_relink``); every
+    word for ``h == a`` (``near == -1``)."""
+    if near < 0:
+        return 1, n + 1, 1
+    step = 1 if a > h else -1
+    first = h + step if near == h else near
+    stop = (n + 1 if step > 0 else 0) if far < 0 else far + step
+    return first, stop, step
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _listed(rows, count, b):
+    """Whether ``b`` is one of ``rows[:count]``."""
+    for k in range(count):
+        if rows[k] == b:
+            return True
+    return False
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _push(rows, count, b):
+    """Append the word ``b`` (not the root, not one already there) to ``rows[:count]``."""
+    if b <= 0 or _listed(rows, count, b):
+        return count
+    rows[count] = b
+    return count + 1
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def _part(m, h, heads, grand, use_grand, work, tables):
+    """``attach_part(h, m, ...)`` on the current tree, from the tables (``_head_parts``' entry)."""
+    if use_grand:
+        _fresh_below(m, heads, grand, work, tables)
+        return tables[0, m, h] + tables[1, m, h]
+    return tables[0, m, h]
 
 
 @njit(cache=True, **_NO_REFCOUNT)

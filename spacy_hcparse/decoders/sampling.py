@@ -145,26 +145,6 @@ def weighted_tree(heads, in_tree, nxt, head_cdf, root_cdf):
 
 
 @njit(cache=True, **NO_REFCOUNT)
-def perturbed_tree(heads, best, words, head_cdf):
-    """Fill ``heads`` with ``best`` (a valid single-root tree), then ``words`` times pick a uniform
-    word ``m`` and, unless it is the root child, give it a new head drawn from ``head_cdf[m]``
-    (``head_tables``); a head in ``m``'s own subtree is redrawn, up to 20 draws, else ``m`` keeps
-    its head. The result is a valid single-root tree a few heads away from ``best``."""
-    n = heads.shape[0] - 1
-    for j in range(n + 1):
-        heads[j] = best[j]
-    for _ in range(words):
-        m = np.random.randint(1, n + 1)
-        if heads[m] == 0:
-            continue
-        for _ in range(20):
-            h = _draw(head_cdf[m])
-            if h != m and h != heads[m] and not is_below(heads, h, m):
-                heads[m] = h
-                break
-
-
-@njit(cache=True, **NO_REFCOUNT)
 def is_below(heads, v, m):
     """Whether ``v`` lies in the subtree of ``m`` (``v == m`` included; ``heads`` a tree)."""
     while v > 0:

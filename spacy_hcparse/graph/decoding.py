@@ -307,8 +307,8 @@ def make_hill_climb_v2(
     """Hill climbing with ``decode_hill_climb``'s defaults, tuned against proven optima on EWT
     dev (``benchmarks/decoders_real.py``; figures in docs/decoders.md). ``max_restarts`` None: a
     cap that shrinks as the sentence grows (``decoders.hill_climb.default_max_restarts``: about
-    the same climbing work per sentence), then up to 10 kicks from the best tree for a search not
-    converged by it (``decoders.hill_climb``)."""
+    the same climbing work per sentence), then pair moves from the best tree
+    (``decoders.hill_climb``)."""
     return HillClimb(seed=seed, time_limit=time_limit, max_restarts=max_restarts, min_restarts=min_restarts,
                      converge=converge, uniform_share=uniform_share, temperature=temperature)
 

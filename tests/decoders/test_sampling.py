@@ -5,7 +5,7 @@ import pytest
 from spacy_hcparse.compiling import njit
 from spacy_hcparse.decoders import tree_problem
 from spacy_hcparse.decoders.absent import with_floor
-from spacy_hcparse.decoders.sampling import head_tables, perturbed_tree, uniform_tree, weighted_tree
+from spacy_hcparse.decoders.sampling import head_tables, uniform_tree, weighted_tree
 
 from .brute import all_trees
 
@@ -46,24 +46,6 @@ def _frequencies(draw, n, samples):
     for seed in range(samples):
         counts[index[tuple(draw(seed))]] += 1
     return trees, counts / samples
-
-
-@pytest.mark.parametrize("n", [2, 3, 7, 40])
-def test_perturbed_tree_stays_valid_and_near_the_best(n):
-    rng = np.random.default_rng(n)
-    arc = rng.normal(scale=3.0, size=(n + 1, n + 1))
-    head_cdf, _ = head_tables(arc, 2.0)
-    heads = np.empty(n + 1, dtype=np.int64)
-    moved = 0
-    for seed in range(50):
-        best = sample_uniform_tree(n, seed)
-        perturbed_tree(heads, best, 4, head_cdf)
-        assert tree_problem(heads) == ""
-        assert heads[best == 0][0] == 0  # the root child keeps its place
-        changed = int((heads != best).sum())
-        assert changed <= 4
-        moved += changed > 0
-    assert moved == 0 if n == 2 else moved > (0 if n == 3 else 40)  # n = 2: no other head exists
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 40])
