@@ -93,6 +93,15 @@ def _descendants(heads, m):
     return out
 
 
+def _instances(rng, trials, low, high, factors=(True, True)):
+    """``trials`` random problems of ``low <= n < high`` words, each with a uniform start tree:
+    ``(arc, sib, grand, heads)``."""
+    for trial in range(trials):
+        n = int(rng.integers(low, high))
+        arc, sib, grand = _scores(rng, n, *factors)
+        yield arc, sib, grand, sample_uniform_tree(n, seed=trial)
+
+
 # ------------------------------------------------------------------ incremental gains
 
 
@@ -100,10 +109,8 @@ def _descendants(heads, m):
 def test_move_gain_matches_rescoring(factors):
     rng = np.random.default_rng(7)
     checked = 0
-    for trial in range(150):
-        n = int(rng.integers(2, 12))
-        arc, sib, grand = _scores(rng, n, *factors)
-        heads = sample_uniform_tree(n, seed=trial)
+    for arc, sib, grand, heads in _instances(rng, 150, 2, 12, factors):
+        n = len(heads) - 1
         m = int(rng.integers(1, n + 1))
         if heads[m] == 0:
             continue
@@ -165,10 +172,8 @@ def _moved_tables(seed: int, factors, max_n: int, moves: int):
     to ``moves`` random head changes (``_after_move``; the root child stays): the heads, tables and
     scores at every step."""
     rng = np.random.default_rng(seed)
-    for trial in range(25):
-        n = int(rng.integers(2, max_n))
-        arc, sib, grand = _scores(rng, n, *factors)
-        heads = sample_uniform_tree(n, seed=trial)
+    for arc, sib, grand, heads in _instances(rng, 25, 2, max_n, factors):
+        n = len(heads) - 1
         work, tables = _filled(heads, arc, sib, grand)
         yield heads, work, tables, arc, sib, grand
         for _ in range(moves):
@@ -184,10 +189,7 @@ def _moved_tables(seed: int, factors, max_n: int, moves: int):
 
 def test_passes_and_lifts_never_lower_the_score():
     rng = np.random.default_rng(11)
-    for trial in range(40):
-        n = int(rng.integers(2, 15))
-        arc, sib, grand = _scores(rng, n)
-        heads = sample_uniform_tree(n, seed=trial)
+    for arc, sib, grand, heads in _instances(rng, 40, 2, 15):
         work, tables = _filled(heads, arc, sib, grand)
         for step in (_single_pass, _lift):
             before = tree_score(heads, arc, sib, grand)
@@ -234,11 +236,8 @@ def test_pair_move_is_the_best_pair_of_a_local_optimum(factors):
     nothing when none improves."""
     rng = np.random.default_rng(5)
     improvable = 0
-    for trial in range(200):
-        n = int(rng.integers(3, 9))
-        arc, sib, grand = _scores(rng, n, *factors)
-        heads = sample_uniform_tree(n, seed=trial)
-        climb(heads, arc, *_cubes(sib, grand), 1e-11, _workspace(n + 1), _tables(n + 1))
+    for arc, sib, grand, heads in _instances(rng, 200, 3, 9, factors):
+        climb(heads, arc, *_cubes(sib, grand), 1e-11, _workspace(len(heads)), _tables(len(heads)))
         best = _best_pair_gain(heads, arc, sib, grand)
         work, tables = _filled(heads, arc, sib, grand)
         moved = heads.copy()
