@@ -56,7 +56,7 @@ def hill_climb_batch(
     arcs, sizes, sib_counts=None, sib_triples=None, sib_values=None,
     grand_counts=None, grand_triples=None, grand_values=None, *,
     seed: int = 0, max_restarts: Optional[int] = None, min_restarts: int = 5, converge: int = 10,
-    uniform_share: float = 0.5, temperature: float = 2.0, threads: int = 1,
+    uniform_share: float = 0.5, temperature: float = 2.0, pair_moves: bool = True, threads: int = 1,
 ) -> BatchSearch:
     """Hill climbing from each span's MST tree over its arcs, sibling and grandparent factors
     (see the module docstring; the options are ``decode_hill_climb``'s, ``max_restarts`` None:
@@ -70,7 +70,7 @@ def hill_climb_batch(
                         np.zeros(len(sizes), dtype=np.int64), np.zeros(len(sizes), dtype=np.bool_))
     cap = -1 if max_restarts is None else int(max_restarts)
     settings = (int(seed) % (2**32), cap, int(min_restarts), int(converge), float(uniform_share),
-                float(temperature))
+                float(temperature), bool(pair_moves))
     with _threads(threads) as parallel:
         kernel = _climb_parallel if parallel else _climb_serial
         kernel(arcs, sizes, where.squares, where.rows, s_counts, s_triples, s_values, s_first,
@@ -116,7 +116,7 @@ def _floored_copy(arc, extra):
 # ----- hill climbing ---------------------------------------------------------------------------
 @njit(cache=True)
 def _climb_serial(arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                  g_values, g_first, seed, cap, min_restarts, converge, share, temperature, heads, scores, restarts,
+                  g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores, restarts,
                   searched):
     largest = 1
     for i in range(sizes.shape[0]):
@@ -124,25 +124,25 @@ def _climb_serial(arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_f
     cubes = np.zeros((2, largest * largest * largest))
     for i in range(sizes.shape[0]):
         _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, heads, scores, restarts,
+                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores, restarts,
                     searched, cubes)
 
 
 @njit(cache=True, parallel=True)
 def _climb_parallel(arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, heads, scores, restarts,
+                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores, restarts,
                     searched):
     for i in prange(sizes.shape[0]):
         size = sizes[i]
         cubes = np.zeros((2, size * size * size))
         _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, heads, scores, restarts,
+                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores, restarts,
                     searched, cubes)
 
 
 @njit(cache=True)
 def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                g_values, g_first, seed, cap, min_restarts, converge, share, temperature, heads, scores, restarts,
+                g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores, restarts,
                 searched, cubes):
     """Span ``i``: ``graph.decoding.HillClimb``'s steps (the MST tree, then ``_search`` from it),
     its tree written to ``heads`` and its score, restarts and ``searched`` flag at ``i``.
@@ -179,7 +179,7 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
         best = np.empty(size, dtype=np.int64)
         stats = np.array([-np.inf, 0.0, 0.0])
         _search(floored, sib, grand, use_sib, use_grand, mst, True, head_cdf, root_cdf, share, seed, 1e-11 * top,
-                max_restarts, low, converge, True, best, stats)
+                max_restarts, low, converge, pairs, True, best, stats)
         done = int(stats[2])
     _write_tree(i, best, floored, arc, sib, grand, use_sib, use_grand, out, scores)
     restarts[i] = done

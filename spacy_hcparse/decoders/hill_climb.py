@@ -91,12 +91,14 @@ def decode_hill_climb(
     time_limit: Optional[float] = None,
     uniform_share: float = 0.5,
     temperature: float = 2.0,
+    pair_moves: bool = True,
 ) -> HillClimbResult:
     """Best single-root tree found by randomized hill climbing under ``arc`` (+ ``sib``, ``grand``).
 
     Scores follow the module conventions (``arc[h, m]``, ``sib[h, s, m]``, ``grand[g, h, m]``;
     ``sib``/``grand`` optional). ``init``: a valid heads array climbed first. ``uniform_share``:
     the fraction of sampled starts drawn uniformly; the rest come from ``exp(arc / temperature)``.
+    ``pair_moves``: polish the best tree with pair moves when the search ends (module docstring).
     ``time_limit`` (seconds, ``None`` for no limit) is checked between batches of restarts; at
     least one restart always runs. n = 0 gives ``[-1]``; n = 1 gives ``[-1, 0]`` (no search).
     ``-inf`` arcs are absent: used only when no tree avoids them (the score is then ``-inf``).
@@ -114,11 +116,11 @@ def decode_hill_climb(
     return hill_climb_checked(allowed, sib, grand, seed=seed, init=init,
                               max_restarts=max_restarts, min_restarts=min_restarts,
                               converge=converge, time_limit=time_limit,
-                              uniform_share=uniform_share, temperature=temperature)
+                              uniform_share=uniform_share, temperature=temperature, pair_moves=pair_moves)
 
 
 def hill_climb_checked(allowed: Allowed, sib, grand, *, seed, init, max_restarts, min_restarts,
-                       converge, time_limit, uniform_share, temperature) -> HillClimbResult:
+                       converge, time_limit, uniform_share, temperature, pair_moves=True) -> HillClimbResult:
     """``decode_hill_climb`` on inputs already checked (``allowed`` from ``absent.with_floor``)."""
     arc = allowed.arc
     size = arc.shape[0]
@@ -128,7 +130,7 @@ def hill_climb_checked(allowed: Allowed, sib, grand, *, seed, init, max_restarts
         heads = np.array([-1, 0][:size], dtype=np.int64)
         score = true_score(heads, allowed.mask, full_score(heads, arc, *_cubes(sib, grand)))
         return HillClimbResult(heads, score, 0, 0, False)
-    search = _Search(arc, sib, grand, init, seed, uniform_share, temperature)
+    search = _Search(arc, sib, grand, init, seed, uniform_share, temperature, pair_moves)
     result = search.run(int(max_restarts), int(min_restarts), int(converge), time_limit)
     if allowed.any_absent:
         result = result._replace(score=true_score(result.heads, allowed.mask, result.score))
@@ -138,8 +140,9 @@ def hill_climb_checked(allowed: Allowed, sib, grand, *, seed, init, max_restarts
 class _Search:
     """The state carried between kernel calls: the best tree so far, its score, hits, restarts."""
 
-    def __init__(self, arc, sib, grand, init, seed, uniform_share, temperature):
+    def __init__(self, arc, sib, grand, init, seed, uniform_share, temperature, pairs=True):
         size = arc.shape[0]
+        self.pairs = bool(pairs)
         self.arc = arc
         self.sib, self.grand, self.use_sib, self.use_grand = _cubes(sib, grand)
         self.use_init = init is not None
@@ -173,7 +176,7 @@ class _Search:
         return _search(
             self.arc, self.sib, self.grand, self.use_sib, self.use_grand, self.init, self.use_init,
             self.head_cdf, self.root_cdf, self.share, self.seed, self.tol, stop, min_restarts,
-            converge, final, self.best, self.stats,
+            converge, self.pairs, final, self.best, self.stats,
         )
 
     def _result(self, capped) -> HillClimbResult:
@@ -250,10 +253,10 @@ def _check_settings(max_restarts, min_restarts, converge, time_limit, uniform_sh
 
 @njit(cache=True)
 def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_cdf, share, seed,
-            tol, stop, min_restarts, converge, final, best, stats):
+            tol, stop, min_restarts, converge, pairs, final, best, stats):
     """Run restarts ``stats[2]`` .. ``stop - 1``; update ``best``/``stats``; True once converged.
     When the search ends here (converged, or ``final``: ``stop`` is the last restart), pair moves
-    polish ``best`` (``_polish``)."""
+    polish ``best`` (``_polish``) if ``pairs``."""
     size = arc.shape[0]
     heads = np.empty(size, dtype=np.int64)
     in_tree = np.zeros(size, dtype=np.bool_)
@@ -280,9 +283,10 @@ def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_
         elif score >= stats[0] - tol:
             stats[1] += 1
         if stats[2] >= min_restarts and stats[1] >= converge:
-            _polish(heads, best, stats, arc, sib, grand, use_sib, use_grand, tol, work, tables)
+            if pairs:
+                _polish(heads, best, stats, arc, sib, grand, use_sib, use_grand, tol, work, tables)
             return True
-    if final:
+    if final and pairs:
         _polish(heads, best, stats, arc, sib, grand, use_sib, use_grand, tol, work, tables)
     return False
 

@@ -287,11 +287,13 @@ def make_hill_climb(
     uniform_share: float = 0.0,
     time_limit: Optional[float] = 0.5,
     seed: int = 0,
+    pair_moves: bool = False,
 ) -> HillClimb:
     """Hill climbing over every factor; see ``decode_hill_climb`` for the options. ``time_limit``:
-    seconds per sentence (None: no cap); ``seed``: the restarts' random seed."""
+    seconds per sentence (None: no cap); ``seed``: the restarts' random seed; no pair moves unless
+    asked (the search as v1 always ran it)."""
     return HillClimb(seed=seed, time_limit=time_limit, max_restarts=max_restarts, min_restarts=min_restarts,
-                     converge=converge, uniform_share=uniform_share)
+                     converge=converge, uniform_share=uniform_share, pair_moves=pair_moves)
 
 
 @registry.misc("spacy_hcparse.HillClimb.v2")
@@ -303,14 +305,17 @@ def make_hill_climb_v2(
     temperature: float = 2.0,
     time_limit: Optional[float] = 0.5,
     seed: int = 0,
+    pair_moves: bool = True,
 ) -> HillClimb:
     """Hill climbing with ``decode_hill_climb``'s defaults, tuned against proven optima on EWT
     dev (``benchmarks/decoders_real.py``; figures in docs/decoders.md). ``max_restarts`` None: a
     cap that shrinks as the sentence grows (``decoders.hill_climb.default_max_restarts``: about
-    the same climbing work per sentence), then pair moves from the best tree
-    (``decoders.hill_climb``)."""
+    the same climbing work per sentence); then pair moves from the best tree
+    (``decoders.hill_climb``) unless ``pair_moves`` is false, as in training (the hinge's
+    cost-augmented trees: docs/decoders.md)."""
     return HillClimb(seed=seed, time_limit=time_limit, max_restarts=max_restarts, min_restarts=min_restarts,
-                     converge=converge, uniform_share=uniform_share, temperature=temperature)
+                     converge=converge, uniform_share=uniform_share, temperature=temperature,
+                     pair_moves=pair_moves)
 
 
 @registry.misc("spacy_hcparse.Certified.v1")

@@ -8,7 +8,6 @@ from spacy_hcparse.decoders import decode_certified, tree_problem, tree_score
 from spacy_hcparse.decoders.hill_climb import (
     _PAIR_HEADS,
     HillClimbResult,
-    _Search,
     _after_move,
     _fill_tables,
     _fresh_below,
@@ -21,7 +20,6 @@ from spacy_hcparse.decoders.hill_climb import (
     chain_neighbours,
     climb,
     decode_hill_climb,
-    default_caps,
     default_max_restarts,
 )
 
@@ -387,23 +385,21 @@ def test_restart_cap_shrinks_with_length():
 
 @pytest.mark.parametrize("seed", [23, 28])
 def test_pair_moves_reach_the_proven_optimum_that_restarts_miss(seed):
-    """Rugged 16-word sentences: the default cap's restarts alone (``_search`` not told that it
-    ends, so without pair moves) stop below the optimum that certified decoding proves; pair
-    moves from their best tree reach it, with or without a time limit."""
+    """Rugged 16-word sentences: the default cap's restarts alone (``pair_moves=False``) stop
+    below the optimum that certified decoding proves; pair moves from their best tree reach it,
+    with or without a time limit."""
     rng = np.random.default_rng(seed)
     n = 16
     arc = rng.normal(scale=3.0, size=(n + 1, n + 1))
     sib, grand = rng.normal(size=(n + 1,) * 3), rng.normal(size=(n + 1,) * 3)
     proven = decode_certified(arc, sib, grand, time_limit=None)
     assert proven.certified
-    cap, low = default_caps(n, 5)
-    alone = _Search(arc, sib, grand, None, 0, 0.5, 2.0)
-    alone._call(cap, low, 10, False)
-    assert alone.stats[0] < proven.score - 1e-6
+    alone = decode_hill_climb(arc, sib, grand, pair_moves=False)
+    assert alone.score < proven.score - 1e-6
     for time_limit in (None, 10.0):
         found = decode_hill_climb(arc, sib, grand, time_limit=time_limit)
         assert found.score == pytest.approx(proven.score, abs=1e-9)
-        assert found.restarts == alone.stats[2]  # the same restarts, then the pairs
+        assert found.restarts == alone.restarts  # the same restarts, then the pairs
         assert tree_problem(found.heads) == ""
 
 
