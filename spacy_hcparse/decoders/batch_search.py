@@ -116,34 +116,34 @@ def _floored_copy(arc, extra):
 # ----- hill climbing ---------------------------------------------------------------------------
 @njit(cache=True)
 def _climb_serial(arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                  g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores, restarts,
-                  searched):
+                  g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores,
+                  restarts, searched):
     largest = 1
     for i in range(sizes.shape[0]):
         largest = max(largest, sizes[i])
     cubes = np.zeros((2, largest * largest * largest))
     for i in range(sizes.shape[0]):
         _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores, restarts,
-                    searched, cubes)
+                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores,
+                    restarts, searched, cubes)
 
 
 @njit(cache=True, parallel=True)
 def _climb_parallel(arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores, restarts,
-                    searched):
+                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores,
+                    restarts, searched):
     for i in prange(sizes.shape[0]):
         size = sizes[i]
         cubes = np.zeros((2, size * size * size))
         _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores, restarts,
-                    searched, cubes)
+                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores,
+                    restarts, searched, cubes)
 
 
 @njit(cache=True)
 def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores, restarts,
-                searched, cubes):
+                g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores,
+                restarts, searched, cubes):
     """Span ``i``: ``graph.decoding.HillClimb``'s steps (the MST tree, then ``_search`` from it),
     its tree written to ``heads`` and its score, restarts and ``searched`` flag at ``i``.
     ``cubes`` (2, >= size^3): zeroed scratch for the dense sibling and grandparent cubes, zeroed

@@ -30,8 +30,8 @@ from .hill_climb import _check_settings, hill_climb_checked
 from .mst import mst_kernel
 from .scoring import full_score
 
-HILL_CLIMB_DEFAULTS = {"max_restarts": None, "min_restarts": 5, "converge": 10,
-                       "uniform_share": 0.5, "temperature": 2.0}  # decode_hill_climb's defaults
+HILL_CLIMB_DEFAULTS = {"max_restarts": None, "min_restarts": 5, "converge": 10,  # decode_hill_climb's
+                       "uniform_share": 0.5, "temperature": 2.0, "pair_moves": True}
 
 
 class CertifiedResult(NamedTuple):

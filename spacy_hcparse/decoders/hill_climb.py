@@ -104,8 +104,8 @@ def decode_hill_climb(
     ``-inf`` arcs are absent: used only when no tree avoids them (the score is then ``-inf``).
 
     The defaults were tuned against proven optima on real parser scores (EWT dev, every
-    sentence; ``benchmarks/decoders_real.py``): at least 20 restarts for long sentences (16 with
-    pair moves, which find as many optima at about the old decoding time), starts
+    sentence; ``benchmarks/decoders_real.py``): at least 16 restarts for long sentences (20 before
+    pair moves, which find more optima at the old decoding time), starts
     drawn half uniformly and half from ``exp(arc / 2)``, stop after 10 hits of the best score.
     """
     arc, sib, grand = check_inputs(arc, sib, grand)
@@ -120,7 +120,7 @@ def decode_hill_climb(
 
 
 def hill_climb_checked(allowed: Allowed, sib, grand, *, seed, init, max_restarts, min_restarts,
-                       converge, time_limit, uniform_share, temperature, pair_moves=True) -> HillClimbResult:
+                       converge, time_limit, uniform_share, temperature, pair_moves) -> HillClimbResult:
     """``decode_hill_climb`` on inputs already checked (``allowed`` from ``absent.with_floor``)."""
     arc = allowed.arc
     size = arc.shape[0]
@@ -140,7 +140,7 @@ def hill_climb_checked(allowed: Allowed, sib, grand, *, seed, init, max_restarts
 class _Search:
     """The state carried between kernel calls: the best tree so far, its score, hits, restarts."""
 
-    def __init__(self, arc, sib, grand, init, seed, uniform_share, temperature, pairs=True):
+    def __init__(self, arc, sib, grand, init, seed, uniform_share, temperature, pairs):
         size = arc.shape[0]
         self.pairs = bool(pairs)
         self.arc = arc

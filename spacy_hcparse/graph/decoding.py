@@ -290,8 +290,8 @@ def make_hill_climb(
     pair_moves: bool = False,
 ) -> HillClimb:
     """Hill climbing over every factor; see ``decode_hill_climb`` for the options. ``time_limit``:
-    seconds per sentence (None: no cap); ``seed``: the restarts' random seed; no pair moves unless
-    asked (the search as v1 always ran it)."""
+    seconds per sentence (None: no cap); ``seed``: the restarts' random seed; ``pair_moves``
+    off by default, as v1 has always searched."""
     return HillClimb(seed=seed, time_limit=time_limit, max_restarts=max_restarts, min_restarts=min_restarts,
                      converge=converge, uniform_share=uniform_share, pair_moves=pair_moves)
 
