@@ -24,6 +24,7 @@ from numba import prange
 from ..compiling import njit
 from .absent import _any_absent, _fill_absent, usable_mask, uses_absent
 from .batch import _checked_siblings, _checked_squares, _threads, _usable_range, layout
+from .eisner import eisner2_kernel, eisner_kernel
 from .hill_climb import _arc_abs_max, _check_settings, _search, default_caps
 from .mst import mst_kernel
 from .sampling import head_tables
@@ -56,7 +57,8 @@ def hill_climb_batch(
     arcs, sizes, sib_counts=None, sib_triples=None, sib_values=None,
     grand_counts=None, grand_triples=None, grand_values=None, *,
     seed: int = 0, max_restarts: Optional[int] = None, min_restarts: int = 5, converge: int = 10,
-    uniform_share: float = 0.5, temperature: float = 2.0, pair_moves: bool = True, threads: int = 1,
+    uniform_share: float = 0.5, temperature: float = 2.0, pair_moves: bool = True,
+    projective_start: bool = True, threads: int = 1,
 ) -> BatchSearch:
     """Hill climbing from each span's MST tree over its arcs, sibling and grandparent factors
     (see the module docstring; the options are ``decode_hill_climb``'s, ``max_restarts`` None:
@@ -70,7 +72,7 @@ def hill_climb_batch(
                         np.zeros(len(sizes), dtype=np.int64), np.zeros(len(sizes), dtype=np.bool_))
     cap = -1 if max_restarts is None else int(max_restarts)
     settings = (int(seed) % (2**32), cap, int(min_restarts), int(converge), float(uniform_share),
-                float(temperature), bool(pair_moves))
+                float(temperature), bool(pair_moves), bool(projective_start))
     with _threads(threads) as parallel:
         kernel = _climb_parallel if parallel else _climb_serial
         kernel(arcs, sizes, where.squares, where.rows, s_counts, s_triples, s_values, s_first,
@@ -116,34 +118,34 @@ def _floored_copy(arc, extra):
 # ----- hill climbing ---------------------------------------------------------------------------
 @njit(cache=True)
 def _climb_serial(arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                  g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores,
-                  restarts, searched):
+                  g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, projective,
+                  heads, scores, restarts, searched):
     largest = 1
     for i in range(sizes.shape[0]):
         largest = max(largest, sizes[i])
     cubes = np.zeros((2, largest * largest * largest))
     for i in range(sizes.shape[0]):
         _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores,
-                    restarts, searched, cubes)
+                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, projective,
+                    heads, scores, restarts, searched, cubes)
 
 
 @njit(cache=True, parallel=True)
 def _climb_parallel(arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores,
-                    restarts, searched):
+                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, projective,
+                    heads, scores, restarts, searched):
     for i in prange(sizes.shape[0]):
         size = sizes[i]
         cubes = np.zeros((2, size * size * size))
         _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores,
-                    restarts, searched, cubes)
+                    g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, projective,
+                    heads, scores, restarts, searched, cubes)
 
 
 @njit(cache=True)
 def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_first, g_counts, g_triples,
-                g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, heads, scores,
-                restarts, searched, cubes):
+                g_values, g_first, seed, cap, min_restarts, converge, share, temperature, pairs, projective,
+                heads, scores, restarts, searched, cubes):
     """Span ``i``: ``graph.decoding.HillClimb``'s steps (the MST tree, then ``_search`` from it),
     its tree written to ``heads`` and its score, restarts and ``searched`` flag at ``i``.
     ``cubes`` (2, >= size^3): zeroed scratch for the dense sibling and grandparent cubes, zeroed
@@ -178,13 +180,32 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
         head_cdf, root_cdf = head_tables(floored, temperature)
         best = np.empty(size, dtype=np.int64)
         stats = np.array([-np.inf, 0.0, 0.0])
-        _search(floored, sib, grand, use_sib, use_grand, mst, True, head_cdf, root_cdf, share, seed, 1e-11 * top,
+        starts = _start_trees(mst, floored, sib, use_sib, projective)
+        _search(floored, sib, grand, use_sib, use_grand, starts, head_cdf, root_cdf, share, seed, 1e-11 * top,
                 max_restarts, low, converge, pairs, True, best, stats)
         done = int(stats[2])
     _write_tree(i, best, floored, arc, sib, grand, use_sib, use_grand, out, scores)
     restarts[i] = done
     _clear_cube(sib, use_sib, s_triples, s_first[i], s_counts[i])
     _clear_cube(grand, use_grand, g_triples, g_first[i], g_counts[i])
+
+
+@njit(cache=True)
+def _start_trees(mst, floored, sib, use_sib, projective):
+    """``hill_climb.start_trees(mst, floored, sib, projective)``: the MST tree, then the
+    projective one where it differs."""
+    size = mst.shape[0]
+    starts = np.empty((2, size), dtype=np.int64)
+    for j in range(size):
+        starts[0, j] = mst[j]
+    if not projective:
+        return starts[:1]
+    tree = eisner2_kernel(floored, sib) if use_sib else eisner_kernel(floored)
+    same = True
+    for j in range(size):
+        starts[1, j] = tree[j]
+        same = same and tree[j] == mst[j]
+    return starts[:1] if same else starts
 
 
 @njit(cache=True)

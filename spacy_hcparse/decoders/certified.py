@@ -31,7 +31,8 @@ from .mst import mst_kernel
 from .scoring import full_score
 
 HILL_CLIMB_DEFAULTS = {"max_restarts": None, "min_restarts": 5, "converge": 10,  # decode_hill_climb's
-                       "uniform_share": 0.5, "temperature": 2.0, "pair_moves": True}
+                       "uniform_share": 0.5, "temperature": 2.0, "pair_moves": True,
+                       "projective_start": True}
 
 
 class CertifiedResult(NamedTuple):

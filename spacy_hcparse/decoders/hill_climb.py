@@ -8,9 +8,10 @@ distance from ``h``, ``s == h`` for the closest one (the root only has right mod
 ``grand[g, h, m]`` scores the arcs ``g -> h`` and ``h -> m`` together (``h != 0``). A tree is an
 int64 ``heads`` array of shape (n+1,), ``heads[0] == -1``, exactly one word attached to 0.
 
-Each restart draws a start tree (see ``sampling.py``: uniform single-root trees and trees from the
-first-order scores, interleaved by ``uniform_share``; a caller's ``init`` tree comes first), then
-climbs: a pass visits the words deepest-first (the reverse of a depth-first pre-order from the root,
+The first restarts climb the given start trees: a caller's ``init`` tree, then (``projective_start``)
+the best projective tree under the arc and sibling factors (Eisner, ``eisner.py``), unless it is the
+same tree. Every later restart draws a start tree (see ``sampling.py``: uniform single-root trees and
+trees from the first-order scores, interleaved by ``uniform_share``). Each start then climbs: a pass visits the words deepest-first (the reverse of a depth-first pre-order from the root,
 children in index order) and gives each word ``m`` its best head among those that keep a valid
 single-root tree (not ``m``, not a descendant of ``m``, never the root 0; the root child itself
 stays). Passes repeat until one changes nothing; then the best improving *lift* is applied (a
@@ -54,6 +55,7 @@ import numpy as np
 from ..compiling import clock, njit
 from ._checks import check_heads, check_inputs
 from .absent import Allowed, true_score, with_floor
+from .eisner import eisner2_kernel, eisner_kernel
 from .sampling import NO_REFCOUNT as _NO_REFCOUNT, head_tables, is_below, uniform_tree, weighted_tree
 from .scoring import full_score
 
@@ -92,6 +94,7 @@ def decode_hill_climb(
     uniform_share: float = 0.5,
     temperature: float = 2.0,
     pair_moves: bool = True,
+    projective_start: bool = True,
 ) -> HillClimbResult:
     """Best single-root tree found by randomized hill climbing under ``arc`` (+ ``sib``, ``grand``).
 
@@ -99,6 +102,8 @@ def decode_hill_climb(
     ``sib``/``grand`` optional). ``init``: a valid heads array climbed first. ``uniform_share``:
     the fraction of sampled starts drawn uniformly; the rest come from ``exp(arc / temperature)``.
     ``pair_moves``: polish the best tree with pair moves when the search ends (module docstring).
+    ``projective_start``: climb the best projective tree under ``arc`` and ``sib`` as a start too,
+    after ``init``.
     ``time_limit`` (seconds, ``None`` for no limit) is checked between batches of restarts; at
     least one restart always runs. n = 0 gives ``[-1]``; n = 1 gives ``[-1, 0]`` (no search).
     ``-inf`` arcs are absent: used only when no tree avoids them (the score is then ``-inf``).
@@ -106,7 +111,9 @@ def decode_hill_climb(
     The defaults were tuned against proven optima on real parser scores (EWT dev, every
     sentence; ``benchmarks/decoders_real.py``): at least 16 restarts for long sentences (20 before
     pair moves, which find more optima at the old decoding time), starts
-    drawn half uniformly and half from ``exp(arc / 2)``, stop after 10 hits of the best score.
+    drawn half uniformly and half from ``exp(arc / 2)``, stop after 10 hits of the best score;
+    the projective start finds optima that the MST start and the restarts miss where most trees
+    are projective (docs/decoders.md).
     """
     arc, sib, grand = check_inputs(arc, sib, grand)
     allowed = with_floor(arc, sib, grand)
@@ -116,11 +123,13 @@ def decode_hill_climb(
     return hill_climb_checked(allowed, sib, grand, seed=seed, init=init,
                               max_restarts=max_restarts, min_restarts=min_restarts,
                               converge=converge, time_limit=time_limit,
-                              uniform_share=uniform_share, temperature=temperature, pair_moves=pair_moves)
+                              uniform_share=uniform_share, temperature=temperature, pair_moves=pair_moves,
+                              projective_start=projective_start)
 
 
 def hill_climb_checked(allowed: Allowed, sib, grand, *, seed, init, max_restarts, min_restarts,
-                       converge, time_limit, uniform_share, temperature, pair_moves) -> HillClimbResult:
+                       converge, time_limit, uniform_share, temperature, pair_moves,
+                       projective_start) -> HillClimbResult:
     """``decode_hill_climb`` on inputs already checked (``allowed`` from ``absent.with_floor``)."""
     arc = allowed.arc
     size = arc.shape[0]
@@ -130,23 +139,35 @@ def hill_climb_checked(allowed: Allowed, sib, grand, *, seed, init, max_restarts
         heads = np.array([-1, 0][:size], dtype=np.int64)
         score = true_score(heads, allowed.mask, full_score(heads, arc, *_cubes(sib, grand)))
         return HillClimbResult(heads, score, 0, 0, False)
-    search = _Search(arc, sib, grand, init, seed, uniform_share, temperature, pair_moves)
+    starts = start_trees(init, arc, sib, projective_start)
+    search = _Search(arc, sib, grand, starts, seed, uniform_share, temperature, pair_moves)
     result = search.run(int(max_restarts), int(min_restarts), int(converge), time_limit)
     if allowed.any_absent:
         result = result._replace(score=true_score(result.heads, allowed.mask, result.score))
     return result
 
 
+def start_trees(init, arc, sib, projective: bool) -> np.ndarray:
+    """The trees climbed first, one per row (int64 (k, n+1), k <= 2): ``init`` if given, then
+    the best projective tree under ``arc`` (floored, finite) and ``sib`` if ``projective`` and
+    it differs from ``init``."""
+    starts = [] if init is None else [init]
+    if projective:
+        tree = eisner_kernel(arc) if sib is None else eisner2_kernel(arc, sib)
+        if init is None or not np.array_equal(tree, init):
+            starts.append(tree)
+    return np.array(starts, dtype=np.int64).reshape(len(starts), arc.shape[0])
+
+
 class _Search:
     """The state carried between kernel calls: the best tree so far, its score, hits, restarts."""
 
-    def __init__(self, arc, sib, grand, init, seed, uniform_share, temperature, pairs):
+    def __init__(self, arc, sib, grand, starts, seed, uniform_share, temperature, pairs):
         size = arc.shape[0]
         self.pairs = bool(pairs)
         self.arc = arc
         self.sib, self.grand, self.use_sib, self.use_grand = _cubes(sib, grand)
-        self.use_init = init is not None
-        self.init = init if init is not None else np.zeros(size, dtype=np.int64)
+        self.starts = starts
         self.head_cdf, self.root_cdf = head_tables(arc, float(temperature))
         self.seed = int(seed) % (2**32)
         self.share = float(uniform_share)
@@ -174,8 +195,7 @@ class _Search:
 
     def _call(self, stop, min_restarts, converge, final) -> bool:
         return _search(
-            self.arc, self.sib, self.grand, self.use_sib, self.use_grand, self.init, self.use_init,
-            self.head_cdf, self.root_cdf, self.share, self.seed, self.tol, stop, min_restarts,
+            self.arc, self.sib, self.grand, self.use_sib, self.use_grand, self.starts, self.head_cdf, self.root_cdf, self.share, self.seed, self.tol, stop, min_restarts,
             converge, self.pairs, final, self.best, self.stats,
         )
 
@@ -252,9 +272,10 @@ def _check_settings(max_restarts, min_restarts, converge, time_limit, uniform_sh
 
 
 @njit(cache=True)
-def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_cdf, share, seed,
+def _search(arc, sib, grand, use_sib, use_grand, starts, head_cdf, root_cdf, share, seed,
             tol, stop, min_restarts, converge, pairs, final, best, stats):
     """Run restarts ``stats[2]`` .. ``stop - 1``; update ``best``/``stats``; True once converged.
+    Restart ``k`` climbs ``starts[k]`` while ``k < len(starts)``, then sampled trees.
     When the search ends here (converged, or ``final``: ``stop`` is the last restart), pair moves
     polish ``best`` (``_polish``) if ``pairs``."""
     size = arc.shape[0]
@@ -265,10 +286,10 @@ def _search(arc, sib, grand, use_sib, use_grand, init, use_init, head_cdf, root_
     for k in range(int(stats[2]), stop):
         if k % _SEED_BLOCK == 0:
             np.random.seed((seed * 69069 + (k // _SEED_BLOCK) * 1013904223 + 1) % 4294967296)
-        if use_init and k == 0:
+        if k < starts.shape[0]:
             for j in range(heads.shape[0]):  # element by element: no shape-error formatting to compile
-                heads[j] = init[j]
-        elif _is_uniform_start(k - int(use_init), share):
+                heads[j] = starts[k, j]
+        elif _is_uniform_start(k - starts.shape[0], share):
             uniform_tree(heads, in_tree, work[0])
         else:
             weighted_tree(heads, in_tree, work[0], head_cdf, root_cdf)

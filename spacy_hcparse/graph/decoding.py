@@ -288,12 +288,14 @@ def make_hill_climb(
     time_limit: Optional[float] = 0.5,
     seed: int = 0,
     pair_moves: bool = False,
+    projective_start: bool = False,
 ) -> HillClimb:
     """Hill climbing over every factor; see ``decode_hill_climb`` for the options. ``time_limit``:
-    seconds per sentence (None: no cap); ``seed``: the restarts' random seed; ``pair_moves``
-    off by default, as v1 has always searched."""
+    seconds per sentence (None: no cap); ``seed``: the restarts' random seed; ``pair_moves`` and
+    ``projective_start`` off by default, as v1 has always searched."""
     return HillClimb(seed=seed, time_limit=time_limit, max_restarts=max_restarts, min_restarts=min_restarts,
-                     converge=converge, uniform_share=uniform_share, pair_moves=pair_moves)
+                     converge=converge, uniform_share=uniform_share, pair_moves=pair_moves,
+                     projective_start=projective_start)
 
 
 @registry.misc("spacy_hcparse.HillClimb.v2")
@@ -306,16 +308,18 @@ def make_hill_climb_v2(
     time_limit: Optional[float] = 0.5,
     seed: int = 0,
     pair_moves: bool = True,
+    projective_start: bool = True,
 ) -> HillClimb:
     """Hill climbing with ``decode_hill_climb``'s defaults, tuned against proven optima on EWT
     dev (``benchmarks/decoders_real.py``; figures in docs/decoders.md). ``max_restarts`` None: a
     cap that shrinks as the sentence grows (``decoders.hill_climb.default_max_restarts``: about
-    the same climbing work per sentence); then pair moves from the best tree
-    (``decoders.hill_climb``) unless ``pair_moves`` is false, as in training (the hinge's
-    cost-augmented trees: docs/decoders.md)."""
+    the same climbing work per sentence); the best projective tree as the second start unless
+    ``projective_start`` is false; then pair moves from the best tree (``decoders.hill_climb``)
+    unless ``pair_moves`` is false. Training turns both off (the hinge's cost-augmented trees:
+    docs/decoders.md)."""
     return HillClimb(seed=seed, time_limit=time_limit, max_restarts=max_restarts, min_restarts=min_restarts,
                      converge=converge, uniform_share=uniform_share, temperature=temperature,
-                     pair_moves=pair_moves)
+                     pair_moves=pair_moves, projective_start=projective_start)
 
 
 @registry.misc("spacy_hcparse.Certified.v1")

@@ -79,7 +79,7 @@ def test_mst_batch_is_per_span(seed, n_spans, ties):
 @given(seed=st.integers(0, 10**6), n_spans=st.integers(0, 8), ties=st.booleans(),
        options=st.sampled_from([{}, {"max_restarts": 3, "min_restarts": 1, "converge": 2, "uniform_share": 0.0},
                                 {"max_restarts": 7, "uniform_share": 1.0, "temperature": 0.5, "seed": 11},
-                                {"pair_moves": False}]))
+                                {"pair_moves": False}, {"pair_moves": False, "projective_start": False}]))
 def test_hill_climb_batch_is_per_span(seed, n_spans, ties, options):
     """Same trees as the per-span decoder, every one a valid single-root tree."""
     arcs, sibs, grands = random_spans(seed, n_spans, ties)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spacy_hcparse.decoders import decode_certified, tree_problem, tree_score
+from spacy_hcparse.decoders import decode_certified, decode_eisner, tree_problem, tree_score
 from spacy_hcparse.decoders.hill_climb import (
     _PAIR_HEADS,
     HillClimbResult,
@@ -234,7 +234,7 @@ def test_pair_move_is_the_best_pair_of_a_local_optimum(factors):
     nothing when none improves."""
     rng = np.random.default_rng(5)
     improvable = 0
-    for arc, sib, grand, heads in _instances(rng, 200, 3, 9, factors):
+    for arc, sib, grand, heads in _instances(rng, 200, 3, 7, factors):
         climb(heads, arc, *_cubes(sib, grand), 1e-11, _workspace(len(heads)), _tables(len(heads)))
         best = _best_pair_gain(heads, arc, sib, grand)
         work, tables = _filled(heads, arc, sib, grand)
@@ -385,22 +385,46 @@ def test_restart_cap_shrinks_with_length():
 
 @pytest.mark.parametrize("seed", [23, 28])
 def test_pair_moves_reach_the_proven_optimum_that_restarts_miss(seed):
-    """Rugged 16-word sentences: the default cap's restarts alone (``pair_moves=False``) stop
-    below the optimum that certified decoding proves; pair moves from their best tree reach it,
-    with or without a time limit."""
+    """Rugged 16-word sentences: the default cap's restarts alone (``pair_moves=False``, no
+    projective start) stop below the optimum that certified decoding proves; pair moves from their
+    best tree reach it, with or without a time limit."""
     rng = np.random.default_rng(seed)
     n = 16
     arc = rng.normal(scale=3.0, size=(n + 1, n + 1))
     sib, grand = rng.normal(size=(n + 1,) * 3), rng.normal(size=(n + 1,) * 3)
     proven = decode_certified(arc, sib, grand, time_limit=None)
     assert proven.certified
-    alone = decode_hill_climb(arc, sib, grand, pair_moves=False)
+    alone = decode_hill_climb(arc, sib, grand, pair_moves=False, projective_start=False)
     assert alone.score < proven.score - 1e-6
     for time_limit in (None, 10.0):
-        found = decode_hill_climb(arc, sib, grand, time_limit=time_limit)
+        found = decode_hill_climb(arc, sib, grand, time_limit=time_limit, projective_start=False)
         assert found.score == pytest.approx(proven.score, abs=1e-9)
         assert found.restarts == alone.restarts  # the same restarts, then the pairs
         assert tree_problem(found.heads) == ""
+
+
+@pytest.mark.parametrize("factors", [(True, True), (True, False), (False, True)])
+def test_projective_start_is_climbed(factors):
+    """With ``projective_start`` the search climbs the best projective tree under the arcs and
+    siblings: it never ends below that tree's score under every factor, even when the restart cap
+    leaves room for no other start than ``init`` and that one; where that tree is the optimum
+    (arcs and siblings only, a projective optimum), the search returns it."""
+    rng = np.random.default_rng(11)
+    below = 0
+    for arc, sib, grand, heads in _instances(rng, 200, 3, 7, factors):
+        projective = decode_eisner(arc, sib)
+        target = tree_score(projective, arc, sib, grand)
+        found = decode_hill_climb(arc, sib, grand, init=heads, max_restarts=2, min_restarts=1, pair_moves=False)
+        assert found.score >= target - 1e-9
+        assert tree_problem(found.heads) == ""
+        alone = decode_hill_climb(arc, sib, grand, init=heads, max_restarts=2, min_restarts=1,
+                                  pair_moves=False, projective_start=False)
+        below += alone.score < target - 1e-9
+        if grand is None:
+            optimum = best_tree(len(heads) - 1, arc, sib)[0]
+            if optimum <= target + 1e-9:
+                assert found.score == pytest.approx(optimum, abs=1e-9)
+    assert below > 0  # the start matters: without it the capped search ends below that tree
 
 
 @pytest.mark.parametrize(
