@@ -24,8 +24,7 @@ from numba import prange
 from ..compiling import njit
 from .absent import _any_absent, _fill_absent, usable_mask, uses_absent
 from .batch import _checked_siblings, _checked_squares, _threads, _usable_range, layout
-from .eisner import eisner2_kernel, eisner_kernel
-from .hill_climb import _arc_abs_max, _check_settings, _search, default_caps
+from .hill_climb import _arc_abs_max, _check_settings, _search, default_caps, start_trees
 from .mst import mst_kernel
 from .sampling import head_tables
 from .scoring import arc_part, full_score
@@ -180,7 +179,7 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
         head_cdf, root_cdf = head_tables(floored, temperature)
         best = np.empty(size, dtype=np.int64)
         stats = np.array([-np.inf, 0.0, 0.0])
-        starts = _start_trees(mst, floored, sib, use_sib, projective)
+        starts = start_trees(mst, True, floored, sib, use_sib, projective)
         _search(floored, sib, grand, use_sib, use_grand, starts, head_cdf, root_cdf, share, seed, 1e-11 * top,
                 max_restarts, low, converge, pairs, True, best, stats)
         done = int(stats[2])
@@ -188,24 +187,6 @@ def _climb_span(i, arcs, sizes, squares, rows, s_counts, s_triples, s_values, s_
     restarts[i] = done
     _clear_cube(sib, use_sib, s_triples, s_first[i], s_counts[i])
     _clear_cube(grand, use_grand, g_triples, g_first[i], g_counts[i])
-
-
-@njit(cache=True)
-def _start_trees(mst, floored, sib, use_sib, projective):
-    """``hill_climb.start_trees(mst, floored, sib, projective)``: the MST tree, then the
-    projective one where it differs."""
-    size = mst.shape[0]
-    starts = np.empty((2, size), dtype=np.int64)
-    for j in range(size):
-        starts[0, j] = mst[j]
-    if not projective:
-        return starts[:1]
-    tree = eisner2_kernel(floored, sib) if use_sib else eisner_kernel(floored)
-    same = True
-    for j in range(size):
-        starts[1, j] = tree[j]
-        same = same and tree[j] == mst[j]
-    return starts[:1] if same else starts
 
 
 @njit(cache=True)

@@ -8,13 +8,14 @@ distance from ``h``, ``s == h`` for the closest one (the root only has right mod
 ``grand[g, h, m]`` scores the arcs ``g -> h`` and ``h -> m`` together (``h != 0``). A tree is an
 int64 ``heads`` array of shape (n+1,), ``heads[0] == -1``, exactly one word attached to 0.
 
-The first restarts climb the given start trees: a caller's ``init`` tree, then (``projective_start``)
-the best projective tree under the arc and sibling factors (Eisner, ``eisner.py``), unless it is the
-same tree. Every later restart draws a start tree (see ``sampling.py``: uniform single-root trees and
-trees from the first-order scores, interleaved by ``uniform_share``). Each start then climbs: a pass visits the words deepest-first (the reverse of a depth-first pre-order from the root,
-children in index order) and gives each word ``m`` its best head among those that keep a valid
-single-root tree (not ``m``, not a descendant of ``m``, never the root 0; the root child itself
-stays). Passes repeat until one changes nothing; then the best improving *lift* is applied (a
+The first restarts climb the given start trees: a caller's ``init`` tree, then
+(``projective_start``) the best projective tree under the arc and sibling factors (Eisner,
+``eisner.py``) unless it is the same tree. Every later restart draws a start tree (see
+``sampling.py``: uniform single-root trees and trees from the first-order scores, interleaved by
+``uniform_share``). Each start then climbs: a pass visits the words deepest-first (the reverse of
+a depth-first pre-order from the root, children in index order) and gives each word ``m`` its
+best head among those that keep a valid single-root tree (not ``m``, not a descendant of ``m``,
+never the root 0; the root child itself stays). Passes repeat until one changes nothing; then the best improving *lift* is applied (a
 two-arc move: a child ``d`` of ``m`` takes ``m``'s head and ``m`` goes under the subtree of ``d``;
 for the root child ``m`` any descendant ``d`` may become the new root child) and passes resume.
 Lifts reach what single head changes cannot (a new root child, ``m`` under its own descendant);
@@ -139,24 +140,15 @@ def hill_climb_checked(allowed: Allowed, sib, grand, *, seed, init, max_restarts
         heads = np.array([-1, 0][:size], dtype=np.int64)
         score = true_score(heads, allowed.mask, full_score(heads, arc, *_cubes(sib, grand)))
         return HillClimbResult(heads, score, 0, 0, False)
-    starts = start_trees(init, arc, sib, projective_start)
+    sib_cube, _, use_sib, _ = _cubes(sib, grand)
+    use_init = init is not None
+    starts = start_trees(init if use_init else np.zeros(size, dtype=np.int64), use_init, arc, sib_cube, use_sib,
+                         bool(projective_start))
     search = _Search(arc, sib, grand, starts, seed, uniform_share, temperature, pair_moves)
     result = search.run(int(max_restarts), int(min_restarts), int(converge), time_limit)
     if allowed.any_absent:
         result = result._replace(score=true_score(result.heads, allowed.mask, result.score))
     return result
-
-
-def start_trees(init, arc, sib, projective: bool) -> np.ndarray:
-    """The trees climbed first, one per row (int64 (k, n+1), k <= 2): ``init`` if given, then
-    the best projective tree under ``arc`` (floored, finite) and ``sib`` if ``projective`` and
-    it differs from ``init``."""
-    starts = [] if init is None else [init]
-    if projective:
-        tree = eisner_kernel(arc) if sib is None else eisner2_kernel(arc, sib)
-        if init is None or not np.array_equal(tree, init):
-            starts.append(tree)
-    return np.array(starts, dtype=np.int64).reshape(len(starts), arc.shape[0])
 
 
 class _Search:
@@ -195,8 +187,9 @@ class _Search:
 
     def _call(self, stop, min_restarts, converge, final) -> bool:
         return _search(
-            self.arc, self.sib, self.grand, self.use_sib, self.use_grand, self.starts, self.head_cdf, self.root_cdf, self.share, self.seed, self.tol, stop, min_restarts,
-            converge, self.pairs, final, self.best, self.stats,
+            self.arc, self.sib, self.grand, self.use_sib, self.use_grand, self.starts, self.head_cdf,
+            self.root_cdf, self.share, self.seed, self.tol, stop, min_restarts, converge, self.pairs, final,
+            self.best, self.stats,
         )
 
     def _result(self, capped) -> HillClimbResult:
@@ -330,6 +323,29 @@ def _polish(heads, best, stats, arc, sib, grand, use_sib, use_grand, tol, work, 
         stats[0] = score
         for j in range(best.shape[0]):
             best[j] = heads[j]
+
+
+@njit(cache=True)
+def start_trees(init, use_init, arc, sib, use_sib, projective):
+    """The trees the search climbs first, one per row (int64 (k, n+1), k <= 2): ``init`` if
+    ``use_init``, then, if ``projective``, the best projective tree under ``arc`` (floored:
+    finite) and ``sib`` if ``use_sib`` where it differs from ``init``."""
+    size = arc.shape[0]
+    starts = np.empty((2, size), dtype=np.int64)
+    count = 0
+    if use_init:
+        for j in range(size):  # element by element: no shape-error formatting to compile
+            starts[0, j] = init[j]
+        count = 1
+    if projective:
+        tree = eisner2_kernel(arc, sib) if use_sib else eisner_kernel(arc)
+        same = use_init
+        for j in range(size):
+            starts[count, j] = tree[j]
+            same = same and tree[j] == init[j]
+        if not same:
+            count += 1
+    return starts[:count]
 
 
 @njit(cache=True)
