@@ -379,8 +379,8 @@ def test_time_limit_caps_a_long_search():
 def test_restart_cap_shrinks_with_length():
     assert default_max_restarts(3) == 100
     assert default_max_restarts(10) == 40
-    assert default_max_restarts(25) == 16
-    assert default_max_restarts(1000) == 16
+    assert default_max_restarts(25) == 20
+    assert default_max_restarts(1000) == 20
 
 
 @pytest.mark.parametrize("seed", [23, 28])
