@@ -20,7 +20,7 @@ Labels (``LABELS``): ``INSIDE`` (the piece does not end a token), ``TOKEN_END``,
 """
 import re
 import unicodedata
-from typing import Dict, Iterable, Optional, Sequence, Tuple
+from typing import Dict, Iterable, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -223,12 +223,24 @@ def _sorted_isin(values: np.ndarray, sorted_values: np.ndarray) -> np.ndarray:
 SEPARATOR = "\n\n"  # between texts joined into one: whitespace, so no piece crosses it
 
 
-def join_texts(texts: Sequence[str]) -> Tuple[str, np.ndarray]:
-    """``texts`` as one string, ``SEPARATOR`` between them, and the offset of each text in it
-    (int64, one more at the end: the joined length plus ``len(SEPARATOR)``), so that text ``i``
-    is ``joined[offsets[i]:offsets[i + 1] - len(SEPARATOR)]``."""
+class Joined(NamedTuple):
+    """A batch of texts as one string (``join_texts``): ``text``; ``offsets`` (int64, one per text
+    and one more at the end: the joined length plus ``len(SEPARATOR)``), so that text ``i`` is
+    ``text[offsets[i]:offsets[i + 1] - len(SEPARATOR)]``; its ``codes`` (``code_points``) and
+    ``space`` (``space_codes`` of them), read once for the whole batch."""
+
+    text: str
+    offsets: np.ndarray
+    codes: np.ndarray
+    space: np.ndarray
+
+
+def join_texts(texts: Sequence[str]) -> Joined:
+    """``texts`` as one string, ``SEPARATOR`` between them (``Joined``)."""
     lengths = np.array([len(t) + len(SEPARATOR) for t in texts], dtype=np.int64)
-    return SEPARATOR.join(texts), np.concatenate(([0], np.cumsum(lengths)))
+    text = SEPARATOR.join(texts)
+    codes = code_points(text)
+    return Joined(text, np.concatenate(([0], np.cumsum(lengths))), codes, space_codes(codes))
 
 
 def span_hashes(texts: Iterable[str]) -> np.ndarray:

@@ -48,7 +48,7 @@ from thinc.types import Ragged
 from ..blas import blas_threads, use_blas
 from ..names import MULTIWORD_TOKENS as MWT_ATTR
 from ..names import SENT_START_HINTS as HINTS_ATTR
-from .features import (IS_MWT, IS_SENT_END, IS_TOKEN_END, RULE_COLUMN, SEPARATOR, SplitTable, code_points,
+from .features import (IS_MWT, IS_SENT_END, IS_TOKEN_END, RULE_COLUMN, SEPARATOR, Joined, SplitTable, code_points,
                        join_texts, space_codes, piece_features, piece_spans, text_hashes)
 from .inference import Folds, kept_folds, predict_probs
 from .lexicon import MultiwordLexicon
@@ -184,8 +184,8 @@ class UDTokenizer:
     def _docs(self, texts: List[str], folds: Optional[Dict] = None) -> List[Doc]:
         if not texts:
             return []
-        joined, offsets, labels, odds = self._predict_joined(texts, with_odds=self.gives_hints, folds=folds)
-        return self._make_docs(joined, offsets, labels, odds)
+        batch, labels, odds = self._predict_joined(texts, with_odds=self.gives_hints, folds=folds)
+        return self._make_docs(batch, labels, odds)
 
     @property
     def gives_hints(self) -> bool:
@@ -200,7 +200,8 @@ class UDTokenizer:
         if not texts:
             self._check(texts)
             return []
-        joined, offsets, labels, _ = self._predict_joined(texts)
+        batch, labels, _ = self._predict_joined(texts)
+        offsets = batch.offsets
         return [labels[offsets[i]:offsets[i + 1] - len(SEPARATOR)] for i in range(len(texts))]
 
     def _check(self, texts: Sequence[str]) -> None:
@@ -212,19 +213,18 @@ class UDTokenizer:
                 raise ValueError(f"the tokenizer reads str, got {type(text).__name__}")
 
     def _predict_joined(self, texts: Sequence[str], with_odds: bool = False, folds: Optional[Dict] = None
-                        ) -> Tuple[str, np.ndarray, np.ndarray, Optional[np.ndarray]]:
-        """``predict`` for the batch as one string: (the texts joined, their offsets, as
-        ``features.join_texts``; a label per character of the joined string; with ``with_odds``,
-        per character the model's log-odds that a sentence ends there given that a token does
-        (``sentence_end_odds``; 0 where no piece ends), else None; ``folds``: as
-        ``inference.predict_probs`` reads it). The joined string's code points are read once for
-        the pieces, their features, the rule hint and the decoding."""
+                        ) -> Tuple[Joined, np.ndarray, Optional[np.ndarray]]:
+        """``predict`` for the batch as one string: (the texts joined, ``features.join_texts``; a
+        label per character of the joined string; with ``with_odds``, per character the model's
+        log-odds that a sentence ends there given that a token does (``sentence_end_odds``; 0
+        where no piece ends), else None; ``folds``: as ``inference.predict_probs`` reads it). The
+        joined string's code points are read once for the pieces, their features, the rule hint,
+        the decoding and the Docs."""
         self._check(texts)
         # one string for the batch: pieces never cross the whitespace between texts, and the
         # features and the decoding read each text's pieces as in that text alone
-        joined, offsets = join_texts(texts)
-        codes = code_points(joined)
-        space = space_codes(codes)
+        batch = join_texts(texts)
+        joined, offsets, codes, space = batch
         hashes = text_hashes(joined, codes)
         starts, ends = piece_spans(joined, self.splits, hashes, codes)
         text_of = np.searchsorted(offsets, starts, side="right") - 1
@@ -238,7 +238,7 @@ class UDTokenizer:
         if with_odds:
             odds = np.zeros(len(joined), dtype=np.float32)
             odds[ends - 1] = sentence_end_odds(probs)
-        return joined, offsets, labels, odds
+        return batch, labels, odds
 
     def piece_probs(self, features: Sequence[np.ndarray], folds: Optional[Dict] = None) -> List[np.ndarray]:
         """Per text (its ``piece_features``), the model's (n_pieces, n_labels) label probabilities.
@@ -286,30 +286,29 @@ class UDTokenizer:
 
         Whitespace is written as spaCy's tokenizer writes it: one space after a token is its
         trailing space, the rest of a gap (or a gap at the start) a whitespace token."""
-        return self._make_docs(text, np.array([0, len(text) + len(SEPARATOR)], dtype=np.int64), labels)[0]
+        return self._make_docs(join_texts([text]), labels)[0]
 
-    def _make_docs(self, joined: str, offsets: np.ndarray, labels: np.ndarray,
-                   odds: Optional[np.ndarray] = None) -> List[Doc]:
-        """``make_doc`` of every text of a batch joined as ``features.join_texts`` joins them
-        (``labels``: one per character of ``joined``; ``odds``: as ``_predict_joined`` gives them,
-        for the sentence-start hints).
+    def _make_docs(self, batch: Joined, labels: np.ndarray, odds: Optional[np.ndarray] = None) -> List[Doc]:
+        """``make_doc`` of every text of a batch (``features.join_texts``; ``labels``: one per
+        character of its text; ``odds``: as ``_predict_joined`` gives them, for the
+        sentence-start hints).
 
         The batch is one stream of items in numpy (a token, or a whitespace token: one before a
         text's first token, one after a token followed by more than a single space, a text of
         whitespace alone), in the order of the text, so that the words and spaces of all Docs come
         from one pass (``_item_words``); the tokens marked multiword that the lexicon expands become
         their words, and each Doc is made from its slice of the stream."""
+        joined, offsets, codes, space = batch
         n_texts = len(offsets) - 1
         text_starts, text_ends = offsets[:-1], offsets[1:] - len(SEPARATOR)
         ends = np.flatnonzero(IS_TOKEN_END[labels]) + 1  # exclusive; none in a separator
         lo = np.searchsorted(ends, text_starts, side="right")  # each text's first token
         hi = np.searchsorted(ends, text_ends, side="right")
-        codes = code_points(joined)
         before = np.concatenate(([0], ends[:-1]))[:len(ends)]  # where the gap before each token begins
         has_tokens = hi > lo
         firsts = lo[has_tokens]
         before[firsts] = text_starts[has_tokens]
-        chars = np.flatnonzero(~space_codes(codes))  # every token begins with one, at or after its gap
+        chars = np.flatnonzero(~space)  # every token begins with one, at or after its gap
         starts = chars[np.searchsorted(chars, before)]
         text_of = np.repeat(np.arange(n_texts), hi - lo)
         gap_after = np.minimum(np.append(starts[1:], len(joined)), text_ends[text_of]) - ends

@@ -89,9 +89,10 @@ def test_any_texts_rule_ends_are_its_chunks(texts):
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.text(alphabet="ab.,'-:()\n é1\u2028", max_size=30), max_size=5))
 def test_a_joined_batchs_rule_ends_are_its_texts(texts):
-    joined, offsets = join_texts(texts)
+    joined, offsets, _, space = join_texts(texts)
     for rules in (RuleEnds("en", rule_tokenizer("en")), whole_text_rules()):
-        assert rules.joined(joined, offsets, is_space(joined)).tolist() == rules(texts, offsets[:-1]).tolist()
+        assert rules.joined(joined, offsets, space).tolist() == rules(texts, offsets[:-1]).tolist()
+        assert space.tolist() == is_space(joined).tolist()
 
 
 def whole_text_rules() -> RuleEnds:

@@ -270,7 +270,7 @@ def test_words_are_spacys_strings_new_or_known_or_symbols(trained):
 
 def test_batch_features_are_each_texts_own(trained):
     tokenizer, _ = trained
-    joined, offsets = join_texts(BATCH_TEXTS)
+    joined, offsets, _, _ = join_texts(BATCH_TEXTS)
     starts, ends = piece_spans(joined, tokenizer.splits)
     text_of = np.searchsorted(offsets, starts, side="right") - 1
     bounds = (offsets[text_of], offsets[text_of + 1] - len(SEPARATOR))
@@ -344,9 +344,9 @@ def test_texts_longer_than_a_stretch_are_read_with_their_context(trained, monkey
     """A batch whose texts fit the model's stretch (``PIECE_ROWS`` pieces) goes to the model whole;
     one with a longer text is read in stretches with context on each side: the same probabilities."""
     tokenizer, _ = trained
-    whole = [tokenizer._predict_joined(BATCH_TEXTS)[2], tokenizer._predict_joined(BATCH_TEXTS, with_odds=True)[3]]
+    whole = [tokenizer._predict_joined(BATCH_TEXTS)[1], tokenizer._predict_joined(BATCH_TEXTS, with_odds=True)[2]]
     monkeypatch.setattr(tokenizer_module, "PIECE_ROWS", 4)
-    stretched = [tokenizer._predict_joined(BATCH_TEXTS)[2], tokenizer._predict_joined(BATCH_TEXTS, with_odds=True)[3]]
+    stretched = [tokenizer._predict_joined(BATCH_TEXTS)[1], tokenizer._predict_joined(BATCH_TEXTS, with_odds=True)[2]]
     assert np.array_equal(whole[0], stretched[0])
     np.testing.assert_allclose(whole[1], stretched[1], rtol=1e-5, atol=1e-5)
 
@@ -467,7 +467,7 @@ def test_sentence_start_hints_are_the_weighted_log_odds_of_the_token_before(trai
     doc = hinting(tokenizer)(text)
     hints = doc._.get(SENT_START_HINTS)
     assert not doc.has_annotation("SENT_START") and len(hints) == len(doc)
-    _, _, labels, odds = hinting(tokenizer)._predict_joined([text], with_odds=True)
+    _, labels, odds = hinting(tokenizer)._predict_joined([text], with_odds=True)
     token_ends = np.flatnonzero(IS_TOKEN_END[labels])  # the last character of each surface token
     inner = {i for start, end, _ in doc._.get(MULTIWORD_TOKENS) for i in range(start + 1, end)}
     firsts = [t.i for t in doc if not t.is_space and t.i not in inner]  # the first word of each surface token
