@@ -15,9 +15,10 @@ The first restarts climb the given start trees: a caller's ``init`` tree, then
 ``uniform_share``). Each start then climbs: a pass visits the words deepest-first (the reverse of
 a depth-first pre-order from the root, children in index order) and gives each word ``m`` its
 best head among those that keep a valid single-root tree (not ``m``, not a descendant of ``m``,
-never the root 0; the root child itself stays). Passes repeat until one changes nothing; then the best improving *lift* is applied (a
-two-arc move: a child ``d`` of ``m`` takes ``m``'s head and ``m`` goes under the subtree of ``d``;
-for the root child ``m`` any descendant ``d`` may become the new root child) and passes resume.
+never the root 0; the root child itself stays). Passes repeat until one changes nothing; then the
+best improving *lift* is applied (a two-arc move: a child ``d`` of ``m`` takes ``m``'s head and
+``m`` goes under the subtree of ``d``; for the root child ``m`` any descendant ``d`` may become
+the new root child) and passes resume.
 Lifts reach what single head changes cannot (a new root child, ``m`` under its own descendant);
 they raise the rate of exact optima at n = 6 with sib + grand from about 90% to about 98%. The
 gain of a move is computed from the factors it touches only (``arc[h, m]``, ``m``'s place in the
