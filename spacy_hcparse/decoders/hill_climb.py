@@ -140,11 +140,7 @@ def hill_climb_checked(allowed: Allowed, sib, grand, *, seed, init, max_restarts
         heads = np.array([-1, 0][:size], dtype=np.int64)
         score = true_score(heads, allowed.mask, full_score(heads, arc, *_cubes(sib, grand)))
         return HillClimbResult(heads, score, 0, 0, False)
-    sib_cube, _, use_sib, _ = _cubes(sib, grand)
-    use_init = init is not None
-    starts = start_trees(init if use_init else np.zeros(size, dtype=np.int64), use_init, arc, sib_cube, use_sib,
-                         bool(projective_start))
-    search = _Search(arc, sib, grand, starts, seed, uniform_share, temperature, pair_moves)
+    search = _Search(arc, sib, grand, init, projective_start, seed, uniform_share, temperature, pair_moves)
     result = search.run(int(max_restarts), int(min_restarts), int(converge), time_limit)
     if allowed.any_absent:
         result = result._replace(score=true_score(result.heads, allowed.mask, result.score))
@@ -154,12 +150,14 @@ def hill_climb_checked(allowed: Allowed, sib, grand, *, seed, init, max_restarts
 class _Search:
     """The state carried between kernel calls: the best tree so far, its score, hits, restarts."""
 
-    def __init__(self, arc, sib, grand, starts, seed, uniform_share, temperature, pairs):
+    def __init__(self, arc, sib, grand, init, projective, seed, uniform_share, temperature, pairs):
         size = arc.shape[0]
         self.pairs = bool(pairs)
         self.arc = arc
         self.sib, self.grand, self.use_sib, self.use_grand = _cubes(sib, grand)
-        self.starts = starts
+        use_init = init is not None
+        self.starts = start_trees(init if use_init else np.zeros(size, dtype=np.int64), use_init, arc, self.sib,
+                                  self.use_sib, bool(projective))
         self.head_cdf, self.root_cdf = head_tables(arc, float(temperature))
         self.seed = int(seed) % (2**32)
         self.share = float(uniform_share)
@@ -545,10 +543,7 @@ def _top_heads(a, p, own, work, chosen):
         for h in range(1, own.shape[0]):
             if h == p or pos[a] <= pos[h] < pos[a] + span[a] or not own[h] > best:
                 continue
-            taken = False
-            for j in range(count):
-                taken = taken or chosen[j] == h
-            if not taken:
+            if not _listed(chosen, count, h):
                 best_h, best = h, own[h]
         if best_h < 0:
             break
