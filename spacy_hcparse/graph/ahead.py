@@ -259,14 +259,16 @@ def why_not(folder: Optional[str] = None) -> str:
 
 def compile_ahead(decoder: str, head_probs: bool = True, threads: int = 1) -> Optional[subprocess.Popen]:
     """Start the helper process for the steps of ``plan(decoder, head_probs)`` that the cache
-    lacks, unless ``why_not()``, or fewer than ``SPARE`` cores stand idle (``spare_cores``), or the plan is running already (started by this process, or
-    by another one: the plan's lock file is held); return it (None: none started). Only for
-    ``threads == 1`` (the serial kernels; ``warmup`` compiles a threaded pipeline's)."""
+    lacks, unless ``why_not()``, or fewer than ``SPARE`` cores stand idle (``spare_cores``; the
+    cores of this process's running helpers count as idle), or the plan is running already
+    (started by this process, or by another one: the plan's lock file is held); return it (None:
+    none started). Only for ``threads == 1`` (the serial kernels; ``warmup`` compiles a threaded
+    pipeline's)."""
     full = plan(decoder, head_probs)
     if threads != 1 or not full or full in _STARTED or why_not():
         return None
     steps = tuple(step for step in full if not all(map(is_cached, STEPS[step][1])))
-    if not steps or spare_cores() < SPARE:
+    if not steps or spare_cores() + len(running()) < SPARE:
         return None
     name = hashlib.sha1(" ".join(full).encode()).hexdigest()[:12]
     handle = open(os.path.join(cache_folder(), LOCK.format(name)), "a")
@@ -289,6 +291,12 @@ def compile_ahead(decoder: str, head_probs: bool = True, threads: int = 1) -> Op
     _STARTED[full] = helper
     atexit.register(_stop, helper)
     return helper
+
+
+def running() -> List[subprocess.Popen]:
+    """This process's helpers that still run: each holds a core that the next plan's helper takes
+    over, as it waits for their turn (``TURN``)."""
+    return [helper for helper in _STARTED.values() if helper.poll() is None]
 
 
 def _stop(helper: subprocess.Popen) -> None:

@@ -70,6 +70,27 @@ def test_nothing_starts_without_an_idle_second_core(on, monkeypatch):
     assert ahead.compile_ahead("Eisner") is None
 
 
+def test_a_second_plan_takes_over_the_core_of_this_process_s_running_helper(on, monkeypatch):
+    """Certified decoding loaded while the first pipeline's helper still compiles: the busy second
+    core is that helper's, and the new helper waits for its turn, so one starts."""
+    class Running:
+        def poll(self):
+            return None
+
+    started = []
+    monkeypatch.setattr(ahead, "why_not", lambda folder=None: "")
+    monkeypatch.setattr(ahead, "is_cached", lambda kernel: False)
+    monkeypatch.setattr(ahead, "spare_cores", lambda: 1.0)
+    monkeypatch.setattr(ahead, "_STARTED", {("eisner",): Running()})
+    monkeypatch.setattr(ahead.subprocess, "Popen", lambda *args, **kwargs: started.append(args[0]) or Running())
+    monkeypatch.setattr(ahead.atexit, "register", lambda *args: None)
+    assert ahead.compile_ahead("Certified") is not None
+    assert started and started[0][-len(ahead.plan("Certified")):] == list(ahead.plan("Certified"))
+    monkeypatch.setattr(ahead, "_STARTED", {("eisner",): Running()})
+    monkeypatch.setattr(Running, "poll", lambda self: 0)  # that helper has finished: the core is someone else's
+    assert ahead.compile_ahead("Certified") is None
+
+
 def test_spare_cores_counts_idle_usable_cores():
     assert 0.0 <= ahead.spare_cores(0.05) <= ahead.usable_cores()
 
