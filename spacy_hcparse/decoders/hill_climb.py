@@ -64,7 +64,7 @@ from .scoring import full_score
 
 _SEED_BLOCK = 8
 _RESTART_BUDGET = 4000  # default_max_restarts: restarts x n^2
-_MIN_CAP, _MAX_CAP = 20, 100
+_MIN_CAP, _MAX_CAP = 30, 100
 _PAIR_HEADS = 2  # new heads tried for the first word of a pair move: its best ones
 _PAIR_ROUNDS = 10  # pair moves applied at most, each followed by a climb
 _NO_CUBE = np.zeros((1, 1, 1))
@@ -111,7 +111,7 @@ def decode_hill_climb(
     ``-inf`` arcs are absent: used only when no tree avoids them (the score is then ``-inf``).
 
     The defaults were tuned against proven optima on real parser scores (EWT dev, every
-    sentence; ``benchmarks/decoders_real.py``): at least 20 restarts for long sentences, starts
+    sentence; ``benchmarks/decoders_real.py``): at least 30 restarts for long sentences, starts
     drawn half uniformly and half from ``exp(arc / 2)``, stop after 10 hits of the best score;
     the projective start and the pair moves find optima that the MST start and the restarts miss
     (docs/decoders.md).
