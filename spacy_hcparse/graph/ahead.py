@@ -17,10 +17,11 @@ It is off where it cannot help:
 
 - ``SPACY_HCPARSE_COMPILE_AHEAD=0`` (or ``false``, ``no``, ``off``) in the environment;
 - fewer than two usable cores, or no second core idle (a 1-minute load average of ``BUSY`` per
-  core, or fewer than ``SPARE`` cores idle over ``SAMPLE`` seconds when the cache is cold: a
-  helper sharing a core with another job only took CPU from the parser, which then waited for
-  it), numba's JIT disabled (``NUMBA_DISABLE_JIT``), a cache folder that cannot be written (nothing would be kept), no ``fcntl`` (not POSIX), ``threads`` > 1 (its
-  parallel kernels: ``warmup``);
+  core, or fewer than ``SPARE`` cores idle over ``SAMPLE`` seconds when the cache is cold, the
+  cores of this process's running helpers counted as idle: a helper sharing a core with another
+  job only took CPU from the parser, which then waited for it), numba's JIT disabled
+  (``NUMBA_DISABLE_JIT``), a cache folder that cannot be written (nothing would be kept), no
+  ``fcntl`` (not POSIX), ``threads`` > 1 (its parallel kernels: ``warmup``);
 - a warm cache: every step's kernels (``STEPS``) have a fresh index;
 - the same plan already running: started by this process (forked workers inherit that), or by
   another (its lock file in the cache folder is held: ``nlp.pipe(n_process=2)``'s spawned
