@@ -28,9 +28,11 @@ Time limits read ``clock()``, which leaves out the time spent getting kernels re
 loading from the cache, waiting for another process's claim): a decoder's first call in a fresh
 process searches as long as later calls do, so a cold start gives the same trees as a warm one.
 
-``watch_compiling()`` (every parser component calls it) prints ``NOTICE`` once on stderr when
-this package's kernels have been compiling for ``NOTICE_AFTER`` seconds, while they are, so a
-first parse does not look hung; ``spacy_hcparse.warmup`` compiles a pipeline's kernels ahead.
+``watch_compiling()`` (every parser component calls it) prints ``NOTICE`` on stderr when this
+package's kernels have been compiling for ``NOTICE_AFTER`` seconds, while they are, so a first
+parse does not look hung, then ``STILL`` after each further ``STILL_AFTER`` seconds of compiling
+(a later first use, such as certified decoding's, compiles for as long again);
+``spacy_hcparse.warmup`` compiles a pipeline's kernels ahead.
 """
 import itertools
 import os
@@ -56,6 +58,9 @@ CLAIM_POLL = 0.05
 NOTICE_AFTER = 2.0
 NOTICE = ("spacy_hcparse: compiling hc_parser's numba kernels, once per install (cached afterwards; "
           "`python -m spacy_hcparse warmup` does it ahead of time)")
+STILL_AFTER = 10.0
+SLACK = 0.05  # seconds
+STILL = "spacy_hcparse: still compiling hc_parser's numba kernels ({:.0f} s so far)"
 PACKAGE = __name__.split(".")[0]
 
 
@@ -240,19 +245,22 @@ def _locked_cache(function: Callable) -> Optional["LockedCache"]:
 
 
 class CompileNotice(event.Listener):
-    """Numba ``numba:compile`` listener: ``notice`` on ``stream`` (default: stderr) once, when
+    """Numba ``numba:compile`` listener: ``notice`` on ``stream`` (default: stderr) when
     compiling ``package``'s kernels (outermost compiles of a function of that package, callees
-    included) has taken ``after`` seconds in all; written from a timer thread while the
-    compiling goes on, so a long first call is explained before it ends."""
+    included) has taken ``after`` seconds in all, then ``still`` (formatted with the seconds so
+    far) after each further ``again`` seconds (None: never); written from a timer thread while
+    the compiling goes on, so a long call is explained before it ends."""
 
     def __init__(self, after: float = NOTICE_AFTER, notice: str = NOTICE, stream: Optional[TextIO] = None,
-                 package: str = PACKAGE) -> None:
+                 package: str = PACKAGE, again: Optional[float] = STILL_AFTER, still: str = STILL) -> None:
         self.after = after
         self.notice = notice
         self.stream = stream
         self.package = package
+        self.again = again
+        self.still = still
         self.spent = 0.0
-        self.said = False
+        self.said = 0  # lines written
         self._depth = 0
         self._ours = False
         self._started = 0.0
@@ -261,13 +269,13 @@ class CompileNotice(event.Listener):
 
     def on_start(self, ev: event.Event) -> None:
         self._depth += 1
-        if self._depth > 1 or self.said:
+        if self._depth > 1 or self._due() == float("inf"):
             return
         function = getattr(ev.data.get("dispatcher"), "py_func", None)
         self._ours = getattr(function, "__module__", "").split(".")[0] == self.package
         if self._ours:
             self._started = time.perf_counter()
-            self._timer = threading.Timer(max(self.after - self.spent, 0.0), self.say)
+            self._timer = threading.Timer(max(self._due() - self.spent, 0.0), self.say)
             self._timer.daemon = True
             self._timer.start()
 
@@ -280,17 +288,25 @@ class CompileNotice(event.Listener):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self.spent >= self.after:
+        if self.spent >= self._due():
             self.say()
 
+    def _due(self) -> float:
+        """The compiling seconds at which the next line is due."""
+        if not self.said:
+            return self.after
+        return float("inf") if self.again is None else self.after + self.said * self.again
+
     def say(self) -> None:
-        """Write the notice, once."""
+        """Write the line that is due: ``notice`` first, then ``still``."""
         with self._lock:
-            if self.said:
+            spent = self.spent + (time.perf_counter() - self._started if self._ours else 0.0)
+            if spent < self._due() - SLACK:  # a timer may wake a little early
                 return
-            self.said = True
+            first = not self.said
+            self.said += 1
         stream = self.stream or sys.stderr
-        print(self.notice, file=stream, flush=True)
+        print(self.notice if first else self.still.format(spent), file=stream, flush=True)
 
 
 _LISTENER: Optional[CompileNotice] = None

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -61,9 +62,10 @@ def _compile_fresh(module: str):
     return njit(bump)(1)
 
 
-def _noticed(after: float, module: str, compiles: int = 2) -> str:
+def _noticed(after: float, module: str, compiles: int = 2, again: Optional[float] = None) -> str:
     stream = io.StringIO()
-    listener = CompileNotice(after=after, notice="compiling!", stream=stream, package="mine")
+    listener = CompileNotice(after=after, notice="compiling!", stream=stream, package="mine", again=again,
+                             still="still compiling ({:.0f} s)")
     with event.install_listener("numba:compile", listener):
         for _ in range(compiles):
             _compile_fresh(module)
@@ -72,6 +74,15 @@ def _noticed(after: float, module: str, compiles: int = 2) -> str:
 
 def test_slow_compiling_is_said_once():
     assert _noticed(0.0, "mine.kernels") == "compiling!\n"
+
+
+def test_long_compiling_is_said_again_after_each_further_stretch():
+    """After the notice, each further ``again`` seconds of compiling (a later first use, such as
+    certified decoding's) gets a line of its own; quick compiling after the notice gets none."""
+    lines = _noticed(0.0, "mine.kernels", compiles=3, again=1e-6).splitlines()
+    assert lines[0] == "compiling!" and len(lines) >= 2
+    assert all(line.startswith("still compiling (") and line.endswith(" s)") for line in lines[1:])
+    assert _noticed(0.0, "mine.kernels", compiles=3, again=60.0) == "compiling!\n"
 
 
 def test_quick_or_foreign_compiling_is_not_said():
