@@ -234,7 +234,7 @@ def test_pair_move_is_the_best_pair_of_a_local_optimum(factors):
     nothing when none improves."""
     rng = np.random.default_rng(5)
     improvable = 0
-    for arc, sib, grand, heads in _instances(rng, 200, 3, 7, factors):
+    for arc, sib, grand, heads in _instances(rng, 200, 3, 9, factors):
         climb(heads, arc, *_cubes(sib, grand), 1e-11, _workspace(len(heads)), _tables(len(heads)))
         best = _best_pair_gain(heads, arc, sib, grand)
         work, tables = _filled(heads, arc, sib, grand)
