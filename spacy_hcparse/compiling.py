@@ -59,7 +59,7 @@ NOTICE_AFTER = 2.0
 NOTICE = ("spacy_hcparse: compiling hc_parser's numba kernels, once per install (cached afterwards; "
           "`python -m spacy_hcparse warmup` does it ahead of time)")
 STILL_AFTER = 10.0
-SLACK = 0.05  # seconds
+SLACK = 0.05  # seconds a notice's timer may wake before the line is due
 STILL = "spacy_hcparse: still compiling hc_parser's numba kernels ({:.0f} s so far)"
 PACKAGE = __name__.split(".")[0]
 
@@ -275,21 +275,31 @@ class CompileNotice(event.Listener):
         self._ours = getattr(function, "__module__", "").split(".")[0] == self.package
         if self._ours:
             self._started = time.perf_counter()
-            self._timer = threading.Timer(max(self._due() - self.spent, 0.0), self.say)
-            self._timer.daemon = True
-            self._timer.start()
+            self._arm(self.spent)
 
     def on_end(self, ev: event.Event) -> None:
         self._depth -= 1
         if self._depth > 0 or not self._ours:
             return
-        self._ours = False
-        self.spent += time.perf_counter() - self._started
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        with self._lock:
+            self._ours = False
+            self.spent += time.perf_counter() - self._started
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
         if self.spent >= self._due():
             self.say()
+
+    def _arm(self, spent: float) -> None:
+        """Start the timer that writes the next line, due once this compile has gone on for the
+        seconds ``_due()`` still lacks (``spent``: the compiling seconds so far); none when no
+        line is due any more."""
+        due = self._due()
+        if due == float("inf"):
+            return
+        self._timer = threading.Timer(max(due - spent, 0.0), self.say)
+        self._timer.daemon = True
+        self._timer.start()
 
     def _due(self) -> float:
         """The compiling seconds at which the next line is due."""
@@ -301,10 +311,14 @@ class CompileNotice(event.Listener):
         """Write the line that is due: ``notice`` first, then ``still``."""
         with self._lock:
             spent = self.spent + (time.perf_counter() - self._started if self._ours else 0.0)
-            if spent < self._due() - SLACK:  # a timer may wake a little early
+            if spent < self._due() - SLACK:  # a timer may wake a little early: wait for the rest
+                if self._ours:
+                    self._arm(spent)
                 return
             first = not self.said
             self.said += 1
+            if self._ours:  # one long compile (a kernel and all its callees) says so again as it goes on
+                self._arm(spent)
         stream = self.stream or sys.stderr
         print(self.notice if first else self.still.format(spent), file=stream, flush=True)
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from types import SimpleNamespace
 from typing import Optional
 
 import numpy as np
@@ -79,10 +80,29 @@ def test_slow_compiling_is_said_once():
 def test_long_compiling_is_said_again_after_each_further_stretch():
     """After the notice, each further ``again`` seconds of compiling (a later first use, such as
     certified decoding's) gets a line of its own; quick compiling after the notice gets none."""
-    lines = _noticed(0.0, "mine.kernels", compiles=3, again=1e-6).splitlines()
+    lines = _noticed(0.0, "mine.kernels", compiles=3, again=0.005).splitlines()
     assert lines[0] == "compiling!" and len(lines) >= 2
     assert all(line.startswith("still compiling (") and line.endswith(" s)") for line in lines[1:])
     assert _noticed(0.0, "mine.kernels", compiles=3, again=60.0) == "compiling!\n"
+
+
+def test_one_long_compile_is_said_again_while_it_lasts():
+    """A single outermost compile (a kernel and all its callees, such as hill climbing's first
+    call) gets a line after each further ``again`` seconds while it goes on, not only at its end."""
+    def kernel():
+        pass
+
+    kernel.__module__ = "mine.kernels"
+    compile_event = SimpleNamespace(data={"dispatcher": SimpleNamespace(py_func=kernel)})
+    stream = io.StringIO()
+    listener = CompileNotice(after=0.05, notice="compiling!", stream=stream, package="mine", again=0.1,
+                             still="still compiling ({:.1f} s)")
+    listener.on_start(compile_event)
+    time.sleep(1.0)
+    during = stream.getvalue().splitlines()
+    listener.on_end(compile_event)
+    assert during[0] == "compiling!" and len(during) >= 3
+    assert all(line.startswith("still compiling (") for line in during[1:])
 
 
 def test_quick_or_foreign_compiling_is_not_said():
